@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Throwaway MariaDB server for the tests and the demo.
+#
+#   scripts/testdb.sh start DIR   start mariadbd with its data in DIR (created, must be empty or new)
+#                                 on a free 127.0.0.1 port; writes DIR/env with
+#                                 `export MYSQLLEADER_TEST_URL=...` and prints that line
+#   scripts/testdb.sh stop DIR    stop that server and remove DIR
+#   scripts/testdb.sh run CMD...  when MYSQLLEADER_TEST_URL is set, just run CMD; otherwise start a
+#                                 server in a fresh temporary directory, run CMD with
+#                                 MYSQLLEADER_TEST_URL (and MYSQLLEADER_TEST_ADMIN_SOCKET) exported,
+#                                 stop the server whatever happens, and exit with CMD's status.
+#
+# The URL names an account `mysqlleader` with every privilege (the tests create one database per
+# test) and the database `mysqlleader_test`. Nothing is left running or on disk afterwards.
+# When mariadbd is missing: installed with apt when running as root, else a message says what to do.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+die() { echo "testdb: $*" >&2; exit 2; }
+
+# Finds a program in PATH or in the sbin directories Debian puts servers in.
+find_prog() {
+  local name
+  for name in "$@"; do
+    if command -v "$name" >/dev/null 2>&1; then command -v "$name"; return 0; fi
+    for d in /usr/sbin /usr/local/sbin /sbin; do
+      if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
+    done
+  done
+  return 1
+}
+
+# Installs Debian's mariadb-server (and client) when mariadbd is missing and we are root.
+ensure_mariadb() {
+  if find_prog mariadbd mysqld >/dev/null && find_prog mariadb mysql >/dev/null \
+     && find_prog mariadb-install-db mysql_install_db >/dev/null; then
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    die "mariadbd is not installed. Install it (Debian: sudo apt-get install mariadb-server mariadb-client) or set MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db"
+  fi
+  echo "testdb: installing mariadb-server with apt-get (once per machine)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q mariadb-server mariadb-client >&2
+  # Debian starts the packaged service when it can; we never use it.
+  find_prog mariadbd mysqld >/dev/null || die "apt-get installed mariadb-server but mariadbd is still missing"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+start() {
+  local dir=$1
+  ensure_mariadb
+  local mariadbd install_db client port user
+  mariadbd=$(find_prog mariadbd mysqld)
+  install_db=$(find_prog mariadb-install-db mysql_install_db)
+  client=$(find_prog mariadb mysql)
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  user=$(id -un)
+  # 1. A fresh data directory; root@localhost may log in over the socket without a password.
+  "$install_db" --no-defaults --datadir="$dir/data" --user="$user" \
+      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
+    || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+  # 2. The server on a free loopback port, with the event scheduler on (for the expiry event).
+  port=$(free_port)
+  "$mariadbd" --no-defaults --user="$user" --datadir="$dir/data" \
+      --socket="$dir/mysqld.sock" --port="$port" --bind-address=127.0.0.1 \
+      --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+      --skip-name-resolve --event-scheduler=ON --max-connections=500 \
+      --innodb-buffer-pool-size=128M --innodb-log-file-size=64M \
+      >/dev/null 2>&1 &
+  echo $! >"$dir/mysqld.pid.launcher"
+  # 3. Wait until it answers (at most 60 s).
+  local i
+  for i in $(seq 1 600); do
+    if "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
+      break
+    fi
+    if ! kill -0 "$(cat "$dir/mysqld.pid.launcher")" 2>/dev/null; then
+      tail -n 30 "$dir/error.log" >&2 || true
+      die "mariadbd exited during start-up (log above)"
+    fi
+    sleep 0.1
+  done
+  "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 \
+    || { tail -n 30 "$dir/error.log" >&2; stop "$dir"; die "mariadbd did not answer within 60 s"; }
+  # 4. The test account and database.
+  "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot <<'SQL'
+CREATE DATABASE IF NOT EXISTS mysqlleader_test;
+CREATE USER IF NOT EXISTS 'mysqlleader'@'%' IDENTIFIED BY 'mysqlleader';
+GRANT ALL PRIVILEGES ON *.* TO 'mysqlleader'@'%' WITH GRANT OPTION;
+SQL
+  {
+    echo "export MYSQLLEADER_TEST_URL=mysql://mysqlleader:mysqlleader@127.0.0.1:$port/mysqlleader_test"
+    echo "export MYSQLLEADER_TEST_ADMIN_SOCKET=$dir/mysqld.sock"
+    echo "export MYSQLLEADER_TEST_SERVER_PID=$(cat "$dir/mysqld.pid.launcher")"
+    echo "export MYSQLLEADER_TEST_SERVER_DIR=$dir"
+  } >"$dir/env"
+  cat "$dir/env"
+}
+
+stop() {
+  local dir=$1 pid i
+  [ -d "$dir" ] || return 0
+  if [ -f "$dir/mysqld.pid.launcher" ]; then
+    pid=$(cat "$dir/mysqld.pid.launcher")
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+}
+
+run() {
+  if [ -n "${MYSQLLEADER_TEST_URL:-}" ]; then
+    exec "$@"
+  fi
+  local dir status=0
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-db.XXXXXX")
+  trap 'stop "$dir"' EXIT
+  trap 'exit 130' INT TERM
+  start "$dir" >/dev/null
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  echo "testdb: throwaway mariadbd on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
+  "$@" || status=$?
+  exit "$status"
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  start) [ $# -eq 1 ] || die "usage: $0 start DIR"; start "$1" ;;
+  stop)  [ $# -eq 1 ] || die "usage: $0 stop DIR"; stop "$1" ;;
+  run)   [ $# -ge 1 ] || die "usage: $0 run COMMAND [ARGS...]"; run "$@" ;;
+  *) die "usage: $0 start DIR | stop DIR | run COMMAND [ARGS...]" ;;
+esac

@@ -1,0 +1,191 @@
+//! Installing the SQL objects: the Refinery migrations in `sql/`, embedded in the crate.
+//!
+//! Three ways to install, all with the same result:
+//! * [`migrate`] (or `mysqlleader migrate`): runs the migrations that are not applied yet and
+//!   records them in the table `mysqlleader_schema_history` (kept apart from an application's
+//!   own `refinery_schema_history`, so both can live in one database);
+//! * [`install_sql`] (or `mysqlleader sql`): the same as one script for the `mysql`/`mariadb`
+//!   client, for a DBA to review and apply; it records the migrations in the same table, so a
+//!   later [`migrate`] sees them as applied.
+//!
+//! Every migration can run again safely (`IF NOT EXISTS`, `DROP ... IF EXISTS` before
+//! `CREATE PROCEDURE`), so a run that failed halfway — MySQL commits DDL at once — is finished
+//! by running it again. An applied migration is never edited: a change is a new `V{n}__name.sql`.
+
+use mysql_async::Pool;
+
+use crate::error::{Error, Result};
+use crate::procedures;
+
+mod embedded {
+    refinery::embed_migrations!("sql");
+}
+
+/// The table in which the applied migrations are recorded.
+pub const MIGRATION_TABLE: &str = "mysqlleader_schema_history";
+
+/// A migration applied by [`migrate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedMigration {
+    pub version: i32,
+    pub name: String,
+}
+
+fn runner() -> refinery::Runner {
+    let mut runner = embedded::migrations::runner();
+    runner.set_migration_table_name(MIGRATION_TABLE);
+    runner
+}
+
+/// Installs or upgrades the election schema in the database of `pool`, and returns the
+/// migrations it applied (none when the schema is current).
+///
+/// Concurrent callers (several copies of a service starting at once) are serialized with a
+/// named lock where the server supports one, so each migration runs once.
+pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
+    let mut lock_conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let locked = procedures::migration_lock(&mut lock_conn).await?;
+    let mut pool_for_refinery = pool.clone();
+    let outcome = runner().run_async(&mut pool_for_refinery).await;
+    if locked {
+        procedures::migration_unlock(&mut lock_conn).await?;
+    }
+    let report = outcome.map_err(|e| Error::Migration { message: crate::error::redact(&e.to_string()) })?;
+    Ok(report
+        .applied_migrations()
+        .iter()
+        .map(|m| AppliedMigration { version: m.version() as i32, name: m.name().to_string() })
+        .collect())
+}
+
+/// One statement of a migration file, as the `mysql` client needs to see it.
+#[derive(Debug, PartialEq, Eq)]
+enum Chunk<'a> {
+    /// Comment or blank lines between statements.
+    Comment(&'a str),
+    /// A statement that ends with `;`.
+    Simple(String),
+    /// `CREATE PROCEDURE/FUNCTION/TRIGGER ... BEGIN ... END;`: needs another delimiter.
+    Compound(String),
+}
+
+/// Splits a migration file into statements. The files follow one layout rule that makes this
+/// simple and exact: a compound statement (`CREATE PROCEDURE`, `CREATE FUNCTION`,
+/// `CREATE TRIGGER`) ends with a line that is exactly `END;`, and any other statement ends
+/// with a line whose last character is `;`.
+fn split_statements(sql: &str) -> Vec<Chunk<'_>> {
+    let mut chunks = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let mut compound = false;
+    for line in sql.lines() {
+        let trimmed = line.trim();
+        if current.is_empty() {
+            if trimmed.is_empty() || trimmed.starts_with("--") {
+                chunks.push(Chunk::Comment(line));
+                continue;
+            }
+            let upper = trimmed.to_ascii_uppercase();
+            compound = ["CREATE PROCEDURE", "CREATE FUNCTION", "CREATE TRIGGER"]
+                .iter()
+                .any(|p| upper.starts_with(p));
+        }
+        current.push(line);
+        let ends = if compound { line == "END;" } else { !trimmed.starts_with("--") && trimmed.ends_with(';') };
+        if ends {
+            let text = current.join("\n");
+            chunks.push(if compound { Chunk::Compound(text) } else { Chunk::Simple(text) });
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        chunks.push(Chunk::Simple(current.join("\n")));
+    }
+    chunks
+}
+
+/// The whole installation as one script for the `mysql`/`mariadb` command-line client, with
+/// the `DELIMITER` lines that client needs around procedure bodies. Apply it with
+/// `mariadb DBNAME < install.sql` as an account that may create tables, routines and events.
+pub fn install_sql() -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "-- mysqlleader {} installation script.\n\
+         -- Apply with the mysql or mariadb client to the database the services use, e.g.\n\
+         --   mariadb --database=app < mysqlleader.sql\n\
+         -- as an account that may create tables, views, routines and events. Running it again is safe.\n\
+         -- It records each migration in {MIGRATION_TABLE}, so `mysqlleader migrate` sees it as applied.\n\n",
+        env!("CARGO_PKG_VERSION"),
+    ));
+    out.push_str(&procedures::schema_history_ddl(MIGRATION_TABLE));
+    out.push_str("\n\n");
+    for migration in runner().get_migrations() {
+        let sql = migration.sql().unwrap_or_default();
+        out.push_str(&format!("-- ---- migration V{}__{} ----\n", migration.version(), migration.name()));
+        for chunk in split_statements(sql) {
+            match chunk {
+                Chunk::Comment(line) => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                Chunk::Simple(text) => {
+                    out.push_str(&text);
+                    out.push('\n');
+                }
+                Chunk::Compound(text) => {
+                    out.push_str("DELIMITER $$\n");
+                    out.push_str(text.strip_suffix(';').unwrap_or(&text));
+                    out.push_str("$$\nDELIMITER ;\n");
+                }
+            }
+        }
+        out.push_str(&procedures::record_migration_sql(
+            MIGRATION_TABLE,
+            migration.version() as i64,
+            migration.name(),
+            migration.checksum(),
+        ));
+        out.push_str("\n\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_compound_and_simple_statements() {
+        let sql = "-- c\nCREATE TABLE t (\n a INT\n);\nDROP PROCEDURE IF EXISTS p;\nCREATE PROCEDURE p()\nBEGIN\n    SELECT 1;\n    BEGIN\n    END;\nEND;\n";
+        let chunks = split_statements(sql);
+        assert_eq!(chunks, vec![
+            Chunk::Comment("-- c"),
+            Chunk::Simple("CREATE TABLE t (\n a INT\n);".into()),
+            Chunk::Simple("DROP PROCEDURE IF EXISTS p;".into()),
+            Chunk::Compound("CREATE PROCEDURE p()\nBEGIN\n    SELECT 1;\n    BEGIN\n    END;\nEND;".into()),
+        ]);
+    }
+
+    #[test]
+    fn every_procedure_of_the_contract_is_in_the_script_once() {
+        let script = install_sql();
+        for name in ["campaign", "am_i_leader", "current_leader", "force_leader", "reelect", "resign",
+                     "assert_leader", "set_expiry_event"] {
+            let create = format!("CREATE PROCEDURE {name}(");
+            assert_eq!(script.matches(&create).count(), 1, "{create}");
+        }
+        assert!(script.contains("CREATE EVENT IF NOT EXISTS leader_election_expire"));
+        // Every procedure body sits between DELIMITER lines.
+        assert_eq!(script.matches("DELIMITER $$").count(), script.matches("CREATE PROCEDURE").count());
+        assert!(!script.contains("VALUES("), "no VALUES() in ON DUPLICATE KEY UPDATE");
+    }
+
+    #[test]
+    fn migration_files_keep_the_portability_rules() {
+        for m in runner().get_migrations() {
+            let sql = m.sql().unwrap().to_ascii_uppercase();
+            assert!(!sql.contains("DELIMITER"), "V{}: no DELIMITER in migration files", m.version());
+            assert!(!sql.contains(" AS NEW"), "V{}: no row alias AS new", m.version());
+            assert!(!sql.contains("VALUES("), "V{}: no VALUES() function", m.version());
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Shared test support: every test gets a database of its own on the real server named by
+//! `MYSQLLEADER_TEST_URL` (set by `scripts/testdb.sh run`, which `make test` uses), with the
+//! mysqlleader schema migrated into it.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Opts, OptsBuilder, Pool};
+
+/// The server URL for tests; fails the test with a clear message when it is not set.
+pub fn server_url() -> String {
+    std::env::var("MYSQLLEADER_TEST_URL").unwrap_or_else(|_| {
+        panic!(
+            "MYSQLLEADER_TEST_URL is not set. Run the tests with `make test` (it starts a throwaway \
+             mariadbd), or `scripts/testdb.sh run cargo test`, or set it to mysql://user:pass@host:port/db \
+             of an account that may create databases."
+        )
+    })
+}
+
+/// A database of the test's own, dropped again by [`TestDb::drop_db`] (left behind on failure,
+/// for a look; the throwaway server goes away anyway).
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+    pub pool: Pool,
+    admin: Pool,
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// The URL of `base` with its database replaced by `db`.
+pub fn url_with_db(base: &str, db: &str) -> String {
+    let (head, _) = base.rsplit_once('/').expect("URL has a /database part");
+    let (_, query) = base.split_once('?').map(|(a, q)| (a, format!("?{q}"))).unwrap_or((base, String::new()));
+    format!("{head}/{db}{query}")
+}
+
+impl TestDb {
+    /// A fresh, empty database (not migrated).
+    pub async fn empty(tag: &str) -> TestDb {
+        let base = server_url();
+        let admin = Pool::new(Opts::from_url(&base).expect("valid MYSQLLEADER_TEST_URL"));
+        let name = format!(
+            "ml_{}_{}_{}",
+            tag,
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut conn = admin.get_conn().await.expect("connect to the test server");
+        conn.query_drop(format!("DROP DATABASE IF EXISTS `{name}`")).await.unwrap();
+        conn.query_drop(format!("CREATE DATABASE `{name}`")).await.unwrap();
+        drop(conn);
+        let url = url_with_db(&base, &name);
+        let pool = Pool::new(OptsBuilder::from_opts(Opts::from_url(&url).unwrap()));
+        TestDb { name, url, pool, admin }
+    }
+
+    /// A fresh database with the mysqlleader schema installed.
+    pub async fn migrated(tag: &str) -> TestDb {
+        let db = TestDb::empty(tag).await;
+        mysqlleader::migrate(&db.pool).await.expect("migrate");
+        db
+    }
+
+    pub async fn conn(&self) -> mysql_async::Conn {
+        self.pool.get_conn().await.expect("connection")
+    }
+
+    /// Drops the database and closes the pools.
+    pub async fn drop_db(self) {
+        let mut conn = self.admin.get_conn().await.unwrap();
+        conn.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.name)).await.unwrap();
+        drop(conn);
+        let _ = self.pool.disconnect().await;
+        let _ = self.admin.disconnect().await;
+    }
+}
