@@ -40,6 +40,7 @@
 set -euo pipefail
 
 export PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"
+export LC_ALL=C  # stable tool output; $EPOCHREALTIME uses a "." decimal point
 
 readonly NODES=(1 2 3)
 readonly PACKAGES=(mariadb-server mariadb-client galera-4 rsync)
@@ -87,7 +88,7 @@ pkg_installed() {
 # (and python3, used to pick ports) are installed. As root they are installed
 # with apt-get; otherwise the script fails saying what to install.
 ensure_packages() {
-    local missing=() p
+    local missing=() install=("${PACKAGES[@]}") p
     if command -v dpkg-query >/dev/null 2>&1; then
         for p in "${PACKAGES[@]}"; do
             pkg_installed "$p" || missing+=("$p")
@@ -98,18 +99,19 @@ ensure_packages() {
         command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
         command -v rsync >/dev/null 2>&1 || missing+=(rsync)
     fi
-    command -v python3 >/dev/null 2>&1 || missing+=(python3)
+    if ! command -v python3 >/dev/null 2>&1; then
+        missing+=(python3)
+        install+=(python3)
+    fi
     [ "${#missing[@]}" -eq 0 ] && return 0
 
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         log "installing missing packages: ${missing[*]}"
         apt-get update >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y "${PACKAGES[@]}" \
-            $(command -v python3 >/dev/null 2>&1 || echo python3) >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y "${install[@]}" >&2
     else
         die "missing packages: ${missing[*]}. Install them as root with:" \
-            "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${PACKAGES[*]}" \
-            "$(command -v python3 >/dev/null 2>&1 || echo python3)"
+            "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${install[*]}"
     fi
 }
 
@@ -220,10 +222,6 @@ node_pid() {
     fi
 }
 
-# reap PID: if PID is our own child (same shell started it), collect it so it
-# does not linger as a zombie; otherwise do nothing.
-reap() { wait "$1" 2>/dev/null || true; }
-
 # sweep_helpers N: SIGKILL state-transfer helpers left behind by a node that
 # died (wsrep_sst_rsync scripts and the rsync daemons they start). They are
 # identified by their command line naming DIR/nodeN/, and this script's own
@@ -248,41 +246,42 @@ sweep_helpers() {
     done
 }
 
-# stop_node N SIGNAL: send SIGNAL to node N (if running).
+# signal_node N SIGNAL: send SIGNAL to node N's mariadbd (if it is running).
 signal_node() {
     local pid
     pid="$(node_pid "$1")"
-    [ -n "$pid" ] && kill "-$2" "$pid" 2>/dev/null || true
+    if [ -n "$pid" ]; then kill "-$2" "$pid" 2>/dev/null || true; fi
 }
 
-# stop_nodes N...: SIGTERM the given nodes together, wait up to STOP_TIMEOUT
+# stop_nodes GRACE N...: SIGTERM the given nodes together, wait up to GRACE
 # seconds for all of them to exit, SIGKILL any survivor, then remove leftover
 # SST helpers.
 stop_nodes() {
-    local n pid deadline alive
+    local grace="$1" n pid deadline alive
+    shift
+    local killed=0
     for n in "$@"; do signal_node "$n" TERM; done
-    deadline=$((SECONDS + STOP_TIMEOUT))
+    deadline=$((SECONDS + grace))
     while :; do
-        alive=0
+        alive=""
         for n in "$@"; do
             pid="$(node_pid "$n")"
-            [ -n "$pid" ] && alive=1
+            [ -n "$pid" ] && alive+=" $n"
         done
-        [ "$alive" -eq 0 ] && break
+        [ -z "$alive" ] && break
         if [ "$SECONDS" -ge "$deadline" ]; then
-            log "nodes still running after ${STOP_TIMEOUT}s, sending SIGKILL"
-            for n in "$@"; do signal_node "$n" KILL; done
-            sleep 0.5
-            deadline=$((SECONDS + 5))
-            continue
+            if [ "$killed" -eq 1 ]; then
+                log "WARNING: node(s)$alive survived SIGKILL for 10s; giving up"
+                break
+            fi
+            log "node(s)$alive still running after ${grace}s, sending SIGKILL"
+            for n in $alive; do signal_node "$n" KILL; done
+            killed=1
+            deadline=$((SECONDS + 10))
         fi
         sleep 0.2
     done
-    for n in "$@"; do
-        pid="$(cat "$DIR/node$n/pid" 2>/dev/null || true)"
-        [ -n "$pid" ] && reap "$pid"
-        sweep_helpers "$n"
-    done
+    for n in "$@"; do sweep_helpers "$n"; done
 }
 
 # --- SQL ----------------------------------------------------------------------
@@ -350,6 +349,23 @@ wait_for() {
     done
 }
 
+# wait_size N SIZE TIMEOUT: wait until node N reports wsrep_cluster_size=SIZE
+# (membership only, the joiner need not be Synced yet). Returns 1 on timeout.
+wait_size() {
+    local n="$1" size="$2" deadline=$((SECONDS + $3)) st sz cs
+    while :; do
+        IFS="|" read -r st sz cs <<<"$(wsrep_status "$n")" || true
+        [ "${sz:-}" = "$size" ] && return 0
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            log "timed out waiting for node $n to see a cluster of size $size"
+            print_status >&2 || true
+            show_logs "${NODES[@]}"
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
 # --- node start ---------------------------------------------------------------
 
 # start_node N [--wsrep-new-cluster]: launch node N's mariadbd in the
@@ -401,6 +417,8 @@ start_node() {
             "$@"
     ) </dev/null >>"$d/error.log" 2>&1 &
     pid=$!
+    # Not a job of ours any more: no "Killed" notices when we stop it.
+    disown "$pid" 2>/dev/null || true
     echo "$pid" >"$d/pid"
     log "node $n started (pid $pid, client port $(port_of client "$n"), gmcast $(port_of gmcast "$n"))"
 }
@@ -426,13 +444,14 @@ print_status() {
 }
 
 # start_failed: EXIT trap of cmd_start; on failure stop every node started so
-# far (DIR is kept so its logs can be inspected; 'stop DIR' removes it).
+# far, with a short grace period since their data is thrown away (DIR is kept
+# so its logs can be inspected; 'stop DIR' removes it).
 start_failed() {
     local rc=$?
     trap - EXIT INT TERM
     if [ "$rc" -ne 0 ]; then
         log "start failed; stopping the nodes that were started (logs kept in $DIR)"
-        stop_nodes "${NODES[@]}" || true
+        stop_nodes 5 "${NODES[@]}" || true
     fi
     exit "$rc"
 }
@@ -446,7 +465,8 @@ cmd_start() {
     mkdir -p "$DIR"
     : >"$DIR/.galera-sh"
     trap start_failed EXIT
-    trap 'exit 130' INT TERM
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
 
     MARIADBD="$(find_mariadbd)"
     PROVIDER="$(find_provider)"
@@ -508,12 +528,16 @@ cmd_start() {
         cp -a "$DIR/node1/data/." "$DIR/node$n/data/"
     done
 
-    # Bootstrap node 1, then let nodes 2 and 3 join (rsync SST from a donor;
-    # the donor serves one joiner at a time, the other retries).
+    # Bootstrap node 1, then let nodes 2 and 3 join (each gets an rsync SST;
+    # a donor serves one joiner at a time and the other retries every second).
+    # Node 3 is started only once node 2 is a member of the component: two
+    # nodes joining at the very same moment make gcomm's membership protocol
+    # run into install timeouts, which costs several seconds.
     start_node 1 --wsrep-new-cluster
     wait_for "$START_TIMEOUT" 1 1 || die "node 1 did not bootstrap"
     log "node 1 bootstrapped after $(since "$t0")s"
     start_node 2
+    wait_size 1 2 $((START_TIMEOUT - (SECONDS - s0))) || die "node 2 did not join the component"
     start_node 3
     wait_for $((START_TIMEOUT - (SECONDS - s0))) 3 1 2 3 \
         || die "cluster did not reach 3 Synced nodes"
@@ -563,7 +587,7 @@ cmd_stop() {
     [ -f "$DIR/.galera-sh" ] || die "$DIR was not created by galera.sh (no .galera-sh marker); refusing to delete it"
     if [ -f "$DIR/cluster.state" ]; then
         load_state
-        stop_nodes "${NODES[@]}"
+        stop_nodes "$STOP_TIMEOUT" "${NODES[@]}"
     fi
     rm -rf -- "$DIR"
     log "stopped and removed $DIR"
@@ -595,7 +619,7 @@ cmd_restart() {
     # the gcomm addresses of the others (also when it was the bootstrap node).
     start_node "$n"
     if ! wait_for "$WAIT_TIMEOUT" "" "$n"; then
-        stop_nodes "$n"
+        stop_nodes 5 "$n"
         die "node $n did not rejoin (stopped it again)"
     fi
     log "node $n Synced after $(since "$t0")s"

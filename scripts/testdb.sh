@@ -5,6 +5,10 @@
 #                                 on a free 127.0.0.1 port; writes DIR/env with
 #                                 `export MYSQLLEADER_TEST_URL=...` and prints that line
 #   scripts/testdb.sh stop DIR    stop that server and remove DIR
+#   scripts/testdb.sh restart|kill|relaunch|pause|resume DIR
+#                                 fault injection: stop and start again on the same port and data
+#                                 (restart), SIGKILL (kill), start after a kill (relaunch),
+#                                 SIGSTOP (pause), SIGCONT (resume)
 #   scripts/testdb.sh run CMD...  when MYSQLLEADER_TEST_URL is set, just run CMD; otherwise start a
 #                                 server in a fresh temporary directory, run CMD with
 #                                 MYSQLLEADER_TEST_URL (and MYSQLLEADER_TEST_ADMIN_SOCKET) exported,
@@ -52,34 +56,24 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-start() {
-  local dir=$1
-  ensure_mariadb
-  local mariadbd install_db client port user
+# Starts mariadbd on the data directory and port recorded in DIR, and waits until it answers.
+launch() {
+  local dir=$1 mariadbd client port i
   mariadbd=$(find_prog mariadbd mysqld)
-  install_db=$(find_prog mariadb-install-db mysql_install_db)
   client=$(find_prog mariadb mysql)
-  mkdir -p "$dir"
-  dir=$(cd "$dir" && pwd)
-  user=$(id -un)
-  # 1. A fresh data directory; root@localhost may log in over the socket without a password.
-  "$install_db" --no-defaults --datadir="$dir/data" --user="$user" \
-      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
-    || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
-  # 2. The server on a free loopback port, with the event scheduler on (for the expiry event).
-  port=$(free_port)
-  "$mariadbd" --no-defaults --user="$user" --datadir="$dir/data" \
+  port=$(cat "$dir/port")
+  # The event scheduler is on, for the optional expiry event.
+  "$mariadbd" --no-defaults --user="$(id -un)" --datadir="$dir/data" \
       --socket="$dir/mysqld.sock" --port="$port" --bind-address=127.0.0.1 \
       --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
       --skip-name-resolve --event-scheduler=ON --max-connections=500 \
       --innodb-buffer-pool-size=128M --innodb-log-file-size=64M \
       >/dev/null 2>&1 &
   echo $! >"$dir/mysqld.pid.launcher"
-  # 3. Wait until it answers (at most 60 s).
-  local i
+  # Wait until it answers (at most 60 s).
   for i in $(seq 1 600); do
     if "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
-      break
+      return 0
     fi
     if ! kill -0 "$(cat "$dir/mysqld.pid.launcher")" 2>/dev/null; then
       tail -n 30 "$dir/error.log" >&2 || true
@@ -87,9 +81,27 @@ start() {
     fi
     sleep 0.1
   done
-  "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 \
-    || { tail -n 30 "$dir/error.log" >&2; stop "$dir"; die "mariadbd did not answer within 60 s"; }
-  # 4. The test account and database.
+  tail -n 30 "$dir/error.log" >&2
+  die "mariadbd did not answer within 60 s"
+}
+
+start() {
+  local dir=$1
+  ensure_mariadb
+  local install_db client port
+  install_db=$(find_prog mariadb-install-db mysql_install_db)
+  client=$(find_prog mariadb mysql)
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  # 1. A fresh data directory; root@localhost may log in over the socket without a password.
+  "$install_db" --no-defaults --datadir="$dir/data" --user="$(id -un)" \
+      --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
+    || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
+  # 2. The server on a free loopback port.
+  port=$(free_port)
+  echo "$port" >"$dir/port"
+  launch "$dir" || { stop "$dir"; exit 2; }
+  # 3. The test account and database.
   "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot <<'SQL'
 CREATE DATABASE IF NOT EXISTS mysqlleader_test;
 CREATE USER IF NOT EXISTS 'mysqlleader'@'%' IDENTIFIED BY 'mysqlleader';
@@ -98,21 +110,28 @@ SQL
   {
     echo "export MYSQLLEADER_TEST_URL=mysql://mysqlleader:mysqlleader@127.0.0.1:$port/mysqlleader_test"
     echo "export MYSQLLEADER_TEST_ADMIN_SOCKET=$dir/mysqld.sock"
-    echo "export MYSQLLEADER_TEST_SERVER_PID=$(cat "$dir/mysqld.pid.launcher")"
     echo "export MYSQLLEADER_TEST_SERVER_DIR=$dir"
   } >"$dir/env"
   cat "$dir/env"
 }
 
-stop() {
-  local dir=$1 pid i
-  [ -d "$dir" ] || return 0
-  if [ -f "$dir/mysqld.pid.launcher" ]; then
-    pid=$(cat "$dir/mysqld.pid.launcher")
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+# Signals the running server: TERM (and waits for it to exit), KILL, STOP or CONT.
+signal_server() {
+  local dir=$1 sig=$2 pid i
+  [ -f "$dir/mysqld.pid.launcher" ] || return 0
+  pid=$(cat "$dir/mysqld.pid.launcher")
+  kill "-$sig" "$pid" 2>/dev/null || true
+  if [ "$sig" = TERM ] || [ "$sig" = KILL ]; then
+    for i in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   fi
+}
+
+stop() {
+  local dir=$1
+  [ -d "$dir" ] || return 0
+  signal_server "$dir" CONT
+  signal_server "$dir" TERM
   rm -rf "$dir"
 }
 
@@ -138,5 +157,11 @@ case "$cmd" in
   start) [ $# -eq 1 ] || die "usage: $0 start DIR"; start "$1" ;;
   stop)  [ $# -eq 1 ] || die "usage: $0 stop DIR"; stop "$1" ;;
   run)   [ $# -ge 1 ] || die "usage: $0 run COMMAND [ARGS...]"; run "$@" ;;
-  *) die "usage: $0 start DIR | stop DIR | run COMMAND [ARGS...]" ;;
+  # Fault injection on a server started with `start DIR` (the data stays):
+  restart) [ $# -eq 1 ] || die "usage: $0 restart DIR"; signal_server "$1" CONT; signal_server "$1" TERM; launch "$1" ;;
+  kill)    [ $# -eq 1 ] || die "usage: $0 kill DIR"; signal_server "$1" KILL ;;
+  relaunch) [ $# -eq 1 ] || die "usage: $0 relaunch DIR"; launch "$1" ;;
+  pause)   [ $# -eq 1 ] || die "usage: $0 pause DIR"; signal_server "$1" STOP ;;
+  resume)  [ $# -eq 1 ] || die "usage: $0 resume DIR"; signal_server "$1" CONT ;;
+  *) die "usage: $0 start DIR | stop DIR | run COMMAND [ARGS...] | restart|kill|relaunch|pause|resume DIR" ;;
 esac

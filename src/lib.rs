@@ -1,10 +1,14 @@
 //! # mysqlleader
 //!
 //! Leader election for services that already run on MySQL or MariaDB.
+pub mod config;
+pub mod elector;
 pub mod error;
 pub mod migrate;
 pub mod procedures;
 
+pub use config::ElectorConfig;
+pub use elector::{Elector, ElectorBuilder, Event, State, StopReason};
 pub use error::{Error, Result};
 pub use migrate::{install_sql, migrate, AppliedMigration};
 

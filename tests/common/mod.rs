@@ -3,6 +3,8 @@
 //! mysqlleader schema migrated into it.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use mysql_async::prelude::Queryable;

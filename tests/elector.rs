@@ -1,0 +1,399 @@
+//! The elector against a real server: one leader among three, failover after a crash and after
+//! resign, a cut connection, a paused process, a server restart, and fencing with assert_leader.
+//!
+//! Liveness bounds (new leader within one lease plus one retry) are checked with a slack for
+//! this shared, noisy machine; safety (never two leaders at one instant, never leading past the
+//! local deadline) is checked without any slack.
+mod common;
+
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysqlleader::{procedures, Elector, Error, Event, StopReason};
+use tokio::time::Instant;
+
+const LEASE: Duration = Duration::from_millis(2000);
+const RENEW: Duration = Duration::from_millis(400);
+const RETRY: Duration = Duration::from_millis(200);
+/// Allowance for scheduling on a shared 2-core machine, on liveness bounds only.
+const SLACK: Duration = Duration::from_millis(1500);
+
+fn elector(pool: &mysql_async::Pool, service: &str, node: &str) -> Elector {
+    Elector::builder(pool.clone(), service)
+        .node_id(node)
+        .lease(LEASE)
+        .renew_interval(RENEW)
+        .retry_interval(RETRY)
+        .resign_on_drop(false)
+        .start()
+        .unwrap()
+}
+
+/// Waits until exactly one of `electors` leads; returns its index.
+async fn one_leader(electors: &[&Elector], within: Duration) -> usize {
+    let until = Instant::now() + within;
+    loop {
+        let leading: Vec<usize> = (0..electors.len()).filter(|&i| electors[i].is_leader()).collect();
+        assert!(leading.len() <= 1, "two leaders at once: {leading:?}");
+        if let [i] = leading[..] {
+            return i;
+        }
+        assert!(Instant::now() < until, "no leader within {within:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Polls every elector every millisecond and fails on any instant with two leaders.
+struct OverlapMonitor {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<u64>,
+}
+
+impl OverlapMonitor {
+    fn start(electors: Vec<(String, tokio::sync::watch::Receiver<mysqlleader::State>)>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut samples = 0u64;
+            while !s.load(Ordering::SeqCst) {
+                let now = Instant::now();
+                let leading: Vec<&str> = electors.iter().filter(|(_, rx)| rx.borrow().leads_at(now)).map(|(n, _)| n.as_str()).collect();
+                assert!(leading.len() <= 1, "two nodes believed they led at one instant: {leading:?}");
+                samples += 1;
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            samples
+        });
+        OverlapMonitor { stop, task }
+    }
+
+    async fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.expect("no overlap")
+    }
+}
+
+fn watched(e: &Elector) -> (String, tokio::sync::watch::Receiver<mysqlleader::State>) {
+    (e.node_id().to_string(), e.watch())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_electors_one_leader_crash_and_resign_hand_over() {
+    let db = common::TestDb::migrated("el3").await;
+    let mut electors: Vec<Option<Elector>> = (0..3).map(|i| Some(elector(&db.pool, "billing", &format!("node-{i}")))).collect();
+    let monitor = OverlapMonitor::start(electors.iter().flatten().map(watched).collect());
+
+    let all: Vec<&Elector> = electors.iter().flatten().collect();
+    let first = one_leader(&all, Duration::from_secs(10)).await;
+    let term1 = all[first].term();
+    // Followers learn who leads.
+    tokio::time::sleep(RETRY * 2).await;
+    for e in &all {
+        assert_eq!(e.leader_id().as_deref(), Some(all[first].node_id()), "{} sees the leader", e.node_id());
+    }
+
+    // A crash: the leader's task stops without resigning. The lease must lapse first.
+    let crashed = electors[first].take().unwrap();
+    let crashed_deadline = crashed.state().valid_until.unwrap();
+    let t_crash = Instant::now();
+    crashed.shutdown().await.unwrap();
+    let rest: Vec<&Elector> = electors.iter().flatten().collect();
+    let second = one_leader(&rest, LEASE + RETRY + SLACK).await;
+    let failover = t_crash.elapsed();
+    assert!(Instant::now() >= crashed_deadline, "took over before the crashed leader's deadline");
+    assert_eq!(rest[second].term(), term1 + 1, "one acquisition, one term");
+    println!("failover after a crash: {failover:?} (lease {LEASE:?}, retry {RETRY:?})");
+    assert!(failover <= LEASE + RETRY + SLACK, "failover took {failover:?}");
+
+    // A graceful resign: the other follower takes over within one retry interval.
+    let t_resign = Instant::now();
+    assert!(rest[second].resign().await.unwrap(), "the leader resigned");
+    assert!(!rest[second].is_leader());
+    let third = one_leader(&rest, RETRY + SLACK).await;
+    let handover = t_resign.elapsed();
+    assert_ne!(third, second, "a resigned elector no longer campaigns");
+    assert_eq!(rest[third].term(), term1 + 2);
+    println!("handover after resign: {handover:?}");
+    assert!(handover <= RETRY + SLACK, "handover took {handover:?}");
+
+    let samples = monitor.finish().await;
+    assert!(samples > 100, "the monitor ran ({samples} samples)");
+    for e in electors.into_iter().flatten() {
+        e.shutdown().await.unwrap();
+    }
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_report_each_transition_in_order() {
+    let db = common::TestDb::migrated("elev").await;
+    let a = elector(&db.pool, "orders", "a");
+    let mut events = a.events();
+    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    let term = a.term();
+    // An operator forces another node in: `a` sees it on its next renew and steps down.
+    procedures::force_leader(&db.pool, "orders", "operator-pick", LEASE).await.unwrap();
+    a.leadership_lost().await;
+    assert!(!a.is_leader());
+    let mut seen = Vec::new();
+    while let Ok(Ok(e)) = tokio::time::timeout(Duration::from_millis(200), events.recv()).await {
+        seen.push(e);
+    }
+    let expected_prefix = [
+        Event::LeaderChanged { leader_id: Some("a".into()), term },
+    ];
+    assert_eq!(seen[0], expected_prefix[0], "{seen:?}");
+    assert!(matches!(seen[1], Event::StartedLeading { term: t, .. } if t == term), "{seen:?}");
+    assert_eq!(seen[2], Event::StoppedLeading { term, reason: StopReason::LostSeat }, "{seen:?}");
+    assert_eq!(seen[3], Event::LeaderChanged { leader_id: Some("operator-pick".into()), term: term + 1 }, "{seen:?}");
+    assert_eq!(seen.len(), 4, "each transition once: {seen:?}");
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_while_leader_cancels_work_when_leadership_ends() {
+    let db = common::TestDb::migrated("elrun").await;
+    let a = elector(&db.pool, "jobs", "a");
+    let started = Arc::new(Mutex::new(None));
+    let s2 = started.clone();
+    let pool = db.pool.clone();
+    let forcer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        while s2.lock().unwrap().is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        procedures::force_leader(&pool, "jobs", "b", LEASE).await.unwrap();
+    });
+    let outcome = a
+        .run_while_leader(async {
+            *started.lock().unwrap() = Some(Instant::now());
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        })
+        .await;
+    let term = outcome.expect_err("the work was cancelled, not finished");
+    assert_eq!(term, 1);
+    assert!(!a.is_leader());
+    forcer.await.unwrap();
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cut_connection_leader_steps_down_by_its_deadline_before_anyone_else_leads() {
+    let db = common::TestDb::migrated("elcut").await;
+    let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
+    let proxied = mysql_async::Pool::new(mysql_async::Opts::from_url(&proxy.url_for(&db.url)).unwrap());
+    let a = elector(&proxied, "mail", "a-behind-proxy");
+    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    let b = elector(&db.pool, "mail", "b");
+    let c = elector(&db.pool, "mail", "c");
+    let mut a_events = a.events();
+    let monitor = OverlapMonitor::start(vec![watched(&a), watched(&b), watched(&c)]);
+    tokio::time::sleep(RENEW * 2).await;
+    assert!(a.is_leader());
+
+    proxy.cut();
+    // A renew answered just before the cut may still be published: let it land, then take
+    // the deadline that stands (no call can succeed any more).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let deadline = a.state().valid_until.expect("a leads with a deadline");
+    // Until the deadline a may still lead; from the deadline on it must not, at once.
+    tokio::time::sleep_until(deadline).await;
+    assert!(!a.is_leader(), "leading past the local deadline: {:?} deadline {:?} now {:?}", a.state(), deadline, Instant::now());
+    let stop = tokio::time::timeout(Duration::from_secs(1), async {
+        loop {
+            match a_events.recv().await.unwrap() {
+                Event::StoppedLeading { reason, .. } => return (Instant::now(), reason),
+                _ => continue,
+            }
+        }
+    })
+    .await
+    .expect("a reported stopping");
+    assert_eq!(stop.1, StopReason::DeadlinePassed);
+    // The task steps down 5 ms before the deadline; allow for a late timer on a busy machine.
+    let late = stop.0.saturating_duration_since(deadline);
+    println!("stop reported {late:?} after the deadline");
+    assert!(late <= Duration::from_millis(100), "stop reported {late:?} after the deadline");
+
+    let rest = [&b, &c];
+    let winner = one_leader(&rest, LEASE + RETRY + SLACK).await;
+    let took_over_at = Instant::now();
+    assert!(took_over_at >= deadline);
+    assert!(rest[winner].term() >= 2);
+    monitor.finish().await;
+
+    // Back online: a learns it lost the seat and follows.
+    proxy.restore();
+    tokio::time::sleep(LEASE).await;
+    assert!(!a.is_leader());
+    assert_eq!(a.leader_id().as_deref(), Some(rest[winner].node_id()));
+    for e in [a, b, c] {
+        e.shutdown().await.unwrap();
+    }
+    db.drop_db().await;
+}
+
+#[test]
+fn paused_leader_is_not_leader_on_waking() {
+    // The leader runs on a runtime of its own, on one thread, so a blocking task stalls it
+    // entirely, as a GC pause or SIGSTOP would.
+    let main_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let db = main_rt.block_on(common::TestDb::migrated("elpause"));
+    let paused_rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let pool = db.pool.clone();
+    let leader = paused_rt.block_on(async { elector(&pool, "cron", "sleepy") });
+    let leader = Arc::new(leader);
+    let l2 = leader.clone();
+    let rt_thread = std::thread::spawn(move || {
+        paused_rt.block_on(async move {
+            assert!(l2.wait_for_leadership(Some(Duration::from_secs(10))).await);
+            // Stall this runtime for two leases: no timer, no renew, nothing runs.
+            std::thread::sleep(LEASE * 2);
+            // First thing on waking: the elector must not claim leadership.
+            let on_waking = l2.is_leader();
+            tokio::time::sleep(LEASE).await;
+            (on_waking, l2.is_leader(), l2.leader_id())
+        })
+    });
+    main_rt.block_on(async {
+        let deadline = loop {
+            if let Some(d) = leader.state().valid_until {
+                break d;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let other = elector(&db.pool, "cron", "awake");
+        tokio::time::sleep_until(deadline).await;
+        assert!(!leader.is_leader(), "a stalled process must not count itself leader past its deadline");
+        assert!(other.wait_for_leadership(Some(LEASE + RETRY + SLACK)).await);
+        assert!(!leader.is_leader());
+        let (on_waking, later, seen_leader) = rt_thread.join().unwrap();
+        assert!(!on_waking, "leader on waking");
+        assert!(!later, "retook the seat from a valid lease");
+        assert_eq!(seen_leader.as_deref(), Some("awake"));
+        assert!(other.is_leader());
+        other.shutdown().await.unwrap();
+        db.drop_db().await;
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restart_never_gives_two_leaders_and_leadership_resumes() {
+    // A private server: restarting the shared one would disturb the other tests.
+    let dir = tempdir("restart");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/testdb.sh");
+    let out = std::process::Command::new("bash").args([script, "start", &dir]).output().unwrap();
+    assert!(out.status.success(), "start: {}", String::from_utf8_lossy(&out.stderr));
+    let url = format!("mysql://mysqlleader:mysqlleader@127.0.0.1:{}/mysqlleader_test",
+                      std::fs::read_to_string(format!("{dir}/port")).unwrap().trim());
+    let pool = mysql_async::Pool::new(mysql_async::Opts::from_url(&url).unwrap());
+    mysqlleader::migrate(&pool).await.unwrap();
+    let a = elector(&pool, "ledger", "a");
+    let b = elector(&pool, "ledger", "b");
+    let monitor = OverlapMonitor::start(vec![watched(&a), watched(&b)]);
+    let first = one_leader(&[&a, &b], Duration::from_secs(10)).await;
+    let term_before = [&a, &b][first].term();
+
+    let out = std::process::Command::new("bash").args([script, "restart", &dir]).output().unwrap();
+    assert!(out.status.success(), "restart: {}", String::from_utf8_lossy(&out.stderr));
+    let back = Instant::now();
+    let leader = one_leader(&[&a, &b], LEASE + RETRY + SLACK * 2).await;
+    println!("leader again {:?} after the server came back", back.elapsed());
+    let term_after = [&a, &b][leader].term();
+    assert!(term_after >= term_before, "terms never go back");
+    monitor.finish().await;
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    let _ = pool.disconnect().await;
+    let _ = std::process::Command::new("bash").args([script, "stop", &dir]).status();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn assert_leader_fences_a_stale_leaders_write() {
+    let db = common::TestDb::migrated("elfence").await;
+    let mut conn = db.conn().await;
+    conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, written_by VARCHAR(64), term BIGINT UNSIGNED)").await.unwrap();
+    let a = elector(&db.pool, "ledger", "a");
+    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    let stale_term = a.term();
+    // An operator moves leadership while `a` still believes it leads.
+    let forced = procedures::force_leader(&db.pool, "ledger", "b", LEASE).await.unwrap();
+    assert_eq!(forced.term, stale_term + 1);
+
+    // a's write, fenced with its (stale) term, is rejected and does not commit.
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let err = procedures::assert_leader(&mut tx, "ledger", "a", stale_term).await.unwrap_err();
+    assert!(matches!(&err, Error::NotLeader { message } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
+    let _ = tx.query_drop("INSERT INTO ledger VALUES (1, 'a', 0)").await;
+    tx.rollback().await.unwrap();
+
+    // b's write at the current term commits.
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let ok = procedures::assert_leader(&mut tx, "ledger", "b", forced.term).await.unwrap();
+    assert!(ok.is_leader && ok.term == forced.term && !ok.lease_remaining.is_zero());
+    tx.exec_drop("INSERT INTO ledger VALUES (2, 'b', ?)", (forced.term,)).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let rows: Vec<(i32, String)> = conn.query("SELECT id, written_by FROM ledger ORDER BY id").await.unwrap();
+    assert_eq!(rows, vec![(2, "b".to_string())]);
+    drop(conn);
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builder_rejects_invalid_configuration_by_name() {
+    let db = common::TestDb::empty("elcfg").await;
+    let cases: Vec<(&str, mysqlleader::ElectorBuilder)> = vec![
+        ("service_id", Elector::builder(db.pool.clone(), "")),
+        ("node_id", Elector::builder(db.pool.clone(), "s").node_id("x".repeat(129))),
+        ("lease", Elector::builder(db.pool.clone(), "s").lease(Duration::ZERO)),
+        ("renew_interval", Elector::builder(db.pool.clone(), "s").lease(Duration::from_secs(1)).renew_interval(Duration::from_secs(1))),
+        ("retry_interval", Elector::builder(db.pool.clone(), "s").retry_interval(Duration::from_secs(60))),
+        ("retry_jitter", Elector::builder(db.pool.clone(), "s").retry_jitter(1.5)),
+        ("request_timeout", Elector::builder(db.pool.clone(), "s").request_timeout(Duration::from_secs(30))),
+        ("drift_margin", Elector::builder(db.pool.clone(), "s").drift_margin(Duration::from_secs(30))),
+    ];
+    for (name, builder) in cases {
+        match builder.start() {
+            Err(Error::InvalidArgument { parameter, message }) => {
+                assert_eq!(parameter, name, "{message}");
+            }
+            Err(other) => panic!("{name}: {other:?}"),
+            Ok(_) => panic!("{name}: accepted"),
+        }
+    }
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unmigrated_database_is_reported_as_such() {
+    let db = common::TestDb::empty("elnomig").await;
+    let err = procedures::campaign(&db.pool, "s", "n", LEASE).await.unwrap_err();
+    assert!(matches!(err, Error::NotMigrated { .. }), "{err:?}");
+    assert!(err.to_string().contains("mysqlleader migrate"));
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_server_is_a_connection_error_without_the_password() {
+    let pool = mysqlleader::pool_from_url("mysql://app:hunter2@127.0.0.1:1/x").unwrap();
+    let err = procedures::current_leader(&pool, "s").await.unwrap_err();
+    assert!(matches!(err, Error::Connection { .. }), "{err:?}");
+    assert!(err.is_transient());
+    assert!(!format!("{err} {err:?}").contains("hunter2"));
+    let err = mysqlleader::pool_from_url("mysql://app:hunter2@[nope/x").unwrap_err();
+    assert!(!format!("{err} {err:?}").contains("hunter2"), "{err:?}");
+}
+
+fn tempdir(tag: &str) -> String {
+    let base = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into());
+    let dir = format!("{base}/mysqlleader-{tag}-{}-{}", std::process::id(),
+                      std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    dir
+}

@@ -1,0 +1,324 @@
+//! Helpers shared by the SQL suites (`tests/sql_*.rs`), which include this file with
+//! `#[path = "sql_support.rs"] mod sql_support;`. Cargo also builds it alone as a test crate,
+//! which then holds no tests.
+//!
+//! They talk to the procedures with plain SQL, never through `mysqlleader::procedures`, so that
+//! the suites prove what any SQL client sees: result columns, result sets, SQLSTATEs, rows.
+#![allow(dead_code)]
+
+use mysql_async::prelude::{FromValue, Protocol, Query, Queryable, WithParams};
+use mysql_async::{Conn, Opts, Params, QueryResult, Row, Value};
+
+/// The one row a procedure returned, with its column names, after checking the contract's
+/// shape: exactly one result set, holding exactly one row.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub columns: Vec<String>,
+    pub values: Vec<Value>,
+    /// The warning count the server reported with the CALL.
+    pub warnings: u16,
+}
+
+impl Reply {
+    /// The value of column `name`, converted to `T`; panics (failing the test) when absent.
+    pub fn get<T: FromValue>(&self, name: &str) -> T {
+        let i = self
+            .columns
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.columns));
+        mysql_async::from_value_opt(self.values[i].clone())
+            .unwrap_or_else(|e| panic!("column `{name}` = {:?}: {e}", self.values[i]))
+    }
+    pub fn flag(&self, name: &str) -> i64 {
+        self.get(name)
+    }
+    pub fn term(&self) -> u64 {
+        self.get("term")
+    }
+    pub fn remaining_ms(&self) -> i64 {
+        self.get("lease_remaining_ms")
+    }
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.get(name)
+    }
+}
+
+/// A server error as the client saw it (code 0 when the failure was not the server's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: u16,
+    pub state: String,
+    pub message: String,
+}
+
+impl Refusal {
+    /// Checks the contract's rejected-input error: SQLSTATE 45000, and a message that begins
+    /// `mysqlleader: <parameter> ` (the parameter is the first word, as the Rust layer reads it).
+    pub fn assert_invalid(&self, parameter: &str, what: &str) {
+        assert_eq!(self.state, "45000", "{what}: SQLSTATE of {self:?}");
+        let prefix = format!("mysqlleader: {parameter} ");
+        assert!(self.message.starts_with(&prefix), "{what}: message should begin {prefix:?}: {self:?}");
+    }
+
+    /// Checks the contract's fencing error: SQLSTATE 45001, 'mysqlleader: not the leader...'.
+    pub fn assert_not_leader(&self, what: &str) {
+        assert_eq!(self.state, "45001", "{what}: SQLSTATE of {self:?}");
+        assert!(self.message.starts_with("mysqlleader: not the leader"), "{what}: message of {self:?}");
+    }
+}
+
+pub fn refusal(err: mysql_async::Error) -> Refusal {
+    match err {
+        mysql_async::Error::Server(e) => Refusal { code: e.code, state: e.state, message: e.message },
+        other => Refusal { code: 0, state: String::new(), message: other.to_string() },
+    }
+}
+
+/// Reads every result set of a statement; the contract allows exactly one, of exactly one row.
+async fn one_row<P: Protocol>(mut result: QueryResult<'_, '_, P>, sql: &str) -> Result<Reply, Refusal> {
+    let mut sets: Vec<(Vec<String>, Vec<Row>)> = Vec::new();
+    loop {
+        let columns: Vec<String> = result
+            .columns()
+            .map(|cs| cs.iter().map(|c| c.name_str().into_owned()).collect())
+            .unwrap_or_default();
+        let rows: Vec<Row> = result.collect().await.map_err(refusal)?;
+        // The OK packet that ends every CALL comes as a set without columns: not a result set.
+        if !columns.is_empty() {
+            sets.push((columns, rows));
+        }
+        if result.is_empty() {
+            break;
+        }
+    }
+    let warnings = result.warnings();
+    drop(result);
+    assert_eq!(sets.len(), 1, "`{sql}` must return exactly one result set, got {sets:?}");
+    let (columns, mut rows) = sets.pop().unwrap();
+    assert_eq!(rows.len(), 1, "`{sql}` must return exactly one row, got {rows:?}");
+    let values = rows.pop().unwrap().unwrap();
+    Ok(Reply { columns, values, warnings })
+}
+
+/// Runs `sql` as a prepared statement (binary protocol) with `params`.
+pub async fn call(conn: &mut Conn, sql: &str, params: impl Into<Params>) -> Result<Reply, Refusal> {
+    let result = sql.with(params.into()).run(&mut *conn).await.map_err(refusal)?;
+    one_row(result, sql).await
+}
+
+/// Runs `sql` as plain text (text protocol), the way a command-line client sends it.
+pub async fn call_text(conn: &mut Conn, sql: &str) -> Result<Reply, Refusal> {
+    let result = sql.run(&mut *conn).await.map_err(refusal)?;
+    one_row(result, sql).await
+}
+
+/// Like [`call`], for calls that must succeed.
+pub async fn ok(conn: &mut Conn, sql: &str, params: impl Into<Params>) -> Reply {
+    call(conn, sql, params).await.unwrap_or_else(|e| panic!("`{sql}` failed: {e:?}"))
+}
+
+/// Like [`call`], for calls that must fail; returns the error.
+pub async fn refused(conn: &mut Conn, sql: &str, params: impl Into<Params>) -> Refusal {
+    match call(conn, sql, params).await {
+        Ok(reply) => panic!("`{sql}` should have failed, returned {reply:?}"),
+        Err(e) => e,
+    }
+}
+
+/// Runs statements that return no rows of interest; panics on error.
+pub async fn exec(conn: &mut Conn, sql: &str) {
+    conn.query_drop(sql).await.unwrap_or_else(|e| panic!("`{sql}` failed: {e}"));
+}
+
+/// A new connection of its own (not from a pool), so that sessions never get mixed up.
+pub async fn connect(url: &str) -> Conn {
+    Conn::new(Opts::from_url(url).expect("valid URL")).await.expect("connect")
+}
+
+// ---- The state of the tables ----
+
+/// Both tables, every column, in key order: compared before and after a call that must change nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub seats: Vec<Vec<Value>>,
+    pub terms: Vec<Vec<Value>>,
+}
+
+pub async fn snapshot(conn: &mut Conn) -> Snapshot {
+    let seats: Vec<Row> = conn.query("SELECT * FROM leader_election ORDER BY service_id").await.unwrap();
+    let terms: Vec<Row> =
+        conn.query("SELECT * FROM leader_election_history ORDER BY service_id, term").await.unwrap();
+    Snapshot {
+        seats: seats.into_iter().map(Row::unwrap).collect(),
+        terms: terms.into_iter().map(Row::unwrap).collect(),
+    }
+}
+
+/// Microseconds since 2000-01-01 of a DATETIME(6) column: exact arithmetic on the server's times.
+pub fn us(column: &str) -> String {
+    format!("TIMESTAMPDIFF(MICROSECOND, '2000-01-01', {column})")
+}
+
+/// The election row of a service ("the seat"), times in microseconds (see [`us`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seat {
+    pub leader_id: Option<String>,
+    pub term: u64,
+    pub lease_ms: Option<u32>,
+    pub term_started_us: Option<i64>,
+    pub renewed_us: Option<i64>,
+    pub expires_us: Option<i64>,
+}
+
+pub async fn seat(conn: &mut Conn, service_id: &str) -> Option<Seat> {
+    let sql = format!(
+        "SELECT CAST(leader_id AS CHAR CHARACTER SET utf8mb4), term, lease_ms, {}, {}, {} \
+         FROM leader_election WHERE service_id = CAST(? AS BINARY)",
+        us("term_started_at"),
+        us("renewed_at"),
+        us("lease_expires_at")
+    );
+    let row: Option<(Option<String>, u64, Option<u32>, Option<i64>, Option<i64>, Option<i64>)> =
+        conn.exec_first(sql, (service_id,)).await.unwrap();
+    row.map(|(leader_id, term, lease_ms, term_started_us, renewed_us, expires_us)| Seat {
+        leader_id,
+        term,
+        lease_ms,
+        term_started_us,
+        renewed_us,
+        expires_us,
+    })
+}
+
+/// One row of `leader_election_history`, times in microseconds (see [`us`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub term: u64,
+    pub leader_id: String,
+    pub lease_ms: u32,
+    pub began_us: i64,
+    pub began_how: String,
+    pub ended_us: Option<i64>,
+    pub ended_how: Option<String>,
+}
+
+/// The history of a service, in term order.
+pub async fn history(conn: &mut Conn, service_id: &str) -> Vec<Term> {
+    let sql = format!(
+        "SELECT term, CAST(leader_id AS CHAR CHARACTER SET utf8mb4), lease_ms, {}, began_how, {}, ended_how \
+         FROM leader_election_history WHERE service_id = CAST(? AS BINARY) ORDER BY term",
+        us("began_at"),
+        us("ended_at")
+    );
+    let rows: Vec<(u64, String, u32, i64, String, Option<i64>, Option<String>)> =
+        conn.exec(sql, (service_id,)).await.unwrap();
+    rows.into_iter()
+        .map(|(term, leader_id, lease_ms, began_us, began_how, ended_us, ended_how)| Term {
+            term,
+            leader_id,
+            lease_ms,
+            began_us,
+            began_how,
+            ended_us,
+            ended_how,
+        })
+        .collect()
+}
+
+// ---- Transactions and locks ----
+
+/// Whether the session has a transaction open: MariaDB's @@in_transaction, else (MySQL) the
+/// session's entry in information_schema.INNODB_TRX.
+pub async fn in_transaction(conn: &mut Conn) -> bool {
+    match conn.query_first::<i64, _>("SELECT @@in_transaction").await {
+        Ok(v) => v == Some(1),
+        Err(_) => {
+            let n: Option<i64> = conn
+                .query_first("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
+                .await
+                .unwrap();
+            n != Some(0)
+        }
+    }
+}
+
+/// Proves that nobody holds a lock on any row of either table: another session locks them all
+/// with NOWAIT (which fails at once on a held lock), then lets go.
+pub async fn assert_no_locks_held(other: &mut Conn, what: &str) {
+    exec(other, "START TRANSACTION").await;
+    for table in ["leader_election", "leader_election_history"] {
+        let sql = format!("SELECT COUNT(*) FROM {table} FOR UPDATE NOWAIT");
+        if let Err(e) = other.query_drop(&sql).await {
+            panic!("{what}: a lock on {table} is still held: {e}");
+        }
+    }
+    exec(other, "ROLLBACK").await;
+}
+
+// ---- The server as the command-line client sees it ----
+
+/// The parts of a `mysql://user:pass@host:port/db` URL the `mariadb` client needs.
+#[derive(Debug, Clone)]
+pub struct ClientArgs {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+}
+
+pub fn client_args(url: &str) -> ClientArgs {
+    let opts = Opts::from_url(url).expect("valid URL");
+    ClientArgs {
+        host: opts.ip_or_hostname().to_string(),
+        port: opts.tcp_port(),
+        user: opts.user().unwrap_or("root").to_string(),
+        password: opts.pass().unwrap_or("").to_string(),
+    }
+}
+
+/// The `mariadb` (else `mysql`) command-line client; panics with what to install when neither exists.
+pub fn client_program() -> String {
+    for name in ["mariadb", "mysql"] {
+        let found = std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if found {
+            return name.to_string();
+        }
+    }
+    panic!("neither `mariadb` nor `mysql` client found: install mariadb-client (Debian: apt-get install mariadb-client)");
+}
+
+/// Pipes `script` into the command-line client connected to `db` (over TCP, with the URL's
+/// account) and returns (success, stdout, stderr).
+pub fn run_client(url: &str, db: &str, script: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let a = client_args(url);
+    let mut child = std::process::Command::new(client_program())
+        .args([
+            "--no-defaults",
+            "--protocol=TCP",
+            &format!("--host={}", a.host),
+            &format!("--port={}", a.port),
+            &format!("--user={}", a.user),
+            "--default-character-set=utf8mb4",
+            "--batch",
+            db,
+        ])
+        .env("MYSQL_PWD", &a.password)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the command-line client");
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
