@@ -2,7 +2,7 @@
 //! task that campaigns for the seat, renews it while it holds it, and steps down by its local
 //! deadline whenever a renew fails or comes late.
 //!
-//! What happens on a renew, in order (see [`Task::attempt`]):
+//! What happens on a renew, in order (see `Task::attempt`):
 //! 1. take `sent_at = Instant::now()` (monotonic), *before* the call is sent;
 //! 2. `CALL campaign(service, node, lease_ms)`, bounded by `request_timeout` and, while
 //!    leading, by the current local deadline;

@@ -35,7 +35,7 @@ pub enum Error {
     Connection { message: String },
 
     /// The election procedures or tables are missing: run `mysqlleader migrate` (or
-    /// [`crate::migrate`]) against this database first.
+    /// [`crate::migrate()`]) against this database first.
     #[error("the mysqlleader schema is not installed in this database ({message}); run `mysqlleader migrate` first")]
     NotMigrated { message: String },
 
