@@ -24,6 +24,7 @@ pub const MAX_LEASE: Duration = Duration::from_millis(86_400_000);
 /// | `request_timeout` | 2 s | the longest one call may take before it counts as failed; less than `lease - drift_margin` |
 /// | `drift_margin` | lease / 100 | subtracted from every local deadline, for clock-rate drift between this host and the database; less than `lease` |
 /// | `resign_on_drop` | true | whether dropping or shutting down the elector resigns, so a rolling deploy hands over at once |
+/// | `wakeup_lock` | true | the wake-up accelerator: the leader holds a named lock that followers wait on, so a resign wakes them at once (switches itself off on Galera) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElectorConfig {
     pub service_id: String,
@@ -36,6 +37,7 @@ pub struct ElectorConfig {
     pub request_timeout: Duration,
     pub drift_margin: Duration,
     pub resign_on_drop: bool,
+    pub wakeup_lock: bool,
 }
 
 impl ElectorConfig {
@@ -52,6 +54,7 @@ impl ElectorConfig {
             request_timeout: Duration::from_secs(2),
             drift_margin: lease / 100,
             resign_on_drop: true,
+            wakeup_lock: true,
         }
     }
 

@@ -22,6 +22,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 use crate::config::ElectorConfig;
 use crate::error::{Error, Result};
 use crate::procedures;
+use crate::wakeup::{Role, Wakeup};
 
 /// What this node knows of the election, as of its last call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +98,7 @@ pub struct ElectorBuilder {
     request_timeout: Option<Duration>,
     drift_margin: Option<Duration>,
     resign_on_drop: bool,
+    wakeup_lock: bool,
 }
 
 impl ElectorBuilder {
@@ -109,6 +111,8 @@ impl ElectorBuilder {
     pub fn request_timeout(mut self, d: Duration) -> Self { self.request_timeout = Some(d); self }
     pub fn drift_margin(mut self, d: Duration) -> Self { self.drift_margin = Some(d); self }
     pub fn resign_on_drop(mut self, yes: bool) -> Self { self.resign_on_drop = yes; self }
+    /// Whether to use the wake-up lock (see `wakeup_lock` in [`ElectorConfig`]).
+    pub fn wakeup_lock(mut self, yes: bool) -> Self { self.wakeup_lock = yes; self }
     /// More servers of one cluster (Galera) for the same election: when a call to the current
     /// server fails with a connection or cluster error, the next one is tried.
     pub fn fallback_servers(mut self, pools: impl IntoIterator<Item = Pool>) -> Self {
@@ -133,6 +137,7 @@ impl ElectorBuilder {
             request_timeout: self.request_timeout.unwrap_or((lease / 5).min(Duration::from_secs(2))),
             drift_margin: self.drift_margin.unwrap_or(lease / 100),
             resign_on_drop: self.resign_on_drop,
+            wakeup_lock: self.wakeup_lock,
         };
         config.validate()?;
         Ok(config)
@@ -184,6 +189,7 @@ impl Elector {
             request_timeout: None,
             drift_margin: None,
             resign_on_drop: true,
+            wakeup_lock: true,
         }
     }
 
@@ -199,7 +205,12 @@ impl Elector {
         let (state_tx, state_rx) = watch::channel(State::initial());
         let (events, _) = broadcast::channel(256);
         let (commands, command_rx) = mpsc::unbounded_channel();
+        let wakeup = config.wakeup_lock.then(|| {
+            let _guard = handle.enter();
+            Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval)
+        });
         let task = Task {
+            wakeup,
             config: config.clone(),
             pools,
             current_pool: 0,
@@ -341,6 +352,8 @@ fn seed() -> u64 {
 
 /// The background task. It owns the only writer of the state.
 struct Task {
+    /// The optional accelerator; `None` when switched off.
+    wakeup: Option<Wakeup>,
     config: Arc<ElectorConfig>,
     pools: Vec<Pool>,
     current_pool: usize,
@@ -359,10 +372,21 @@ impl Task {
     async fn run(mut self) {
         tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
         loop {
-            let next = if self.state.borrow().campaigning { self.attempt().await } else { self.observe().await };
-            // Wait for the next attempt, the local deadline, or a command.
+            let campaigning = self.state.borrow().campaigning;
+            let next = if campaigning { self.attempt().await } else { self.observe().await };
+            // Wait for the next attempt, the local deadline, a wake-up, or a command.
             let deadline = self.deadline();
             let step_down_at = deadline.map_or(next.at, |d| self.step_down_at(d));
+            let following = campaigning && deadline.is_none();
+            if let Some(w) = &self.wakeup {
+                w.set_role(if !campaigning { Role::Idle } else if following { Role::Following } else { Role::Leading });
+            }
+            let woken = async {
+                match &self.wakeup {
+                    Some(w) if following => w.woken().await,
+                    _ => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 command = self.commands.recv() => match command {
@@ -389,6 +413,7 @@ impl Task {
                 _ = sleep_until(step_down_at), if step_down_at < next.at => {
                     self.step_down(StopReason::DeadlinePassed);
                 }
+                _ = woken => tracing::debug!(service = %self.config.service_id, "woken by the wake-up lock"),
                 _ = sleep_until(next.at) => {}
             }
         }
@@ -559,6 +584,10 @@ impl Task {
             Ok(r) => r,
             Err(_) => Err(Error::timeout(config.request_timeout)),
         };
+        // Only now, with the seat vacated in the database, wake the followers.
+        if let Some(w) = &self.wakeup {
+            w.set_role(Role::Idle);
+        }
         match result {
             Ok(r) => {
                 if r.resigned {

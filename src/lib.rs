@@ -64,6 +64,7 @@ pub mod elector;
 pub mod error;
 pub mod migrate;
 pub mod procedures;
+mod wakeup;
 
 pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason};

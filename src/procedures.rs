@@ -257,3 +257,36 @@ pub(crate) fn record_migration_sql(table: &str, version: i64, name: &str, checks
          VALUES ({version}, '{name}', DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ'), '{checksum}');"
     )
 }
+
+// ---- The wake-up lock (used by `crate::wakeup`) ----
+//
+// A named lock per database and service, `mysqlleader.` + 40 hex digits of SHA1(db/service)
+// (named locks are limited to 64 characters). It carries no authority: it only wakes followers.
+
+const WAKEUP_LOCK_NAME: &str = "CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(COALESCE(DATABASE(), ''), '/', ?)), 40))";
+
+/// False on a Galera node, where named locks are local to one node and so cannot wake others.
+pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Result<bool> {
+    let wsrep: Option<(String, String)> =
+        "SHOW VARIABLES LIKE 'wsrep_on'".first(&mut *conn).await.map_err(Error::from_mysql)?;
+    Ok(!wsrep.is_some_and(|(_, value)| value.eq_ignore_ascii_case("ON")))
+}
+
+/// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock.
+pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, service_id: &str, wait_s: u32) -> Result<bool> {
+    let sql = format!("SELECT GET_LOCK({WAKEUP_LOCK_NAME}, ?)");
+    let got: Option<Option<i64>> = sql.with((service_id, wait_s)).first(&mut *conn).await.map_err(Error::from_mysql)?;
+    Ok(got.flatten() == Some(1))
+}
+
+/// Whether any connection holds the lock now.
+pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service_id: &str) -> Result<bool> {
+    let sql = format!("SELECT IS_USED_LOCK({WAKEUP_LOCK_NAME})");
+    let holder: Option<Option<u64>> = sql.with((service_id,)).first(&mut *conn).await.map_err(Error::from_mysql)?;
+    Ok(holder.flatten().is_some())
+}
+
+pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, service_id: &str) -> Result<()> {
+    let sql = format!("DO RELEASE_LOCK({WAKEUP_LOCK_NAME})");
+    sql.with((service_id,)).ignore(&mut *conn).await.map_err(Error::from_mysql)
+}

@@ -325,11 +325,14 @@ async fn assert_leader_fences_a_stale_leaders_write() {
     let forced = procedures::force_leader(&db.pool, "ledger", "b", LEASE).await.unwrap();
     assert_eq!(forced.term, stale_term + 1);
 
-    // a's write, fenced with its (stale) term, is rejected and does not commit.
+    // a's write, fenced with its (stale) term, is rejected: the failed assert_leader rolls the
+    // whole transaction back, the write made before it included.
     let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    tx.exec_drop("INSERT INTO ledger VALUES (1, 'a', ?)", (stale_term,)).await.unwrap();
     let err = procedures::assert_leader(&mut tx, "ledger", "a", stale_term).await.unwrap_err();
     assert!(matches!(&err, Error::NotLeader { message } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
-    let _ = tx.query_drop("INSERT INTO ledger VALUES (1, 'a', 0)").await;
+    let open: Option<i64> = tx.query_first("SELECT @@in_transaction").await.unwrap();
+    assert_eq!(open, Some(0), "no transaction left open");
     tx.rollback().await.unwrap();
 
     // b's write at the current term commits.
@@ -396,4 +399,40 @@ fn tempdir(tag: &str) -> String {
     let dir = format!("{base}/mysqlleader-{tag}-{}-{}", std::process::id(),
                       std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
     dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resign_wakes_a_follower_at_once_through_the_wakeup_lock() {
+    // Followers poll only every 5 s here; a handover much faster than that comes from the
+    // wake-up lock. Three rounds, so a lucky poll cannot pass for the accelerator.
+    let db = common::TestDb::migrated("elwake").await;
+    let slow_poll = |node: &str| {
+        Elector::builder(db.pool.clone(), "wake")
+            .node_id(node)
+            .lease(Duration::from_secs(20))
+            .renew_interval(Duration::from_secs(2))
+            .retry_interval(Duration::from_secs(5))
+            .retry_jitter(0.0)
+            .start()
+            .unwrap()
+    };
+    let mut electors: Vec<Elector> = (0..4).map(|i| slow_poll(&format!("w{i}"))).collect();
+    for round in 0..3 {
+        let refs: Vec<&Elector> = electors.iter().collect();
+        let leader = one_leader(&refs, Duration::from_secs(10)).await;
+        // Give followers time to learn the leader and start waiting on its lock.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let t0 = Instant::now();
+        assert!(electors[leader].resign().await.unwrap());
+        let refs: Vec<&Elector> = electors.iter().collect();
+        one_leader(&refs, Duration::from_secs(10)).await;
+        let handover = t0.elapsed();
+        println!("round {round}: handover after resign {handover:?} (followers poll every 5 s)");
+        assert!(handover < Duration::from_millis(2500), "handover took {handover:?}: not woken");
+        electors.remove(leader).shutdown().await.unwrap();
+    }
+    for e in electors {
+        e.shutdown().await.unwrap();
+    }
+    db.drop_db().await;
 }
