@@ -8,7 +8,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 TESTDB := scripts/testdb.sh
 
-.PHONY: all build test test-all test-rust demo clean
+.PHONY: all build test test-all test-rust test-galera demo clean
 
 all: build
 
@@ -19,10 +19,14 @@ build:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust
+test-all: test-rust test-galera
 
 test-rust:
 	$(CARGO) test --release --all-targets -- --test-threads=4
+
+## The 3-node Galera cluster tests (start their own cluster, as user mysql).
+test-galera:
+	scripts/test-galera.sh
 
 clean:
 	$(CARGO) clean
