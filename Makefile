@@ -8,7 +8,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 TESTDB := scripts/testdb.sh
 
-.PHONY: all build test test-all test-rust test-galera demo clean
+.PHONY: all build test test-all test-rust test-sql-client test-galera demo clean
 
 all: build
 
@@ -19,10 +19,16 @@ build:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-galera
+test-all: test-rust test-sql-client test-galera
 
+# Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
-	$(CARGO) test --release --all-targets -- --test-threads=4
+	$(CARGO) test --release --lib --bins --tests -- --test-threads=4
+	$(CARGO) test --release --doc
+
+## The same scenario through the mariadb command-line client only.
+test-sql-client:
+	bash tests/sql_client.sh
 
 ## The 3-node Galera cluster tests (start their own cluster, as user mysql).
 test-galera:

@@ -11,6 +11,9 @@
 --     (START TRANSACTION inside a procedure commits a transaction the caller left open), except
 --     assert_leader, which is made to run inside the caller's transaction.
 --   * Ids are taken as utf8mb4 text and stored as their bytes (VARBINARY), compared exactly.
+--   * Numbers (lease_ms, term) are taken as DECIMAL(65,30), so that any number a client writes
+--     arrives unchanged and is checked here: a fraction or an out-of-range value is rejected with
+--     45000, never rounded or clamped on the way in (nor refused with a server type error).
 --   * Exactly one result set of exactly one row; no warnings on the normal paths.
 
 -- Rejects a NULL, empty or over-long id. Internal; reads and writes nothing.
@@ -36,22 +39,43 @@ BEGIN
     END IF;
 END;
 
--- Rejects a lease outside 1 ms to 86,400,000 ms (one day). Internal; reads and writes nothing.
-DROP PROCEDURE IF EXISTS leader_election_check_lease;
-CREATE PROCEDURE leader_election_check_lease(IN p_lease_ms BIGINT)
+-- Rejects a NULL, fractional or out-of-range number (p_name names the parameter in the
+-- message). Internal; reads and writes nothing.
+DROP PROCEDURE IF EXISTS leader_election_check_number;
+CREATE PROCEDURE leader_election_check_number(
+    IN p_name  VARCHAR(32),
+    IN p_value DECIMAL(65,30),
+    IN p_min   DECIMAL(65,30),
+    IN p_max   DECIMAL(65,30))
     NO SQL
     SQL SECURITY DEFINER
-    COMMENT 'mysqlleader internal: rejects a lease outside 1 to 86400000 ms'
+    COMMENT 'mysqlleader internal: rejects a NULL, fractional or out-of-range number'
 BEGIN
-    DECLARE v_msg VARCHAR(128);
-    IF p_lease_ms IS NULL THEN
-        SET v_msg = 'mysqlleader: lease_ms must not be NULL';
-    ELSEIF p_lease_ms < 1 OR p_lease_ms > 86400000 THEN
-        SET v_msg = CONCAT('mysqlleader: lease_ms must be between 1 and 86400000 (got ', p_lease_ms, ')');
+    DECLARE v_got VARCHAR(80);
+    DECLARE v_msg VARCHAR(255);
+    -- The value as written, without the trailing zeros of the DECIMAL: '1.5', '86400001'.
+    SET v_got = TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM CAST(p_value AS CHAR)));
+    IF p_value IS NULL THEN
+        SET v_msg = CONCAT('mysqlleader: ', p_name, ' must not be NULL');
+    ELSEIF p_value <> TRUNCATE(p_value, 0) THEN
+        SET v_msg = CONCAT('mysqlleader: ', p_name, ' must be a whole number (got ', v_got, ')');
+    ELSEIF p_value < p_min OR p_value > p_max THEN
+        SET v_msg = CONCAT('mysqlleader: ', p_name, ' must be between ', CAST(p_min AS DECIMAL(20,0)),
+                           ' and ', CAST(p_max AS DECIMAL(20,0)), ' (got ', v_got, ')');
     END IF;
     IF v_msg IS NOT NULL THEN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = v_msg;
     END IF;
+END;
+
+-- Rejects a lease outside 1 ms to 86,400,000 ms (one day). Internal; reads and writes nothing.
+DROP PROCEDURE IF EXISTS leader_election_check_lease;
+CREATE PROCEDURE leader_election_check_lease(IN p_lease_ms DECIMAL(65,30))
+    NO SQL
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader internal: rejects a lease outside 1 to 86400000 ms'
+BEGIN
+    CALL leader_election_check_number('lease_ms', p_lease_ms, 1, 86400000);
 END;
 
 -- campaign: take the seat when it is vacant or its lease has expired (term + 1), renew it when the
@@ -61,23 +85,25 @@ DROP PROCEDURE IF EXISTS campaign;
 CREATE PROCEDURE campaign(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
-    IN p_lease_ms   BIGINT)
+    IN p_lease_ms   DECIMAL(65,30))
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
     COMMENT 'mysqlleader: take a vacant or expired seat, renew a held one, else only read'
 BEGIN
-    DECLARE v_sid     VARBINARY(512);
-    DECLARE v_nid     VARBINARY(512);
-    DECLARE v_rows    INT;
-    DECLARE v_leader  VARBINARY(512);
-    DECLARE v_term    BIGINT UNSIGNED;
-    DECLARE v_expires DATETIME(6);
-    DECLARE v_now     DATETIME(6);
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_rows     INT;
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
-    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY);
+    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
+        v_lease_ms = p_lease_ms;
 
     -- 1. A plain consistent read: while another node's lease is valid, this is all a follower does.
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6)
@@ -99,9 +125,9 @@ BEGIN
             SET v_now = UTC_TIMESTAMP(6);
             IF v_leader = v_nid AND v_expires > v_now THEN
                 -- 3a. Renew our own valid lease: the term stays.
-                SET v_expires = v_now + INTERVAL (p_lease_ms * 1000) MICROSECOND;
+                SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
-                   SET lease_ms = p_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
+                   SET lease_ms = v_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
                  WHERE service_id = v_sid;
             ELSEIF v_leader IS NULL OR v_expires <= v_now THEN
                 -- 3b. Take the vacant or expired seat: close the expired term, open the next one.
@@ -111,14 +137,14 @@ BEGIN
                      WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
                 END IF;
                 SET v_term = v_term + 1, v_leader = v_nid,
-                    v_expires = v_now + INTERVAL (p_lease_ms * 1000) MICROSECOND;
+                    v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
-                   SET leader_id = v_nid, term = v_term, lease_ms = p_lease_ms,
+                   SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                        term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
                  WHERE service_id = v_sid;
                 INSERT INTO leader_election_history
                        (service_id, term, leader_id, lease_ms, began_at, began_how)
-                VALUES (v_sid, v_term, v_nid, p_lease_ms, v_now, 'elected');
+                VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'elected');
             END IF;
             -- 3c. Otherwise another node took the seat meanwhile: nothing to write.
             COMMIT;
@@ -194,22 +220,24 @@ DROP PROCEDURE IF EXISTS force_leader;
 CREATE PROCEDURE force_leader(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
-    IN p_lease_ms   BIGINT)
+    IN p_lease_ms   DECIMAL(65,30))
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
     COMMENT 'mysqlleader: install a node as leader now, with a new term'
 BEGIN
-    DECLARE v_sid     VARBINARY(512);
-    DECLARE v_nid     VARBINARY(512);
-    DECLARE v_leader  VARBINARY(512);
-    DECLARE v_term    BIGINT UNSIGNED;
-    DECLARE v_expires DATETIME(6);
-    DECLARE v_now     DATETIME(6);
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
-    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY);
+    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
+        v_lease_ms = p_lease_ms;
 
     BEGIN
         DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
@@ -225,21 +253,21 @@ BEGIN
              WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
         END IF;
         SET v_term = v_term + 1,
-            v_expires = v_now + INTERVAL (p_lease_ms * 1000) MICROSECOND;
+            v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
         UPDATE leader_election
-           SET leader_id = v_nid, term = v_term, lease_ms = p_lease_ms,
+           SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
          WHERE service_id = v_sid;
         INSERT INTO leader_election_history
                (service_id, term, leader_id, lease_ms, began_at, began_how)
-        VALUES (v_sid, v_term, v_nid, p_lease_ms, v_now, 'forced');
+        VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'forced');
         COMMIT;
     END;
 
     SELECT 1 AS is_leader,
            CAST(v_nid AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            v_term AS term,
-           p_lease_ms AS lease_remaining_ms;
+           v_lease_ms AS lease_remaining_ms;
 END;
 
 -- reelect: end the current lease now (its term ends 'reelected') and vacate the seat, so that
@@ -338,14 +366,16 @@ END;
 -- assert_leader: the fencing guard, to be called inside the caller's own transaction before
 -- its writes. It succeeds only when the node holds an unexpired lease at exactly this term, and
 -- it share-locks the election row until the caller's transaction ends, so no takeover (which
--- needs the row's exclusive lock) can commit in between. Otherwise SQLSTATE 45001. It neither
--- starts, commits nor rolls back a transaction: the caller's transaction is the caller's.
+-- needs the row's exclusive lock) can commit in between. Otherwise SQLSTATE 45001. It never
+-- starts or commits a transaction; but when it fails (45001, bad input, a lock wait) it rolls
+-- the caller's transaction back before raising, so that writes made under a stale term cannot
+-- commit even if the caller ignores the error, and no lock is left held.
 -- Result: is_leader (1), term, lease_remaining_ms (> 0).
 DROP PROCEDURE IF EXISTS assert_leader;
 CREATE PROCEDURE assert_leader(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
-    IN p_term       BIGINT UNSIGNED)
+    IN p_term       DECIMAL(65,30))
     READS SQL DATA
     SQL SECURITY DEFINER
     COMMENT 'mysqlleader: fence the caller''s transaction: raise 45001 unless node leads at term'
@@ -354,22 +384,24 @@ BEGIN
     DECLARE v_term    BIGINT UNSIGNED;
     DECLARE v_expires DATETIME(6);
     DECLARE v_now     DATETIME(6);
-    DECLARE v_msg     VARCHAR(128);
+    DECLARE v_want    BIGINT UNSIGNED;
+    DECLARE v_msg     VARCHAR(255);
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
-    IF p_term IS NULL THEN
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'mysqlleader: term must not be NULL';
-    END IF;
+    CALL leader_election_check_number('term', p_term, 0, 18446744073709551615);
+    SET v_want = p_term;
 
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
       INTO v_leader, v_term, v_expires
       FROM leader_election WHERE service_id = CAST(p_service_id AS BINARY)
       LOCK IN SHARE MODE;
     SET v_now = UTC_TIMESTAMP(6);
-    IF NOT COALESCE(v_leader = CAST(p_node_id AS BINARY) AND v_term = p_term
-                    AND v_expires > v_now, FALSE) THEN
-        SET v_msg = CONCAT('mysqlleader: not the leader at term ', p_term,
+    -- Valid means at least 1 ms left, so that lease_remaining_ms is always > 0 on success.
+    IF NOT COALESCE(v_leader = CAST(p_node_id AS BINARY) AND v_term = v_want
+                    AND v_expires >= v_now + INTERVAL 1000 MICROSECOND, FALSE) THEN
+        SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
                            ' (current term ', v_term, ')');
         SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = v_msg;
     END IF;

@@ -5,6 +5,12 @@
 
 -- Ends every term whose lease ran out before now ('expired', at the lease's end) and vacates the
 -- seat. Safe to call at any time: it changes only what is already expired. Used by the event.
+--
+-- It takes one seat at a time, by its key, in a transaction of its own, and skips a seat that
+-- someone else has locked, so it never waits for a lock and never deadlocks: a campaign that is
+-- taking the seat over closes the term itself, and a seat held by a transaction fenced with
+-- assert_leader is swept next time. (Locking all expired rows at once through the expiry
+-- index deadlocked against campaigns, which lock the key first and the index entry second.)
 DROP PROCEDURE IF EXISTS leader_election_expire_stale;
 CREATE PROCEDURE leader_election_expire_stale()
     MODIFIES SQL DATA
@@ -12,27 +18,39 @@ CREATE PROCEDURE leader_election_expire_stale()
     COMMENT 'mysqlleader: end expired terms and vacate their seats (run by the expiry event)'
 BEGIN
     DECLARE v_cutoff  DATETIME(6);
-    DECLARE v_expired INT;
+    DECLARE v_sid     VARBINARY(512);
+    DECLARE v_last    VARBINARY(512) DEFAULT '';
+    DECLARE v_leader  VARBINARY(512);
+    DECLARE v_term    BIGINT UNSIGNED;
+    DECLARE v_expires DATETIME(6);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
-    -- Read committed: the locking scan below keeps locks on the expired rows only.
-    SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-    START TRANSACTION;
-    -- 1. Lock the rows expired at the cut-off. No other row can come to match it: a new lease
-    --    always ends after the time it is written, and a vacated seat has no expiry.
+    -- No lease can come to end before the cut-off once it has passed: a new lease always ends
+    -- after the time it is written.
     SET v_cutoff = UTC_TIMESTAMP(6);
-    SELECT COUNT(*) INTO v_expired FROM leader_election
-     WHERE leader_id IS NOT NULL AND lease_expires_at <= v_cutoff FOR UPDATE;
-    IF v_expired > 0 THEN
-        -- 2. Close their terms, then vacate their seats.
-        UPDATE leader_election_history h
-          JOIN leader_election e ON e.service_id = h.service_id AND e.term = h.term
-           SET h.ended_at = e.lease_expires_at, h.ended_how = 'expired'
-         WHERE e.leader_id IS NOT NULL AND e.lease_expires_at <= v_cutoff AND h.ended_at IS NULL;
-        UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
-         WHERE leader_id IS NOT NULL AND lease_expires_at <= v_cutoff;
-    END IF;
-    COMMIT;
+    sweep: LOOP
+        -- 1. The next expired seat in key order, by a plain consistent read (no lock).
+        SET v_sid = NULL;
+        SELECT MIN(service_id) INTO v_sid FROM leader_election
+         WHERE service_id > v_last AND leader_id IS NOT NULL AND lease_expires_at <= v_cutoff;
+        IF v_sid IS NULL THEN
+            LEAVE sweep;
+        END IF;
+        SET v_last = v_sid;
+        -- 2. Lock that seat by its key, as every procedure does; skip it if someone holds it.
+        START TRANSACTION;
+        SET v_leader = NULL;
+        SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_term, v_expires
+          FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
+        -- 3. Still expired under the lock: end its term at the lease's end, vacate the seat.
+        IF v_leader IS NOT NULL AND v_expires <= v_cutoff THEN
+            UPDATE leader_election_history SET ended_at = v_expires, ended_how = 'expired'
+             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+            UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+             WHERE service_id = v_sid;
+        END IF;
+        COMMIT;
+    END LOOP;
 END;
 
 CREATE EVENT IF NOT EXISTS leader_election_expire
@@ -44,18 +62,13 @@ CREATE EVENT IF NOT EXISTS leader_election_expire
 
 -- set_expiry_event: switch the expiry event on (1) or off (0). Result: event_enabled.
 DROP PROCEDURE IF EXISTS set_expiry_event;
-CREATE PROCEDURE set_expiry_event(IN p_enabled INT)
+CREATE PROCEDURE set_expiry_event(IN p_enabled DECIMAL(65,30))
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
     COMMENT 'mysqlleader: switch the expiry event on (1) or off (0)'
 BEGIN
-    DECLARE v_msg VARCHAR(128);
-    IF p_enabled IS NULL THEN
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'mysqlleader: enabled must not be NULL';
-    ELSEIF p_enabled NOT IN (0, 1) THEN
-        SET v_msg = CONCAT('mysqlleader: enabled must be 0 or 1 (got ', p_enabled, ')');
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = v_msg;
-    END IF;
+    -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
+    CALL leader_election_check_number('enabled', p_enabled, 0, 1);
     IF p_enabled = 1 THEN
         ALTER EVENT leader_election_expire ENABLE;
     ELSE

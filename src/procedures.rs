@@ -193,6 +193,10 @@ where
 /// the node holds a valid lease at exactly `term`, and on success it keeps the election row
 /// share-locked until that transaction ends, so no takeover can commit in between.
 ///
+/// On any failure it rolls the caller's transaction back before raising (so writes made under
+/// a stale term cannot commit even if the error is ignored); statements after the failure run
+/// outside any transaction. Treat the error as the end of the transaction.
+///
 /// ```no_run
 /// # async fn demo(pool: mysql_async::Pool, term: u64) -> mysqlleader::Result<()> {
 /// use mysql_async::prelude::Queryable;
@@ -289,4 +293,266 @@ pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service_id: &
 pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, service_id: &str) -> Result<()> {
     let sql = format!("DO RELEASE_LOCK({WAKEUP_LOCK_NAME})");
     sql.with((service_id,)).ignore(&mut *conn).await.map_err(Error::from_mysql)
+}
+
+// =====================================================================================
+// ---- Queries of the `mysqlleader` command-line tool ----
+//
+// Read-only views for operators (`status`, `event status`), the connection check, and the text
+// of `grant`. Unlike the procedures above, the status queries read the tables and the
+// `leader_election_terms` view directly, so they need SELECT on the schema: an account that
+// holds only EXECUTE cannot run them (it can still call `current_leader`). Every time is taken
+// or computed on the database's clock and returned as UTC text (`2025-01-31T12:00:00.123456Z`);
+// every length of time is computed by the database, never against a local clock.
+// =====================================================================================
+
+/// What the server says about the connection: asked first by the command-line tool, so that
+/// an unreachable server or a refused login is reported before anything else is tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// `VERSION()`, e.g. `10.11.6-MariaDB-0+deb12u1`.
+    pub version: String,
+    /// The default database of the connection (`DATABASE()`), where the schema lives.
+    pub database: Option<String>,
+    /// The account the server authenticated (`CURRENT_USER()`).
+    pub account: String,
+}
+
+/// Connects and asks who the server is and who we are.
+pub async fn server_info(pool: &mysql_async::Pool) -> Result<ServerInfo> {
+    let row = call_row(pool, "SELECT VERSION() AS version, DATABASE() AS db, CURRENT_USER() AS account", Params::Empty).await?;
+    Ok(ServerInfo { version: col(&row, "version")?, database: col(&row, "db")?, account: col(&row, "account")? })
+}
+
+/// One service's seat, as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceStatus {
+    pub service_id: String,
+    /// The node holding a valid lease; `None` when the seat is vacant or the lease has expired.
+    pub leader_id: Option<String>,
+    /// The service's term: the current leader's, or the last there was.
+    pub term: u64,
+    /// Time left on the current leader's lease; zero when nobody leads.
+    pub lease_remaining: Duration,
+    /// The length of the lease the current (or last) leader asked for.
+    pub lease: Option<Duration>,
+    /// When the current (or last) term began, UTC text.
+    pub term_started_at: Option<String>,
+    /// How the current (or last) term began: `elected` or `forced`.
+    pub began_how: Option<String>,
+    /// The node that led the last term (the leader itself while a lease is valid).
+    pub last_leader_id: Option<String>,
+    /// While nobody leads: when and how the last term ended (`expired`, `resigned`, ...).
+    pub ended_at: Option<String>,
+    pub ended_how: Option<String>,
+    /// While leading: how long the current term has lasted; while vacant: how long the seat has
+    /// been vacant. Both on the database's clock.
+    pub for_how_long: Option<Duration>,
+}
+
+/// Every service (`service_id = None`, in name order) or one service: its seat, on the
+/// database's clock. Empty when the service has no row (nobody ever campaigned for it).
+pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>) -> Result<Vec<ServiceStatus>> {
+    // One statement, so UTC_TIMESTAMP(6) is one instant for every row and in the view.
+    const SQL: &str = "SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
+       IF(e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6),
+          CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4), NULL) AS leader_id,
+       e.term AS term,
+       IF(e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6),
+          TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), e.lease_expires_at) DIV 1000, 0) AS lease_remaining_ms,
+       h.lease_ms AS lease_ms,
+       DATE_FORMAT(h.began_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS term_started_at,
+       CAST(h.began_how AS CHAR) AS began_how,
+       CAST(h.leader_id AS CHAR CHARACTER SET utf8mb4) AS last_leader_id,
+       CASE WHEN h.ended_at IS NOT NULL THEN DATE_FORMAT(h.ended_at, '%Y-%m-%dT%H:%i:%s.%fZ')
+            WHEN e.leader_id IS NOT NULL AND e.lease_expires_at <= UTC_TIMESTAMP(6)
+                 THEN DATE_FORMAT(e.lease_expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') END AS ended_at,
+       CASE WHEN h.ended_at IS NOT NULL THEN CAST(h.ended_how AS CHAR)
+            WHEN e.leader_id IS NOT NULL AND e.lease_expires_at <= UTC_TIMESTAMP(6) THEN 'expired' END AS ended_how,
+       CASE WHEN e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6)
+                 THEN TIMESTAMPDIFF(MICROSECOND, h.began_at, UTC_TIMESTAMP(6)) DIV 1000
+            WHEN h.ended_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, h.ended_at, UTC_TIMESTAMP(6)) DIV 1000
+            WHEN e.lease_expires_at IS NOT NULL
+                 THEN TIMESTAMPDIFF(MICROSECOND, e.lease_expires_at, UTC_TIMESTAMP(6)) DIV 1000 END AS for_ms
+  FROM leader_election e
+  LEFT JOIN leader_election_history h ON h.service_id = e.service_id AND h.term = e.term
+ WHERE ? IS NULL OR e.service_id = CAST(? AS BINARY)
+ ORDER BY e.service_id";
+    let result = SQL.with((service_id, service_id)).run(pool).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter()
+        .map(|row| {
+            let lease_ms: Option<i64> = col(row, "lease_ms")?;
+            let for_ms: Option<i64> = col(row, "for_ms")?;
+            Ok(ServiceStatus {
+                service_id: col(row, "service_id")?,
+                leader_id: col(row, "leader_id")?,
+                term: col(row, "term")?,
+                lease_remaining: millis(row, "lease_remaining_ms")?,
+                lease: lease_ms.map(|ms| Duration::from_millis(ms.max(0) as u64)),
+                term_started_at: col(row, "term_started_at")?,
+                began_how: col(row, "began_how")?,
+                last_leader_id: col(row, "last_leader_id")?,
+                ended_at: col(row, "ended_at")?,
+                ended_how: col(row, "ended_how")?,
+                for_how_long: for_ms.map(|ms| Duration::from_millis(ms.max(0) as u64)),
+            })
+        })
+        .collect()
+}
+
+/// One term of a service, from the `leader_election_terms` view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermRecord {
+    pub term: u64,
+    pub leader_id: String,
+    /// The lease length asked for when the term began.
+    pub lease: Duration,
+    /// UTC text; `began_how` is `elected` or `forced`.
+    pub began_at: String,
+    pub began_how: String,
+    /// UTC text; `None` while the term is current. `ended_how`: `expired`, `resigned`,
+    /// `reelected` or `forced_out`.
+    pub ended_at: Option<String>,
+    pub ended_how: Option<String>,
+    /// From its beginning to its end (or to now while current), on the database's clock.
+    pub lasted: Duration,
+}
+
+/// The `limit` most recent terms of a service, newest first.
+pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32) -> Result<Vec<TermRecord>> {
+    const SQL: &str = "SELECT term, leader_id, lease_ms,
+       DATE_FORMAT(began_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS began_at, CAST(began_how AS CHAR) AS began_how,
+       DATE_FORMAT(ended_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS ended_at, CAST(ended_how AS CHAR) AS ended_how,
+       TIMESTAMPDIFF(MICROSECOND, began_at, COALESCE(ended_at, UTC_TIMESTAMP(6))) DIV 1000 AS lasted_ms
+  FROM leader_election_terms
+ WHERE service_id = ?
+ ORDER BY term DESC
+ LIMIT ?";
+    let result = SQL.with((service_id, limit)).run(pool).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter()
+        .map(|row| {
+            let lease_ms: i64 = col(row, "lease_ms")?;
+            Ok(TermRecord {
+                term: col(row, "term")?,
+                leader_id: col(row, "leader_id")?,
+                lease: Duration::from_millis(lease_ms.max(0) as u64),
+                began_at: col(row, "began_at")?,
+                began_how: col(row, "began_how")?,
+                ended_at: col(row, "ended_at")?,
+                ended_how: col(row, "ended_how")?,
+                lasted: millis(row, "lasted_ms")?,
+            })
+        })
+        .collect()
+}
+
+/// The optional expiry event and the server's scheduler that runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpiryEventStatus {
+    /// Whether the event `leader_election_expire` exists in this database (as far as this
+    /// account may see events).
+    pub installed: bool,
+    /// Whether the event is switched on (`CALL set_expiry_event(1)`).
+    pub enabled: bool,
+    /// `@@GLOBAL.event_scheduler`: `ON`, `OFF` or `DISABLED`. The event runs only when `ON`.
+    pub event_scheduler: String,
+    /// When the event last ran, UTC text (as the server reports it).
+    pub last_executed: Option<String>,
+}
+
+/// Reads the state of the expiry event and of `@@event_scheduler`.
+pub async fn expiry_event_status(pool: &mysql_async::Pool) -> Result<ExpiryEventStatus> {
+    const SQL: &str = "SELECT COUNT(ev.EVENT_NAME) AS installed,
+       COALESCE(MAX(ev.STATUS = 'ENABLED'), 0) AS event_enabled,
+       CAST(@@GLOBAL.event_scheduler AS CHAR) AS event_scheduler,
+       DATE_FORMAT(MAX(ev.LAST_EXECUTED), '%Y-%m-%dT%H:%i:%sZ') AS last_executed
+  FROM (SELECT 1 AS one) AS one
+  LEFT JOIN information_schema.EVENTS ev
+    ON ev.EVENT_SCHEMA = DATABASE() AND ev.EVENT_NAME = 'leader_election_expire'";
+    let row = call_row(pool, SQL, Params::Empty).await?;
+    Ok(ExpiryEventStatus {
+        installed: flag(&row, "installed")?,
+        enabled: flag(&row, "event_enabled")?,
+        event_scheduler: col(&row, "event_scheduler")?,
+        last_executed: col(&row, "last_executed")?,
+    })
+}
+
+/// An account as MySQL names it: `'user'@'host'`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub user: String,
+    pub host: String,
+}
+
+impl Account {
+    /// Reads `user`, `user@host` or `'user'@'host'` (the host defaults to `%`, any host).
+    ///
+    /// Only plain names are accepted — printable characters other than quotes, backticks and
+    /// backslashes, 1 to 80 characters for the user and at most 255 for the host — so that the
+    /// quoted name means the same under every `sql_mode` (with or without
+    /// `NO_BACKSLASH_ESCAPES`) and no input can end the quoted string early.
+    pub fn parse(text: &str) -> Result<Account> {
+        let text = text.trim();
+        let unquote = |part: &str| -> String {
+            let p = part.trim();
+            match (p.strip_prefix('\''), p.strip_prefix('"'), p.strip_prefix('`')) {
+                (Some(rest), _, _) => rest.strip_suffix('\'').unwrap_or(rest).to_string(),
+                (_, Some(rest), _) => rest.strip_suffix('"').unwrap_or(rest).to_string(),
+                (_, _, Some(rest)) => rest.strip_suffix('`').unwrap_or(rest).to_string(),
+                _ => p.to_string(),
+            }
+        };
+        let (user, host) = match text.rfind('@') {
+            Some(at) => (unquote(&text[..at]), unquote(&text[at + 1..])),
+            None => (unquote(text), "%".to_string()),
+        };
+        let check = |what: &str, value: &str, max: usize, allow_empty: bool| -> Result<()> {
+            if value.is_empty() && !allow_empty {
+                return Err(Error::invalid("account", format!("the {what} name must not be empty")));
+            }
+            if value.chars().count() > max {
+                return Err(Error::invalid("account", format!("the {what} name must be at most {max} characters")));
+            }
+            if let Some(c) = value.chars().find(|c| c.is_control() || matches!(c, '\'' | '"' | '`' | '\\')) {
+                return Err(Error::invalid("account", format!(
+                    "the {what} name must not contain {c:?} (quotes, backticks, backslashes and control characters are refused)")));
+            }
+            Ok(())
+        };
+        check("user", &user, 80, false)?;
+        check("host", &host, 255, false)?;
+        Ok(Account { user, host })
+    }
+
+    /// `'user'@'host'`, safe to put into a statement (see [`Account::parse`]).
+    pub fn quoted(&self) -> String {
+        format!("'{}'@'{}'", self.user, self.host)
+    }
+}
+
+/// `database` quoted as an identifier (backticks doubled).
+fn quote_identifier(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// The statement that gives `account` what an application needs and nothing more: EXECUTE on
+/// the schema in `database`. The procedures are `SQL SECURITY DEFINER`, so with this grant the
+/// account can call every procedure and cannot read or change a table.
+pub fn grant_execute_sql(account: &Account, database: &str) -> Result<String> {
+    if database.is_empty() {
+        return Err(Error::invalid("database", "the URL names no database (mysql://user:pass@host:port/DATABASE)"));
+    }
+    Ok(format!("GRANT EXECUTE ON {}.* TO {};", quote_identifier(database), account.quoted()))
+}
+
+/// Runs [`grant_execute_sql`] for the database of the connection; returns the statement run.
+pub async fn grant_execute(pool: &mysql_async::Pool, account: &Account) -> Result<String> {
+    let info = server_info(pool).await?;
+    let sql = grant_execute_sql(account, info.database.as_deref().unwrap_or(""))?;
+    // A plain text statement: GRANT takes no placeholders for names; the names are checked.
+    sql.as_str().ignore(pool).await.map_err(Error::from_mysql)?;
+    Ok(sql)
 }

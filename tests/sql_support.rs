@@ -136,6 +136,33 @@ pub async fn connect(url: &str) -> Conn {
     Conn::new(Opts::from_url(url).expect("valid URL")).await.expect("connect")
 }
 
+// ---- The calls of the contract, with plain SQL ----
+
+pub async fn campaign(c: &mut Conn, service_id: &str, node_id: &str, lease_ms: i64) -> Reply {
+    ok(c, "CALL campaign(?, ?, ?)", (service_id, node_id, lease_ms)).await
+}
+pub async fn force_leader(c: &mut Conn, service_id: &str, node_id: &str, lease_ms: i64) -> Reply {
+    ok(c, "CALL force_leader(?, ?, ?)", (service_id, node_id, lease_ms)).await
+}
+pub async fn am_i_leader(c: &mut Conn, service_id: &str, node_id: &str) -> Reply {
+    ok(c, "CALL am_i_leader(?, ?)", (service_id, node_id)).await
+}
+pub async fn current_leader(c: &mut Conn, service_id: &str) -> Reply {
+    ok(c, "CALL current_leader(?)", (service_id,)).await
+}
+pub async fn reelect(c: &mut Conn, service_id: &str) -> Reply {
+    ok(c, "CALL reelect(?)", (service_id,)).await
+}
+pub async fn resign(c: &mut Conn, service_id: &str, node_id: &str) -> Reply {
+    ok(c, "CALL resign(?, ?)", (service_id, node_id)).await
+}
+pub async fn assert_leader(c: &mut Conn, service_id: &str, node_id: &str, term: u64) -> Result<Reply, Refusal> {
+    call(c, "CALL assert_leader(?, ?, ?)", (service_id, node_id, term)).await
+}
+pub async fn set_expiry_event(c: &mut Conn, enabled: i64) -> Reply {
+    ok(c, "CALL set_expiry_event(?)", (enabled,)).await
+}
+
 // ---- The state of the tables ----
 
 /// Both tables, every column, in key order: compared before and after a call that must change nothing.
@@ -304,11 +331,11 @@ pub fn run_client(url: &str, db: &str, script: &str) -> (bool, String, String) {
             &format!("--host={}", a.host),
             &format!("--port={}", a.port),
             &format!("--user={}", a.user),
+            &format!("--password={}", a.password),
             "--default-character-set=utf8mb4",
             "--batch",
             db,
         ])
-        .env("MYSQL_PWD", &a.password)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
