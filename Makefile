@@ -15,6 +15,10 @@ all: build
 build:
 	$(CARGO) build --release --all-targets
 
+## The live demo: three candidates, a crash, force, reelect, a graceful handover (about 20 s).
+demo:
+	scripts/demo.sh
+
 ## Every test, in every language, against one throwaway server.
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all

@@ -195,6 +195,13 @@ impl Elector {
 
     /// Starts an elector from a complete configuration (validated here).
     pub fn start_with(pools: Vec<Pool>, config: ElectorConfig) -> Result<Elector> {
+        Self::start_subscribed(pools, config).map(|(elector, _)| elector)
+    }
+
+    /// Like [`Elector::start_with`], and also returns a receiver of [`Elector::events`] that was
+    /// subscribed before the background task started, so it misses no event (the first
+    /// `StartedLeading` included).
+    pub fn start_subscribed(pools: Vec<Pool>, config: ElectorConfig) -> Result<(Elector, broadcast::Receiver<Event>)> {
         config.validate()?;
         if pools.is_empty() {
             return Err(Error::invalid("servers", "at least one server is needed"));
@@ -203,7 +210,7 @@ impl Elector {
             .map_err(|_| Error::invalid("runtime", "Elector::start must be called inside a tokio runtime"))?;
         let config = Arc::new(config);
         let (state_tx, state_rx) = watch::channel(State::initial());
-        let (events, _) = broadcast::channel(256);
+        let (events, first_subscriber) = broadcast::channel(256);
         let (commands, command_rx) = mpsc::unbounded_channel();
         let wakeup = config.wakeup_lock.then(|| {
             let _guard = handle.enter();
@@ -220,7 +227,7 @@ impl Elector {
             rng: seed(),
         };
         handle.spawn(task.run());
-        Ok(Elector { config, state: state_rx, events, commands })
+        Ok((Elector { config, state: state_rx, events, commands }, first_subscriber))
     }
 
     pub fn config(&self) -> &ElectorConfig { &self.config }

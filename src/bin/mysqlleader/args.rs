@@ -1,0 +1,223 @@
+//! The command line: every subcommand and option (clap), and the duration syntax.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Durations are written with a unit: 500ms, 10s, 2m (also 1.5s, 1h).
+
+Exit status: 0 success; for `campaign` and `am-i-leader`, 0 when the node leads and 1 when it
+does not; 2 for any error (bad input, unreachable server, refused login, schema not migrated),
+with a message on standard error. `run` exits with COMMAND's status (128 + N when COMMAND was
+killed by signal N, or when `run` itself was stopped by signal N).";
+
+/// Leader election for services that run on MySQL or MariaDB.
+#[derive(Debug, Parser)]
+#[command(name = "mysqlleader", version, about, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    /// The database that holds the election schema: mysql://user:pass@host:port/db.
+    #[arg(long, global = true, env = "MYSQLLEADER_URL", hide_env_values = true, value_name = "URL")]
+    pub url: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Install or upgrade the SQL objects (tables, procedures, event) in the database of the URL.
+    Migrate,
+    /// Print the installation script for the mysql/mariadb client (needs no server).
+    Sql,
+    /// EXECUTE-only access for an application account: prints the GRANT, or runs it with --apply.
+    Grant {
+        /// The account: `user` (any host), `user@host` or `'user'@'host'`.
+        account: String,
+        /// Run the statement instead of printing it (needs the GRANT OPTION).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// Who leads every service, or one service and its recent terms.
+    Status {
+        /// One service: its seat and its recent terms.
+        service: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Campaign once: take a vacant or expired seat, renew a held one, else only read.
+    /// Exit status 0 when the node leads afterwards, 1 when it does not.
+    Campaign {
+        service: String,
+        node: String,
+        /// Length of the lease on the database's clock.
+        #[arg(long, value_name = "D", default_value = "10s", value_parser = parse_duration)]
+        lease: Duration,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether NODE holds a valid lease on SERVICE (a read). Exit status 0 when it does, 1 when not.
+    AmILeader {
+        service: String,
+        node: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install NODE as the leader at once, with a new term (the displaced leader is forced out).
+    Force {
+        service: String,
+        node: String,
+        /// Length of the lease on the database's clock.
+        #[arg(long, value_name = "D", default_value = "10s", value_parser = parse_duration)]
+        lease: Duration,
+        #[arg(long)]
+        json: bool,
+    },
+    /// End the current lease now; the next campaign of any node wins.
+    Reelect {
+        service: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// End NODE's lease now, if NODE is the current leader.
+    Resign {
+        service: String,
+        node: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The optional expiry event, which closes expired terms and vacates their seats.
+    Event {
+        #[arg(value_enum)]
+        action: EventAction,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one line (or one JSON object) per leadership change, until interrupted.
+    Watch {
+        service: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run COMMAND only while this node leads SERVICE.
+    Run(RunArgs),
+    /// Internal: the watchdog process between `run` and COMMAND (see run.rs and guard.rs).
+    #[command(name = "__guard", hide = true)]
+    Guard(GuardArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventAction {
+    On,
+    Off,
+    Status,
+}
+
+/// `run`: campaign, and run COMMAND while leading.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+COMMAND gets MYSQLLEADER_SERVICE, MYSQLLEADER_NODE and MYSQLLEADER_TERM in its environment. It is
+started only while this node leads, stopped (SIGTERM, then SIGKILL) before the leadership
+deadline passes, and never outlives `run`, even when `run` is killed or frozen. When COMMAND
+exits on its own, `run` resigns and exits with its status (or restarts it, with --restart).
+SIGINT/SIGTERM/SIGHUP stop COMMAND, resign, and exit with 128 + the signal number.")]
+pub struct RunArgs {
+    /// The service (election group) to campaign for.
+    #[arg(long, value_name = "S")]
+    pub service: String,
+    /// This node's name [default: hostname:pid].
+    #[arg(long, value_name = "N")]
+    pub node: Option<String>,
+    /// Length of the lease on the database's clock: the longest failover after a crash.
+    #[arg(long, value_name = "D", default_value = "10s", value_parser = parse_duration)]
+    pub lease: Duration,
+    /// How often the leader renews its lease [default: lease/5].
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub renew: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL when leadership ends; COMMAND gets SIGTERM this long
+    /// before the leadership deadline when renews keep failing [default: lease/4].
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub grace: Option<Duration>,
+    /// Start COMMAND again when it exits on its own (while still leading), instead of resigning.
+    #[arg(long)]
+    pub restart: bool,
+    /// The program to run while leading, and its arguments (after `--`).
+    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<OsString>,
+}
+
+/// The hidden `__guard` subcommand: started by `run` only.
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// The pipe `run` writes deadline extensions and stop requests to.
+    #[arg(long)]
+    pub control_fd: i32,
+    /// The pipe the guard reports COMMAND's start and end on.
+    #[arg(long)]
+    pub report_fd: i32,
+    /// The leadership deadline, CLOCK_BOOTTIME nanoseconds.
+    #[arg(long)]
+    pub deadline_ns: u64,
+    /// SIGTERM this long before the deadline, and the longest wait from SIGTERM to SIGKILL.
+    #[arg(long)]
+    pub grace_ms: u64,
+    /// SIGKILL at the latest this long before the deadline.
+    #[arg(long)]
+    pub kill_margin_ms: u64,
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<OsString>,
+}
+
+/// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s` into whole milliseconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let hint = "write a number with a unit, e.g. 500ms, 10s or 2m";
+    if number.is_empty() {
+        return Err(format!("bad duration {text:?}: {hint}"));
+    }
+    let ms_per_unit: f64 = match unit.trim() {
+        "ms" => 1.0,
+        "s" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "" => return Err(format!("bad duration {text:?}: the unit is missing; {hint}")),
+        other => return Err(format!("bad duration {text:?}: unknown unit {other:?}; {hint}")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("bad duration {text:?}: {hint}"))?;
+    let ms = value * ms_per_unit;
+    if !ms.is_finite() || ms > 1e15 {
+        return Err(format!("bad duration {text:?}: too long"));
+    }
+    if ms.fract() != 0.0 {
+        return Err(format!("bad duration {text:?}: must be whole milliseconds"));
+    }
+    Ok(Duration::from_millis(ms as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("10").unwrap_err().contains("unit is missing"));
+        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("1.5ms").unwrap_err().contains("whole milliseconds"));
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,546 @@
+//! The one-shot subcommands: each opens the database, makes its call(s) through the public
+//! API (`mysqlleader::procedures`, `mysqlleader::migrate`), and prints a sentence, a table,
+//! or one JSON object whose keys are the result columns of the procedure.
+
+use std::time::Duration;
+
+use mysql_async::Pool;
+use mysqlleader::procedures::{self, Account, ServiceStatus, TermRecord};
+use serde_json::json;
+
+use crate::args::EventAction;
+use crate::errors::{CliError, Target};
+use crate::output::{flag, human, print_json, time_of_day_utc, utc_text, Table};
+
+/// How long the first contact with the server may take before the tool gives up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many terms `status SERVICE` lists.
+const RECENT_TERMS: u32 = 10;
+/// How often `watch` asks who leads.
+const WATCH_POLL: Duration = Duration::from_millis(200);
+
+/// Exit status 0 (success, or "leads"), 1 ("does not lead").
+pub type Status = u8;
+
+/// The `--url` of the command line (or `MYSQLLEADER_URL`).
+pub struct Ctx {
+    pub url: Option<String>,
+}
+
+/// An open connection pool and where it points (for messages).
+pub struct Db {
+    pub pool: Pool,
+    pub target: Target,
+}
+
+impl Ctx {
+    pub fn url(&self) -> Result<(&str, Target), CliError> {
+        let url = self.url.as_deref().filter(|u| !u.trim().is_empty()).ok_or_else(|| {
+            CliError::new(
+                "no database URL: pass --url mysql://user:password@host:port/database or set MYSQLLEADER_URL",
+            )
+        })?;
+        Ok((url, Target::from_url(url)?))
+    }
+
+    /// Opens the database and checks that the server answers and accepts the login, so that
+    /// those two mistakes are reported as such, before anything else is tried.
+    pub async fn connect(&self) -> Result<Db, CliError> {
+        let (url, target) = self.url()?;
+        let pool = mysqlleader::pool_from_url(url).map_err(|e| target.explain(e))?;
+        match tokio::time::timeout(CONNECT_TIMEOUT, procedures::server_info(&pool)).await {
+            Ok(Ok(_)) => Ok(Db { pool, target }),
+            Ok(Err(e)) => Err(target.explain(e)),
+            Err(_) => Err(target.explain(mysqlleader::Error::Connection {
+                message: format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+            })),
+        }
+    }
+}
+
+impl Db {
+    pub fn explain(&self, e: mysqlleader::Error) -> CliError {
+        self.target.explain(e)
+    }
+
+    fn db(&self) -> &str {
+        self.target.database.as_deref().unwrap_or("")
+    }
+
+    /// Closes the connections cleanly (the server would log aborted connections otherwise).
+    pub async fn close(self) {
+        let _ = self.pool.disconnect().await;
+    }
+}
+
+/// Runs `f` on the database and closes it afterwards, whatever the outcome.
+async fn with_db<F>(ctx: &Ctx, f: F) -> Result<Status, CliError>
+where
+    F: AsyncFnOnce(&Db) -> Result<Status, CliError>,
+{
+    let db = ctx.connect().await?;
+    let outcome = f(&db).await;
+    db.close().await;
+    outcome
+}
+
+// ---- migrate, sql, grant ----
+
+pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let applied = mysqlleader::migrate(&db.pool).await.map_err(|e| db.explain(e))?;
+        for m in &applied {
+            println!("applied migration V{}__{}", m.version, m.name);
+        }
+        if applied.is_empty() {
+            println!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
+        } else {
+            println!(
+                "the mysqlleader schema is installed in database '{}' on {}:{}",
+                db.db(),
+                db.target.host,
+                db.target.port
+            );
+        }
+        Ok(0)
+    })
+    .await
+}
+
+pub fn sql() -> Result<Status, CliError> {
+    print!("{}", mysqlleader::install_sql());
+    Ok(0)
+}
+
+pub async fn grant(ctx: &Ctx, account: &str, apply: bool) -> Result<Status, CliError> {
+    let account = Account::parse(account).map_err(crate::errors::offline)?;
+    if !apply {
+        let (_, target) = ctx.url()?;
+        let database = target.database.clone().unwrap_or_default();
+        let grant = procedures::grant_execute_sql(&account, &database).map_err(|e| target.explain(e))?;
+        println!("-- EXECUTE-only access for {} to the election procedures in `{database}`:", account.quoted());
+        println!("-- the account can call every procedure and can read or change no table.");
+        println!("-- Create the account first if it does not exist:");
+        println!("--   CREATE USER IF NOT EXISTS {} IDENTIFIED BY '<password>';", account.quoted());
+        println!("{grant}");
+        return Ok(0);
+    }
+    with_db(ctx, async |db| {
+        match procedures::grant_execute(&db.pool, &account).await {
+            Ok(sql) => {
+                println!("{sql}");
+                println!("granted: {} may now call the election procedures in `{}`, and nothing else there", account.quoted(), db.db());
+                Ok(0)
+            }
+            Err(mysqlleader::Error::Server { code: 1133 | 1410, .. }) => Err(CliError::new(format!(
+                "account {} does not exist: create it first (CREATE USER {} IDENTIFIED BY '<password>'), then run this again",
+                account.quoted(),
+                account.quoted()
+            ))),
+            Err(e) => Err(db.explain(e)),
+        }
+    })
+    .await
+}
+
+// ---- status ----
+
+fn status_json(s: &ServiceStatus) -> serde_json::Value {
+    let ms = |d: Option<Duration>| d.map(|d| d.as_millis() as u64);
+    let leading = s.leader_id.is_some();
+    json!({
+        "service_id": s.service_id,
+        "leader_id": s.leader_id,
+        "term": s.term,
+        "lease_remaining_ms": s.lease_remaining.as_millis() as u64,
+        "lease_ms": ms(s.lease),
+        "term_started_at": s.term_started_at,
+        "began_how": s.began_how,
+        "last_leader_id": s.last_leader_id,
+        "ended_at": s.ended_at,
+        "ended_how": s.ended_how,
+        "leading_for_ms": if leading { ms(s.for_how_long) } else { None },
+        "vacant_for_ms": if leading { None } else { ms(s.for_how_long) },
+    })
+}
+
+fn term_json(t: &TermRecord) -> serde_json::Value {
+    json!({
+        "term": t.term,
+        "leader_id": t.leader_id,
+        "lease_ms": t.lease.as_millis() as u64,
+        "began_at": t.began_at,
+        "began_how": t.began_how,
+        "ended_at": t.ended_at,
+        "ended_how": t.ended_how,
+        "lasted_ms": t.lasted.as_millis() as u64,
+    })
+}
+
+/// How a vacant seat's last term ended, in words.
+fn ended_words(s: &ServiceStatus) -> String {
+    let who = s.last_leader_id.as_deref().unwrap_or("the leader");
+    match s.ended_how.as_deref() {
+        Some("expired") => format!("the lease of {who} expired"),
+        Some("resigned") => format!("{who} resigned"),
+        Some("reelected") => format!("reelect ended {who}'s lease"),
+        Some("forced_out") => format!("{who} was forced out"),
+        _ => "ended".to_string(),
+    }
+}
+
+fn status_row(s: &ServiceStatus) -> Vec<String> {
+    match (&s.leader_id, s.term) {
+        (_, 0) => vec![s.service_id.clone(), "-".into(), "0".into(), "-".into(), "-".into(), "nobody has led yet".into()],
+        (Some(leader), _) => vec![
+            s.service_id.clone(),
+            leader.clone(),
+            s.term.to_string(),
+            human(s.lease_remaining),
+            s.term_started_at.as_deref().map(utc_text).unwrap_or_default(),
+            format!(
+                "leading for {} ({})",
+                s.for_how_long.map(human).unwrap_or_default(),
+                s.began_how.as_deref().unwrap_or("elected")
+            ),
+        ],
+        (None, _) => vec![
+            s.service_id.clone(),
+            "(vacant)".into(),
+            s.term.to_string(),
+            "-".into(),
+            s.ended_at.as_deref().map(utc_text).unwrap_or_default(),
+            format!("vacant for {}: {}", s.for_how_long.map(human).unwrap_or_default(), ended_words(s)),
+        ],
+    }
+}
+
+pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let Some(service) = service else {
+            let all = procedures::service_statuses(&db.pool, None).await.map_err(|e| db.explain(e))?;
+            if as_json {
+                print_json(&json!({ "services": all.iter().map(status_json).collect::<Vec<_>>() }));
+            } else if all.is_empty() {
+                println!("no services yet: nobody has campaigned in database '{}'", db.db());
+            } else {
+                let mut table = Table::new(&["SERVICE", "LEADER", "TERM", "LEASE LEFT", "SINCE (UTC)", ""]);
+                for s in &all {
+                    table.row(status_row(s));
+                }
+                print!("{}", table.render());
+            }
+            return Ok(0);
+        };
+        mysqlleader::config::check_id("service_id", service).map_err(|e| db.explain(e))?;
+        let found = procedures::service_statuses(&db.pool, Some(service)).await.map_err(|e| db.explain(e))?;
+        let Some(s) = found.into_iter().next() else {
+            return Err(unknown_service(db, service).await);
+        };
+        let terms = procedures::recent_terms(&db.pool, service, RECENT_TERMS).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            let mut value = status_json(&s);
+            value["terms"] = terms.iter().map(term_json).collect();
+            print_json(&value);
+            return Ok(0);
+        }
+        match &s.leader_id {
+            Some(leader) => println!(
+                "service {}: {leader} leads at term {} ({}), lease {} left; leading for {} since {} UTC",
+                s.service_id,
+                s.term,
+                s.began_how.as_deref().unwrap_or("elected"),
+                human(s.lease_remaining),
+                s.for_how_long.map(human).unwrap_or_default(),
+                s.term_started_at.as_deref().map(utc_text).unwrap_or_default()
+            ),
+            None if s.term == 0 => println!("service {}: nobody has led yet", s.service_id),
+            None => println!(
+                "service {}: no leader; the seat has been vacant for {} since {} UTC ({} at term {}); \
+                 the next campaign takes it",
+                s.service_id,
+                s.for_how_long.map(human).unwrap_or_default(),
+                s.ended_at.as_deref().map(utc_text).unwrap_or_default(),
+                ended_words(&s),
+                s.term
+            ),
+        }
+        if !terms.is_empty() {
+            println!();
+            println!("recent terms, newest first (times in UTC, on the database's clock):");
+            let mut table = Table::new(&["TERM", "LEADER", "BEGAN", "HOW", "ENDED", "HOW", "LASTED", "LEASE"]);
+            for t in &terms {
+                table.row(vec![
+                    t.term.to_string(),
+                    t.leader_id.clone(),
+                    utc_text(&t.began_at),
+                    t.began_how.clone(),
+                    t.ended_at.as_deref().map(utc_text).unwrap_or_else(|| "-".into()),
+                    t.ended_how.clone().unwrap_or_else(|| "(current)".into()),
+                    human(t.lasted),
+                    human(t.lease),
+                ]);
+            }
+            print!("{}", table.render());
+        }
+        Ok(0)
+    })
+    .await
+}
+
+/// The error for a service that has no row, naming the services there are (when this account
+/// may read them).
+async fn unknown_service(db: &Db, service: &str) -> CliError {
+    let known = procedures::service_statuses(&db.pool, None).await.unwrap_or_default();
+    let mut names: Vec<String> = known.iter().take(10).map(|s| format!("'{}'", s.service_id)).collect();
+    if known.len() > 10 {
+        names.push("...".into());
+    }
+    let hint = if names.is_empty() {
+        format!("no service has campaigned in database '{}' yet", db.db())
+    } else {
+        format!("known services: {}", names.join(", "))
+    };
+    CliError::new(format!(
+        "unknown service '{service}': no node has ever led it in database '{}' ({hint}); check the name",
+        db.db()
+    ))
+}
+
+// ---- one call each: campaign, am-i-leader, force, reelect, resign ----
+
+pub async fn campaign(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let c = procedures::campaign(&db.pool, service, node, lease).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            print_json(&json!({
+                "is_leader": flag(c.is_leader),
+                "leader_id": c.leader_id,
+                "term": c.term,
+                "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
+            }));
+        } else if c.is_leader {
+            println!("{node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
+        } else {
+            println!(
+                "{node} does not lead {service}: {} leads at term {} (lease {} left)",
+                c.leader_id.as_deref().unwrap_or("another node"),
+                c.term,
+                human(c.lease_remaining)
+            );
+        }
+        Ok(if c.is_leader { 0 } else { 1 })
+    })
+    .await
+}
+
+pub async fn am_i_leader(ctx: &Ctx, service: &str, node: &str, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let c = procedures::am_i_leader(&db.pool, service, node).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            print_json(&json!({
+                "is_leader": flag(c.is_leader),
+                "term": c.term,
+                "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
+            }));
+        } else if c.is_leader {
+            println!("yes: {node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
+        } else if c.lease_remaining.is_zero() {
+            println!("no: {node} does not lead {service}; nobody does (last term {})", c.term);
+        } else {
+            println!("no: {node} does not lead {service}; another node leads at term {}", c.term);
+        }
+        Ok(if c.is_leader { 0 } else { 1 })
+    })
+    .await
+}
+
+pub async fn force(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let c = procedures::force_leader(&db.pool, service, node, lease).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            print_json(&json!({
+                "is_leader": flag(c.is_leader),
+                "leader_id": c.leader_id,
+                "term": c.term,
+                "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
+            }));
+        } else {
+            println!(
+                "{node} now leads {service} at term {} (forced; lease {}); the previous leader steps down at its next renew",
+                c.term,
+                human(c.lease_remaining)
+            );
+        }
+        Ok(0)
+    })
+    .await
+}
+
+pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let r = procedures::reelect(&db.pool, service).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            print_json(&json!({ "previous_leader_id": r.previous_leader_id, "term": r.term }));
+        } else {
+            match &r.previous_leader_id {
+                Some(previous) => println!(
+                    "ended the lease of {previous} on {service} (term {}); the next campaign of any node wins",
+                    r.term
+                ),
+                None => println!("nobody led {service} (term {}): nothing to end; the next campaign wins", r.term),
+            }
+        }
+        Ok(0)
+    })
+    .await
+}
+
+pub async fn resign(ctx: &Ctx, service: &str, node: &str, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let r = procedures::resign(&db.pool, service, node).await.map_err(|e| db.explain(e))?;
+        if as_json {
+            print_json(&json!({ "resigned": flag(r.resigned), "term": r.term }));
+        } else if r.resigned {
+            println!("{node} resigned from {service} (term {}); the next campaign of any node wins", r.term);
+        } else {
+            println!("{node} did not lead {service} (term {}): nothing changed", r.term);
+        }
+        Ok(0)
+    })
+    .await
+}
+
+// ---- event ----
+
+const SCHEDULER_OFF: &str = "the server's event scheduler is not ON, so the event does not run: \
+     SET GLOBAL event_scheduler = ON (and event_scheduler=ON in the server's configuration)";
+
+pub async fn event(ctx: &Ctx, action: EventAction, as_json: bool) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        if action != EventAction::Status {
+            let enabled = procedures::set_expiry_event(&db.pool, action == EventAction::On)
+                .await
+                .map_err(|e| db.explain(e))?;
+            if as_json {
+                print_json(&json!({ "event_enabled": flag(enabled) }));
+                return Ok(0);
+            }
+            if enabled {
+                println!("the expiry event is on: expired terms are closed and their seats vacated every second");
+                let scheduler = procedures::expiry_event_status(&db.pool).await.map(|s| s.event_scheduler);
+                if scheduler.is_ok_and(|s| !s.eq_ignore_ascii_case("ON")) {
+                    eprintln!("mysqlleader: warning: {SCHEDULER_OFF}");
+                }
+            } else {
+                println!("the expiry event is off: an expired term stays open until the next campaign takes the seat");
+            }
+            return Ok(0);
+        }
+        let s = procedures::expiry_event_status(&db.pool).await.map_err(|e| db.explain(e))?;
+        if !s.installed {
+            return Err(CliError::new(format!(
+                "the expiry event leader_election_expire is not in database '{}' (or this account may not see \
+                 events): run `mysqlleader migrate`",
+                db.db()
+            )));
+        }
+        let runs = s.enabled && s.event_scheduler.eq_ignore_ascii_case("ON");
+        if as_json {
+            print_json(&json!({
+                "event_enabled": flag(s.enabled),
+                "event_scheduler": s.event_scheduler,
+                "running": flag(runs),
+                "last_executed": s.last_executed,
+            }));
+            return Ok(0);
+        }
+        println!("expiry event leader_election_expire: {}", if s.enabled { "on" } else { "off" });
+        println!("server event scheduler (@@event_scheduler): {}", s.event_scheduler);
+        if let Some(last) = &s.last_executed {
+            println!("last run: {} UTC", utc_text(last));
+        }
+        if runs {
+            println!("=> expired terms are closed and their seats vacated every second");
+        } else if s.enabled {
+            println!("=> the event is on but does not run: {SCHEDULER_OFF}");
+        } else {
+            println!("=> expired terms stay open until the next campaign takes the seat (switch on: mysqlleader event on)");
+        }
+        Ok(0)
+    })
+    .await
+}
+
+// ---- watch ----
+
+fn watch_line(service: &str, c: &procedures::CurrentLeader, as_json: bool) {
+    if as_json {
+        print_json(&json!({
+            "service_id": service,
+            "leader_id": c.leader_id,
+            "term": c.term,
+            "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
+            "observed_at": crate::output::now_rfc3339_utc(),
+        }));
+    } else {
+        match &c.leader_id {
+            Some(leader) => println!(
+                "{}  {service}: {leader} leads at term {} (lease {} left)",
+                time_of_day_utc(),
+                c.term,
+                human(c.lease_remaining)
+            ),
+            None => println!("{}  {service}: no leader (term {} ended); the seat is vacant", time_of_day_utc(), c.term),
+        }
+    }
+}
+
+pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, CliError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let db = ctx.connect().await?;
+    // `current_leader` is a procedure: an EXECUTE-only account may watch too.
+    let first = match procedures::current_leader(&db.pool, service).await {
+        Ok(c) if c.term == 0 => Err(unknown_service(&db, service).await),
+        Ok(c) => Ok(c),
+        Err(e) => Err(db.explain(e)),
+    };
+    let mut last = match first {
+        Ok(c) => c,
+        Err(e) => {
+            db.close().await;
+            return Err(e);
+        }
+    };
+    watch_line(service, &last, as_json);
+    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
+    let mut failing = false;
+    loop {
+        tokio::select! {
+            _ = sigint.recv() => break,
+            _ = sigterm.recv() => break,
+            _ = tokio::time::sleep(WATCH_POLL) => {}
+        }
+        match procedures::current_leader(&db.pool, service).await {
+            Ok(c) => {
+                if failing {
+                    eprintln!("mysqlleader: in contact with the server again");
+                    failing = false;
+                }
+                if c.leader_id != last.leader_id || c.term != last.term {
+                    watch_line(service, &c, as_json);
+                }
+                last = c;
+            }
+            Err(e) => {
+                if !failing {
+                    eprintln!("mysqlleader: {}; still trying", db.explain(e));
+                    failing = true;
+                }
+            }
+        }
+    }
+    db.close().await;
+    Ok(0)
+}

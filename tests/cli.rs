@@ -1,0 +1,388 @@
+//! The `mysqlleader` command-line tool against the real server: every subcommand, its text and
+//! `--json` output (parsed back), its exit status, and the messages for the mistakes people
+//! make. Each test has a database of its own (tests/common).
+mod cli_support;
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use cli_support::{cli, keys};
+use mysql_async::prelude::Queryable;
+
+/// `url` with its user and password replaced.
+fn with_credentials(url: &str, user: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let host_and_path = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+    format!("{scheme}://{user}:{password}@{host_and_path}")
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test]
+async fn migrate_then_sql_and_the_not_migrated_message() {
+    let db = common::TestDb::empty("cli_migrate").await;
+    let url = Some(db.url.as_str());
+
+    // Before migrating: every command says what to run.
+    let out = cli(url, &["campaign", "billing", "web-1"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("run `mysqlleader migrate`"), "{}", out.stderr);
+    assert!(out.stderr.contains(&db.name), "names the database: {}", out.stderr);
+    let out = cli(url, &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("run `mysqlleader migrate`"), "{}", out.stderr);
+
+    let out = cli(url, &["migrate"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("applied migration V1__"), "{}", out.stdout);
+    assert!(out.stdout.contains(&db.name), "{}", out.stdout);
+    let again = cli(url, &["migrate"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stdout.contains("nothing to apply"), "{}", again.stdout);
+    assert_eq!(cli(url, &["campaign", "billing", "web-1"]).code, 0);
+
+    // `sql` needs no server at all.
+    let script = cli(None, &["sql"]);
+    assert_eq!(script.code, 0, "{script:?}");
+    assert!(script.stdout.contains("DELIMITER $$"));
+    assert!(script.stdout.contains("CREATE PROCEDURE campaign("));
+    assert_eq!(script.stdout, mysqlleader::install_sql());
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn campaign_am_i_leader_force_reelect_resign_text_json_and_exit_codes() {
+    let db = common::TestDb::migrated("cli_calls").await;
+    let url = Some(db.url.as_str());
+
+    // campaign: 0 when it leads, 1 when it does not; the JSON keys are the result columns.
+    let out = cli(url, &["campaign", "billing", "web-1", "--lease", "10s", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(keys(&j), strs(&["is_leader", "leader_id", "term", "lease_remaining_ms"]));
+    assert_eq!((j["is_leader"].as_u64(), j["leader_id"].as_str(), j["term"].as_u64()), (Some(1), Some("web-1"), Some(1)));
+    assert!((9_000..=10_000).contains(&j["lease_remaining_ms"].as_u64().unwrap()), "{j}");
+    let out = cli(url, &["campaign", "billing", "web-2", "--json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!((out.json()["is_leader"].as_u64(), out.json()["leader_id"].as_str()), (Some(0), Some("web-1")));
+    let out = cli(url, &["campaign", "billing", "web-2"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("web-2 does not lead billing: web-1 leads at term 1"), "{}", out.stdout);
+    let out = cli(url, &["campaign", "billing", "web-1"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("web-1 leads billing at term 1"), "{}", out.stdout);
+
+    // am-i-leader.
+    let out = cli(url, &["am-i-leader", "billing", "web-1", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(keys(&out.json()), strs(&["is_leader", "term", "lease_remaining_ms"]));
+    assert_eq!(out.json()["term"].as_u64(), Some(1));
+    let out = cli(url, &["am-i-leader", "billing", "web-2", "--json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.json()["is_leader"].as_u64(), Some(0));
+    let out = cli(url, &["am-i-leader", "billing", "web-2"]);
+    assert!(out.stdout.starts_with("no: web-2 does not lead billing"), "{}", out.stdout);
+
+    // force: a new term at once.
+    let out = cli(url, &["force", "billing", "web-2", "--lease", "5s", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(keys(&j), strs(&["is_leader", "leader_id", "term", "lease_remaining_ms"]));
+    assert_eq!((j["is_leader"].as_u64(), j["leader_id"].as_str(), j["term"].as_u64()), (Some(1), Some("web-2"), Some(2)));
+    assert_eq!(cli(url, &["am-i-leader", "billing", "web-1"]).code, 1);
+    let out = cli(url, &["force", "billing", "web-3"]);
+    assert!(out.stdout.contains("web-3 now leads billing at term 3"), "{}", out.stdout);
+
+    // reelect: ends the lease; the term stays until the next acquisition.
+    let out = cli(url, &["reelect", "billing", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(keys(&out.json()), strs(&["previous_leader_id", "term"]));
+    assert_eq!((out.json()["previous_leader_id"].as_str(), out.json()["term"].as_u64()), (Some("web-3"), Some(3)));
+    let out = cli(url, &["reelect", "billing"]);
+    assert!(out.stdout.contains("nobody led billing"), "{}", out.stdout);
+
+    // resign: only the leader's resign ends a lease; both exit 0.
+    assert_eq!(cli(url, &["campaign", "billing", "web-1"]).code, 0);
+    let out = cli(url, &["resign", "billing", "web-2", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(keys(&out.json()), strs(&["resigned", "term"]));
+    assert_eq!((out.json()["resigned"].as_u64(), out.json()["term"].as_u64()), (Some(0), Some(4)));
+    let out = cli(url, &["resign", "billing", "web-1"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("web-1 resigned from billing (term 4)"), "{}", out.stdout);
+    assert_eq!(cli(url, &["am-i-leader", "billing", "web-1"]).code, 1);
+
+    // Input the procedures reject: exit 2, and the message names the parameter.
+    let out = cli(url, &["campaign", "billing", ""]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("node_id"), "{}", out.stderr);
+    let out = cli(url, &["force", "billing", "web-1", "--lease", "25h"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("lease_ms"), "{}", out.stderr);
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn status_of_every_service_and_of_one_with_its_terms() {
+    let db = common::TestDb::migrated("cli_status").await;
+    let url = Some(db.url.as_str());
+
+    let out = cli(url, &["status"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("no services yet"), "{}", out.stdout);
+    assert_eq!(cli(url, &["status", "--json"]).json(), serde_json::json!({ "services": [] }));
+
+    assert_eq!(cli(url, &["campaign", "billing", "web-1", "--lease", "30s"]).code, 0);
+    assert_eq!(cli(url, &["force", "billing", "web-2", "--lease", "30s"]).code, 0);
+    assert_eq!(cli(url, &["campaign", "mailer", "m-1", "--lease", "30s"]).code, 0);
+    assert_eq!(cli(url, &["resign", "mailer", "m-1"]).code, 0);
+
+    // Every service: a table.
+    let out = cli(url, &["status"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].starts_with("SERVICE") && lines[0].contains("LEADER") && lines[0].contains("TERM"), "{}", out.stdout);
+    assert!(lines[1].starts_with("billing") && lines[1].contains("web-2") && lines[1].contains("forced"), "{}", out.stdout);
+    assert!(lines[2].starts_with("mailer") && lines[2].contains("(vacant)") && lines[2].contains("m-1 resigned"), "{}", out.stdout);
+
+    let j = cli(url, &["status", "--json"]).json();
+    let services = j["services"].as_array().unwrap();
+    assert_eq!(services.len(), 2);
+    assert_eq!(services[0]["service_id"], "billing");
+    assert_eq!(services[0]["leader_id"], "web-2");
+    assert_eq!(services[0]["term"], 2);
+    assert!(services[0]["lease_remaining_ms"].as_u64().unwrap() > 20_000);
+    assert_eq!(services[0]["began_how"], "forced");
+    assert_eq!(services[1]["leader_id"], serde_json::Value::Null);
+    assert_eq!(services[1]["lease_remaining_ms"], 0);
+    assert_eq!(services[1]["ended_how"], "resigned");
+    assert_eq!(services[1]["last_leader_id"], "m-1");
+
+    // One service: its seat and its recent terms, newest first.
+    let out = cli(url, &["status", "billing"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("service billing: web-2 leads at term 2 (forced)"), "{}", out.stdout);
+    assert!(out.stdout.contains("recent terms"), "{}", out.stdout);
+    assert!(out.stdout.contains("forced_out"), "{}", out.stdout);
+    let j = cli(url, &["status", "billing", "--json"]).json();
+    assert_eq!((j["leader_id"].as_str(), j["term"].as_u64()), (Some("web-2"), Some(2)));
+    let terms = j["terms"].as_array().unwrap();
+    assert_eq!(terms.len(), 2);
+    assert_eq!((terms[0]["term"].as_u64(), terms[0]["leader_id"].as_str()), (Some(2), Some("web-2")));
+    assert_eq!((terms[0]["began_how"].as_str(), terms[0]["ended_how"].as_str()), (Some("forced"), None));
+    assert_eq!((terms[1]["term"].as_u64(), terms[1]["ended_how"].as_str()), (Some(1), Some("forced_out")));
+    let out = cli(url, &["status", "mailer"]);
+    assert!(out.stdout.starts_with("service mailer: no leader"), "{}", out.stdout);
+
+    // A service nobody ever campaigned for: exit 2, and the names there are.
+    let out = cli(url, &["status", "biling"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("unknown service 'biling'"), "{}", out.stderr);
+    assert!(out.stderr.contains("'billing'"), "{}", out.stderr);
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn event_on_off_and_status() {
+    let db = common::TestDb::migrated("cli_event").await;
+    let url = Some(db.url.as_str());
+
+    let j = cli(url, &["event", "status", "--json"]).json();
+    assert_eq!(j["event_enabled"], 0);
+    assert!(j["event_scheduler"].is_string());
+    assert_eq!(j["running"], 0);
+    let out = cli(url, &["event", "status"]);
+    assert!(out.stdout.contains("leader_election_expire: off"), "{}", out.stdout);
+
+    let out = cli(url, &["event", "on", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json(), serde_json::json!({ "event_enabled": 1 }));
+    let j = cli(url, &["event", "status", "--json"]).json();
+    assert_eq!(j["event_enabled"], 1);
+    assert_eq!(j["running"], u8::from(j["event_scheduler"] == "ON"));
+    let out = cli(url, &["event", "off"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("the expiry event is off"), "{}", out.stdout);
+    assert_eq!(cli(url, &["event", "status", "--json"]).json()["event_enabled"], 0);
+
+    let out = cli(url, &["event", "sideways"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn watch_prints_one_line_per_leadership_change() {
+    let db = common::TestDb::migrated("cli_watch").await;
+    let url = db.url.clone();
+
+    let out = cli(Some(&url), &["watch", "billing"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("unknown service 'billing'"), "{}", out.stderr);
+
+    assert_eq!(cli(Some(&url), &["campaign", "billing", "web-1", "--lease", "30s"]).code, 0);
+    let mut watch = cli_support::command(Some(&url), &["watch", "billing", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let _ = tx.send(line.unwrap());
+        }
+    });
+    let next = || -> serde_json::Value {
+        let line = rx.recv_timeout(Duration::from_secs(10)).expect("a line from watch");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    };
+    let first = next();
+    assert_eq!(
+        keys(&first),
+        strs(&["service_id", "leader_id", "term", "lease_remaining_ms", "observed_at"])
+    );
+    assert_eq!((first["leader_id"].as_str(), first["term"].as_u64()), (Some("web-1"), Some(1)));
+    assert_eq!(cli(Some(&url), &["force", "billing", "web-2", "--lease", "30s"]).code, 0);
+    let second = next();
+    assert_eq!((second["leader_id"].as_str(), second["term"].as_u64()), (Some("web-2"), Some(2)));
+    assert_eq!(cli(Some(&url), &["reelect", "billing"]).code, 0);
+    let third = next();
+    assert_eq!((third["leader_id"].as_str(), third["term"].as_u64()), (None, Some(2)));
+    // A renew is not a change.
+    assert_eq!(cli(Some(&url), &["campaign", "billing", "web-3", "--lease", "30s"]).code, 0);
+    assert_eq!(next()["leader_id"].as_str(), Some("web-3"));
+    assert_eq!(cli(Some(&url), &["campaign", "billing", "web-3", "--lease", "30s"]).code, 0);
+    assert!(rx.recv_timeout(Duration::from_millis(600)).is_err(), "a renew printed a line");
+
+    // Interrupted: exit 0.
+    cli_support::signal(watch.id(), libc::SIGINT);
+    let status = watch.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+
+    // The text form.
+    let mut watch = cli_support::command(Some(&url), &["watch", "billing"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    let line = lines.next().unwrap().unwrap();
+    assert!(line.contains("billing: web-3 leads at term 3"), "{line}");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn grant_prints_or_applies_execute_only_access() {
+    let db = common::TestDb::migrated("cli_grant").await;
+    let url = Some(db.url.as_str());
+    let user = format!("ml_app_{}", std::process::id());
+
+    // Printed: the statement for the URL's database; needs no connection.
+    let out = cli(url, &["grant", &user]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let grant = format!("GRANT EXECUTE ON `{}`.* TO '{user}'@'%';", db.name);
+    assert!(out.stdout.lines().any(|l| l == grant), "{}", out.stdout);
+    let out = cli(url, &["grant", &format!("{user}@10.0.0.%")]);
+    assert!(out.stdout.contains(&format!("TO '{user}'@'10.0.0.%';")), "{}", out.stdout);
+    let out = cli(url, &["grant", &format!("'{user}'@'localhost'")]);
+    assert!(out.stdout.contains(&format!("TO '{user}'@'localhost';")), "{}", out.stdout);
+
+    // Names that could end the quoted string are refused.
+    for bad in ["x'; DROP TABLE t; --", "a\\b", "a`b", "", "'a'@'h'x'"] {
+        let out = cli(url, &["grant", bad]);
+        assert_eq!(out.code, 2, "{bad}: {out:?}");
+        assert!(out.stderr.contains("invalid account"), "{bad}: {}", out.stderr);
+    }
+
+    // Applied to an account that does not exist yet: says to create it.
+    let out = cli(url, &["grant", &user, "--apply"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+
+    // Applied: the account can campaign, and cannot read the tables (so not `status`).
+    let mut conn = db.conn().await;
+    conn.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    conn.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'app-pass'")).await.unwrap();
+    let out = cli(url, &["grant", &user, "--apply"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains(&grant), "{}", out.stdout);
+    let app_url = with_credentials(&db.url, &user, "app-pass");
+    let out = cli(Some(&app_url), &["campaign", "billing", "app-1", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(cli(Some(&app_url), &["am-i-leader", "billing", "app-1"]).code, 0);
+    let out = cli(Some(&app_url), &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("lacks a privilege"), "{}", out.stderr);
+    conn.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
+    drop(conn);
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn the_mistakes_people_make_have_clear_messages() {
+    let db = common::TestDb::migrated("cli_mistakes").await;
+
+    // No URL at all.
+    let out = cli(None, &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("no database URL") && out.stderr.contains("MYSQLLEADER_URL"), "{}", out.stderr);
+
+    // --url wins over MYSQLLEADER_URL.
+    let out = cli_support::command(Some("mysql://nobody:x@127.0.0.1:1/none"), &["--url", &db.url, "status"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    // Unreachable server: a loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = cli(Some(&format!("mysql://app:s3cret-pw@127.0.0.1:{port}/db")), &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains(&format!("cannot reach the database server at 127.0.0.1:{port}")), "{}", out.stderr);
+    assert!(!out.stderr.contains("s3cret-pw"), "the password was echoed: {}", out.stderr);
+
+    // Wrong password: said so, and never echoed.
+    let user = mysql_async::Opts::from_url(&db.url).unwrap().user().unwrap_or("root").to_string();
+    let wrong = with_credentials(&db.url, &user, "Wr0ng-Secret-42");
+    for args in [vec!["status"], vec!["campaign", "billing", "n1"], vec!["migrate"]] {
+        let out = cli(Some(&wrong), &args);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("wrong user name or password"), "{}", out.stderr);
+        assert!(!out.stderr.contains("Wr0ng-Secret-42") && !out.stdout.contains("Wr0ng-Secret-42"), "echoed: {out:?}");
+    }
+
+    // A database that does not exist.
+    let missing = common::url_with_db(&db.url, "ml_no_such_db");
+    let out = cli(Some(&missing), &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("database 'ml_no_such_db' does not exist"), "{}", out.stderr);
+
+    // A URL that is not one.
+    let out = cli(Some("localhost:3306"), &["status"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("not valid"), "{}", out.stderr);
+
+    // Bad durations.
+    for (lease, says) in [("10", "unit is missing"), ("5x", "unknown unit"), ("ten", "bad duration"), ("0.5ms", "whole milliseconds")] {
+        let out = cli(Some(&db.url), &["campaign", "billing", "n1", "--lease", lease]);
+        assert_eq!(out.code, 2, "{lease}: {out:?}");
+        assert!(out.stderr.contains(says), "{lease}: {}", out.stderr);
+    }
+    let out = cli(Some(&db.url), &["run", "--service", "s", "--lease", "2s", "--renew", "1", "--", "true"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("bad duration"), "{}", out.stderr);
+
+    // Usage mistakes: exit 2 with clap's message.
+    let out = cli(Some(&db.url), &["campaign", "billing"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let out = cli(Some(&db.url), &["frobnicate"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    // Help is not an error.
+    let out = cli(None, &["--help"]);
+    assert_eq!(out.code, 0);
+    for sub in ["migrate", "sql", "grant", "status", "campaign", "am-i-leader", "force", "reelect", "resign", "event", "watch", "run"] {
+        assert!(out.stdout.contains(&format!("  {sub} ")), "{sub} missing from --help");
+        assert_eq!(cli(None, &[sub, "--help"]).code, 0, "{sub} --help");
+    }
+    assert!(!out.stdout.contains("__guard"), "the internal subcommand is hidden");
+    db.drop_db().await;
+}
