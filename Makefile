@@ -8,7 +8,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 TESTDB := scripts/testdb.sh
 
-.PHONY: all build test test-all test-rust test-sql-client test-galera demo clean
+.PHONY: all build test test-all test-rust test-sql-client test-c test-python test-go test-faults test-galera demo bench clean
 
 all: build
 
@@ -23,7 +23,7 @@ demo:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-sql-client test-galera
+test-all: test-rust test-sql-client test-c test-python test-go test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
@@ -33,6 +33,26 @@ test-rust:
 ## The same scenario through the mariadb command-line client only.
 test-sql-client:
 	bash tests/sql_client.sh
+
+## C tests (shared and static library, under AddressSanitizer), the example, the header check.
+test-c:
+	scripts/test-c.sh
+
+## Python binding: pytest in a virtualenv under target/.
+test-python:
+	scripts/test-python.sh
+
+## Go binding: go vet and go test -race.
+test-go:
+	scripts/test-go.sh
+
+## The fault-injection harness, short run (about a minute), with its independent checker.
+test-faults:
+	scripts/test-faults.sh
+
+## Benchmarks against the classic recipe (not part of `make test`): see docs/benchmarks.md.
+bench:
+	scripts/bench.sh
 
 ## The 3-node Galera cluster tests (start their own cluster, as user mysql).
 test-galera:

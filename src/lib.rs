@@ -62,6 +62,7 @@
 pub mod config;
 pub mod elector;
 pub mod error;
+pub mod ffi;
 pub mod migrate;
 pub mod procedures;
 mod wakeup;

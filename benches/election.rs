@@ -1,0 +1,287 @@
+//! The election benchmark (issue 9): mysqlleader against the classic SQL recipe and the physical
+//! floor, side by side in one run, on one server.
+//!
+//! ```text
+//! scripts/bench.sh [--quick] [--json FILE]                 # starts a throwaway mariadbd
+//! cargo bench --bench election -- [--url URL] [--quick] [--json FILE] [--only SECTION,...]
+//! ```
+//!
+//! Without `--url`, the server is `MYSQLLEADER_TEST_URL`. The account must be able to create
+//! databases: the run creates `mysqlleader_bench` (the schema from `sql/`, migrated as the
+//! library does) and `mysqlleader_bench_proposed` (the same with the proposed `campaign` of
+//! `benches/election/proposed_campaign.sql`), and drops both at the end. Run it on an otherwise
+//! idle server with the default durability (`innodb_flush_log_at_trx_commit=1`).
+//!
+//! Sections, in order: `follower` (follower check vs recipe vs floor, 1/8/32 connections),
+//! `renew` (leader renew vs recipe), `writes` (server counters per renew interval with 3/10/50
+//! candidates), `library` (Rust library vs mariadb-slap), `cabi` (C vs Rust), `failover`
+//! (SIGKILL and resign, defaults and a 1 s lease), `scale` (services sustained at p99 < 50 ms).
+//! It prints one Markdown table per section and a table of the targets, and writes everything as
+//! JSON to `--json FILE`.
+
+#[path = "election/candidate.rs"]
+mod candidate;
+#[path = "election/common.rs"]
+mod common;
+#[path = "election/failover.rs"]
+mod failover;
+#[path = "election/library.rs"]
+mod library;
+#[path = "election/report.rs"]
+mod report;
+#[path = "election/scale.rs"]
+mod scale;
+#[path = "election/throughput.rs"]
+mod throughput;
+#[path = "election/writes.rs"]
+mod writes;
+
+use std::time::Instant;
+
+use mysql_async::prelude::Queryable;
+use serde_json::{json, Value};
+
+use common::*;
+use report::{Table, Target};
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("--candidate") {
+        std::process::exit(candidate::main(argv[2..].to_vec()));
+    }
+    let args = match Args::parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("election bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    match rt.block_on(run(args)) {
+        // Missed targets are reported in the table, not as a failure of the command.
+        Ok(_all_met) => {}
+        Err(e) => {
+            eprintln!("election bench: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn machine() -> Value {
+    let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let mem_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()))
+        .unwrap_or(0);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .unwrap_or_default();
+    json!({"nproc": nproc, "memory_gib": (mem_kib as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0, "cpu": cpu})
+}
+
+fn utc_now() -> String {
+    // The database's clock would do too; this avoids a dependency for a date.
+    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output();
+    out.ok().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
+}
+
+async fn run(args: Args) -> Res<bool> {
+    let started = Instant::now();
+    let redacted = {
+        let o = mysql_async::Opts::from_url(&args.url)?;
+        format!("mysql://{}@{}:{}/", o.user().unwrap_or(""), o.ip_or_hostname(), o.tcp_port())
+    };
+    let mut admin = mysql_async::Conn::new(mysql_async::Opts::from_url(&args.url)?).await?;
+    let version: String = admin.query_first("SELECT VERSION()").await?.unwrap_or_default();
+    let flush: Option<i64> = admin.query_first("SELECT @@innodb_flush_log_at_trx_commit").await?;
+    let binlog: Option<i64> = admin.query_first("SELECT @@log_bin").await?;
+    admin.disconnect().await?;
+    let mut header = machine();
+    header["server_version"] = json!(version);
+    header["innodb_flush_log_at_trx_commit"] = json!(flush);
+    header["log_bin"] = json!(binlog);
+    let date = utc_now();
+    println!(
+        "# mysqlleader election benchmark{}\n\n{} · server {} at {} · innodb_flush_log_at_trx_commit={} · log_bin={} · \
+         {} cores, {} GiB, {}\n",
+        if args.quick { " (--quick)" } else { "" },
+        date,
+        version,
+        redacted,
+        flush.map_or("?".into(), |f| f.to_string()),
+        binlog.map_or("?".into(), |f| f.to_string()),
+        header["nproc"],
+        header["memory_gib"],
+        header["cpu"].as_str().unwrap_or("")
+    );
+    if flush != Some(1) {
+        eprintln!("warning: innodb_flush_log_at_trx_commit is not 1: commits are not durable, the comparison is not the honest one");
+    }
+
+    eprintln!("setting up the benchmark databases ...");
+    let dbs = setup_dbs(&args.url).await?;
+    let mut tables: Vec<Table> = Vec::new();
+    let mut sections = serde_json::Map::new();
+    let mut targets: Vec<Target> = Vec::new();
+
+    for section in ["follower", "renew"] {
+        if !args.wants(section) {
+            continue;
+        }
+        let t0 = Instant::now();
+        eprintln!("{section} ...");
+        let (t, v, ratios) = throughput::run(&dbs, args.quick, section).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert(section.into(), v);
+        let (goal, min) = if section == "follower" { ("≥ 2.5x the recipe's calls/s", 2.5) } else { ("≥ 0.9x the recipe's calls/s", 0.9) };
+        for (k, r) in ratios.iter().filter(|(k, _)| !k.contains('/')) {
+            let level = k.split('@').nth(1).unwrap_or("");
+            targets.push(Target {
+                name: format!("{} at {level} conn(s)", if section == "follower" { "follower check" } else { "leader renew" }),
+                goal: goal.into(),
+                measured: format!("{r:.2}x"),
+                met: Some(*r >= min),
+            });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("writes") {
+        let t0 = Instant::now();
+        eprintln!("writes ...");
+        let (t, v, res) = writes::run(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        let intervals = v["intervals"].as_f64().unwrap_or(5.0);
+        sections.insert("writes".into(), v);
+        let ours: Vec<String> = res.iter().map(|r| format!("{}: {:.2}", r.candidates, r.ours.row_writes)).collect();
+        let theirs: Vec<String> = res.iter().map(|r| format!("{}: {:.2}", r.candidates, r.recipe.row_writes)).collect();
+        let met = res.iter().all(|r| (r.ours.row_writes - 1.0).abs() <= 1.0 / intervals + 0.01);
+        targets.push(Target {
+            name: "row writes per service per renew interval (3/10/50 candidates)".into(),
+            goal: "exactly 1, whatever the candidates (±1 renew at the window's edges)".into(),
+            measured: format!("library {}; recipe {}", ours.join(", "), theirs.join(", ")),
+            met: Some(met),
+        });
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("library") {
+        let t0 = Instant::now();
+        eprintln!("library ...");
+        let (t, v, res) = library::run_library(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("library".into(), v);
+        for (c, r) in &res.ratios {
+            targets.push(Target {
+                name: format!("library overhead at {c} conn(s)"),
+                goal: "≥ 0.9x mariadb-slap's calls/s".into(),
+                measured: format!("{r:.2}x"),
+                met: Some(*r >= 0.9),
+            });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("cabi") {
+        let t0 = Instant::now();
+        eprintln!("cabi ...");
+        let (t, v, res) = library::run_cabi(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("cabi".into(), v);
+        if res.is_empty() {
+            targets.push(Target { name: "C ABI overhead".into(), goal: "reported (no target)".into(), measured: "TODO: not measured".into(), met: None });
+        }
+        for (c, r) in &res {
+            targets.push(Target {
+                name: format!("C ABI vs Rust at {c} thread(s)"),
+                goal: "reported (no target in the issue)".into(),
+                measured: format!("{r:.2}x"),
+                met: None,
+            });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("failover") {
+        let t0 = Instant::now();
+        eprintln!("failover ...");
+        let (t, v, res) = failover::run(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("failover".into(), v);
+        for r in &res {
+            let with_target = r.kind == failover::Kind::Crash || r.config.lease_ms == 0;
+            if !with_target {
+                continue;
+            }
+            let what = match r.kind {
+                failover::Kind::Crash => "failover after SIGKILL",
+                failover::Kind::Resign => "failover after resign",
+            };
+            targets.push(Target {
+                name: format!("{what}, {}", r.config.name),
+                goal: format!("p99 < {}", report::fmt_ms(r.target_ms())),
+                measured: format!("p99 {} over {} trials", report::fmt_ms(r.p99), r.trials),
+                met: Some(r.failed == 0 && r.p99 < r.target_ms()),
+            });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("scale") {
+        let t0 = Instant::now();
+        eprintln!("scale ...");
+        let (t, v, res) = scale::run(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("scale".into(), v);
+        targets.push(Target {
+            name: "scale: services with 3 candidates each at p99 < 50 ms".into(),
+            goal: "reported (no target in the issue)".into(),
+            measured: format!(
+                "library {} (with reset_connection=false: {}); recipe {}",
+                res.library.as_ref().map_or("below the first step".into(), |s| s.services.to_string()),
+                res.library_no_reset.as_ref().map_or("below the first step".into(), |s| s.services.to_string()),
+                res.recipe.as_ref().map_or("below the first step".into(), |s| s.services.to_string())
+            ),
+            met: None,
+        });
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    let tt = report::targets_table(&targets);
+    print_tables(std::slice::from_ref(&tt));
+    let secs = started.elapsed().as_secs_f64();
+    println!("Run time {:.0} s.", secs);
+    let all_met = targets.iter().all(|t| t.met != Some(false));
+    if let Some(path) = &args.json {
+        let doc = json!({
+            "command": format!(
+                "cargo bench --bench election -- {}",
+                std::env::args().skip(1).filter(|a| a != "--bench").map(|a| if a.starts_with("mysql://") { redacted.clone() } else { a }).collect::<Vec<_>>().join(" ")
+            ),
+            "date": date,
+            "quick": args.quick,
+            "machine": header,
+            "run_seconds": secs,
+            "sections": Value::Object(sections),
+            "targets": report::targets_json(&targets),
+            "tables": tables.iter().chain(std::iter::once(&tt)).map(report::table_json).collect::<Vec<_>>(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")?;
+        eprintln!("wrote {path}");
+    }
+    drop_dbs(&args.url).await?;
+    Ok(all_met)
+}
+
+fn print_tables(tables: &[Table]) {
+    for t in tables {
+        println!("{}", t.render());
+    }
+}

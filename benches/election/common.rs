@@ -1,0 +1,309 @@
+//! What every measurement shares: the command line, the benchmark databases, the classic recipe,
+//! connections, and percentiles.
+
+use std::time::{Duration, Instant};
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type Res<T> = std::result::Result<T, BoxError>;
+
+/// The command line: `[--url URL] [--quick] [--json FILE] [--only SECTION,...]`.
+pub struct Args {
+    pub url: String,
+    pub quick: bool,
+    pub json: Option<String>,
+    pub only: Option<Vec<String>>,
+}
+
+pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "library", "cabi", "failover", "scale"];
+
+impl Args {
+    pub fn parse() -> Res<Args> {
+        let mut url = None;
+        let mut quick = false;
+        let mut json = None;
+        let mut only = None;
+        let mut it = std::env::args().skip(1);
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--url" => url = Some(it.next().ok_or("--url needs a value")?),
+                "--quick" => quick = true,
+                "--json" => json = Some(it.next().ok_or("--json needs a file name")?),
+                "--only" => {
+                    let list: Vec<String> = it.next().ok_or("--only needs a list")?.split(',').map(str::to_string).collect();
+                    for s in &list {
+                        if !SECTIONS.contains(&s.as_str()) {
+                            return Err(format!("--only: unknown section `{s}` (known: {})", SECTIONS.join(",")).into());
+                        }
+                    }
+                    only = Some(list);
+                }
+                // `cargo bench` passes --bench to every bench target; filters are not used here.
+                "--bench" => {}
+                "-h" | "--help" => {
+                    println!(
+                        "usage: cargo bench --bench election -- [--url URL] [--quick] [--json FILE] [--only {}]\n\
+                         The server is --url, else MYSQLLEADER_TEST_URL; scripts/bench.sh starts a throwaway one.",
+                        SECTIONS.join(",")
+                    );
+                    std::process::exit(0);
+                }
+                other if other.starts_with("--url=") => url = Some(other["--url=".len()..].to_string()),
+                other if other.starts_with("--json=") => json = Some(other["--json=".len()..].to_string()),
+                other => return Err(format!("unknown argument `{other}` (try --help)").into()),
+            }
+        }
+        let url = match url.or_else(|| std::env::var("MYSQLLEADER_TEST_URL").ok()) {
+            Some(u) => u,
+            None => {
+                return Err("no server: pass --url mysql://user:pass@host:port/db or set MYSQLLEADER_TEST_URL, \
+                            or run scripts/bench.sh, which starts a throwaway mariadbd"
+                    .into())
+            }
+        };
+        Ok(Args { url, quick, json, only })
+    }
+
+    pub fn wants(&self, section: &str) -> bool {
+        self.only.as_ref().is_none_or(|l| l.iter().any(|s| s == section))
+    }
+}
+
+/// The URL of `base` with its database replaced by `db` (query parameters kept).
+pub fn url_with_db(base: &str, db: &str) -> String {
+    let (no_query, query) = match base.split_once('?') {
+        Some((a, q)) => (a, format!("?{q}")),
+        None => (base, String::new()),
+    };
+    let head = no_query.rsplit_once('/').map(|(h, _)| h).unwrap_or(no_query);
+    let head = if head.ends_with('/') || head.ends_with(':') { no_query } else { head };
+    format!("{head}/{db}{query}")
+}
+
+/// `url` with `reset_connection=false`: a pool that does not reset a connection (which also
+/// drops the server's per-session caches of prepared statements and stored procedures) every
+/// time it takes it back.
+pub fn no_reset(url: &str) -> String {
+    if url.contains("reset_connection=") {
+        return url.to_string();
+    }
+    format!("{url}{}reset_connection=false", if url.contains('?') { '&' } else { '?' })
+}
+
+/// The benchmark's databases on the server: the schema as migrated from `sql/`, and one scratch
+/// database per proposed procedure (the schema plus the proposal in place of `campaign`).
+pub struct Dbs {
+    pub url: String,
+    pub proposals: Vec<Proposal>,
+}
+
+pub struct Proposal {
+    pub name: &'static str,
+    pub url: String,
+}
+
+pub const BENCH_DB: &str = "mysqlleader_bench";
+
+/// The proposed replacements for `campaign`, measured side by side (see docs/benchmarks.md).
+pub const PROPOSALS: &[(&str, &str)] = &[
+    ("proposed", concat!(include_str!("proposed_campaign.sql"), "\n", include_str!("proposed_renew.sql"))),
+    ("proposed2", include_str!("proposed2_campaign.sql")),
+];
+
+/// Fresh benchmark databases (dropped first if a previous run left them).
+pub async fn setup_dbs(base: &str) -> Res<Dbs> {
+    let admin = Pool::new(Opts::from_url(base)?);
+    let mut conn = admin.get_conn().await?;
+    let mut all = vec![BENCH_DB.to_string()];
+    all.extend(PROPOSALS.iter().map(|(n, _)| format!("{BENCH_DB}_{n}")));
+    for db in &all {
+        conn.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await?;
+        conn.query_drop(format!("CREATE DATABASE `{db}`")).await?;
+        let pool = Pool::new(Opts::from_url(&url_with_db(base, db))?);
+        mysqlleader::migrate(&pool).await.map_err(|e| format!("migrate {db}: {e}"))?;
+        let mut c = pool.get_conn().await?;
+        c.query_drop(RECIPE_TABLE).await?;
+        drop(c);
+        pool.disconnect().await?;
+    }
+    let mut proposals = Vec::new();
+    for (name, sql) in PROPOSALS {
+        let url = url_with_db(base, &format!("{BENCH_DB}_{name}"));
+        let mut c = Conn::new(Opts::from_url(&url)?).await?;
+        for stmt in split_sql(sql) {
+            c.query_drop(stmt).await.map_err(|e| format!("installing proposal {name}: {e}"))?;
+        }
+        c.disconnect().await?;
+        proposals.push(Proposal { name, url });
+    }
+    drop(conn);
+    admin.disconnect().await?;
+    Ok(Dbs { url: url_with_db(base, BENCH_DB), proposals })
+}
+
+/// Drops the benchmark databases again.
+pub async fn drop_dbs(base: &str) -> Res<()> {
+    let mut conn = Conn::new(Opts::from_url(base)?).await?;
+    conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}`")).await?;
+    for (n, _) in PROPOSALS {
+        conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}_{n}`")).await?;
+    }
+    conn.disconnect().await?;
+    Ok(())
+}
+
+/// Splits a file laid out like the migrations: a `CREATE PROCEDURE` ends with a line that is
+/// exactly `END;`, any other statement with a line ending in `;`.
+pub fn split_sql(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    let mut compound = false;
+    for line in sql.lines() {
+        let t = line.trim();
+        if cur.is_empty() && (t.is_empty() || t.starts_with("--")) {
+            continue;
+        }
+        if cur.is_empty() && t.to_ascii_uppercase().starts_with("CREATE PROCEDURE") {
+            compound = true;
+        }
+        cur.push(line);
+        let done = if compound { line == "END;" } else { t.ends_with(';') };
+        if done {
+            let s = cur.join("\n");
+            out.push(s.trim_end().trim_end_matches(';').to_string());
+            cur.clear();
+            compound = false;
+        }
+    }
+    out
+}
+
+// ---- The classic recipe ----
+//
+// One row per service; every node runs one INSERT ... ON DUPLICATE KEY UPDATE every tick. It
+// keeps or takes the seat when it is the leader or the leader's last_seen_active is older than
+// the timeout (IF() in the UPDATE part, evaluated left to right, so the second IF sees the new
+// leader_id). Written without VALUES(), as the contract asks of this project's own SQL.
+
+pub const RECIPE_TABLE: &str = "CREATE TABLE IF NOT EXISTS recipe_election (
+    service_id       VARCHAR(128) NOT NULL,
+    leader_id        VARCHAR(128) NOT NULL,
+    last_seen_active TIMESTAMP(6) NOT NULL,
+    PRIMARY KEY (service_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
+
+pub const RECIPE_SQL: &str = "INSERT INTO recipe_election (service_id, leader_id, last_seen_active)
+VALUES (?, ?, NOW(6))
+ON DUPLICATE KEY UPDATE
+    leader_id = IF(last_seen_active < NOW(6) - INTERVAL ? MICROSECOND, ?, leader_id),
+    last_seen_active = IF(leader_id = ?, NOW(6), last_seen_active)";
+
+/// One tick of the recipe for `node` of `service`, with a timeout of `timeout`.
+pub async fn recipe_tick(conn: &mut Conn, service: &str, node: &str, timeout: Duration) -> Res<()> {
+    let us = timeout.as_micros() as u64;
+    conn.exec_drop(RECIPE_SQL, (service, node, us, node, node)).await?;
+    Ok(())
+}
+
+/// The physical floor of a follower's check: one primary-key read of the election row.
+pub const FLOOR_SQL: &str =
+    "SELECT leader_id, term, lease_expires_at, UTC_TIMESTAMP(6) FROM leader_election WHERE service_id = ?";
+
+// ---- Connections ----
+
+/// A pool of at most `max` connections for `url`, as the library would be used.
+pub fn pool(url: &str, max: usize) -> Res<Pool> {
+    let opts = Opts::from_url(url)?;
+    let constraints = PoolConstraints::new(1.min(max), max).ok_or("pool constraints")?;
+    let pool_opts = opts.pool_opts().clone().with_constraints(constraints);
+    Ok(Pool::new(OptsBuilder::from_opts(opts).pool_opts(pool_opts)))
+}
+
+/// `n` dedicated connections.
+pub async fn conns(url: &str, n: usize) -> Res<Vec<Conn>> {
+    let opts = Opts::from_url(url)?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(Conn::new(opts.clone()).await?);
+    }
+    Ok(v)
+}
+
+// ---- Statistics ----
+
+/// Latencies of one run, in microseconds, and its rate.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    pub calls: u64,
+    pub secs: f64,
+    pub lat_us: Vec<u32>,
+    pub errors: u64,
+}
+
+impl Sample {
+    pub fn rate(&self) -> f64 {
+        if self.secs > 0.0 { self.calls as f64 / self.secs } else { 0.0 }
+    }
+    pub fn pct_ms(&mut self, p: f64) -> f64 {
+        percentile_us(&mut self.lat_us, p) / 1000.0
+    }
+}
+
+/// The p-th percentile (0..=100) by nearest rank; sorts in place.
+pub fn percentile_us(v: &mut [u32], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_unstable();
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1] as f64
+}
+
+pub fn percentile_f(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * s.len() as f64).ceil() as usize;
+    s[rank.clamp(1, s.len()) - 1]
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+}
+
+pub fn elapsed_us(t: Instant) -> u32 {
+    u32::try_from(t.elapsed().as_micros()).unwrap_or(u32::MAX)
+}
+
+/// A small xorshift generator (no dependency needed for jitter and random delays).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+    pub fn seeded() -> Rng {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7);
+        Rng::new(t ^ u64::from(std::process::id()) << 32)
+    }
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn duration(&mut self, max: Duration) -> Duration {
+        max.mul_f64(self.next_f64())
+    }
+}

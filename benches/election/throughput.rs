@@ -1,0 +1,290 @@
+//! Closed-loop throughput of one call at 1, 8 and 32 connections: the follower's check and the
+//! leader's renew, each against the classic recipe (and, for the check, the physical floor of a
+//! primary-key read), contenders alternating in rounds so that machine noise hits all alike.
+
+use std::time::{Duration, Instant};
+
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+use serde_json::{json, Value};
+
+use crate::common::*;
+use crate::report::{fmt_rate, Table};
+
+pub const LEVELS: &[usize] = &[1, 8, 32];
+
+/// What one connection calls in a loop.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `procedures::campaign` (the library's typed call) on a dedicated connection.
+    Campaign { service: String, node: String, lease: Duration },
+    /// One tick of the recipe.
+    Recipe { service: String, node: String, timeout: Duration },
+    /// One primary-key read of the election row.
+    Floor { service: String },
+    /// The same `CALL campaign` as `Campaign`, sent as text (COM_QUERY) instead of a prepared
+    /// statement: what a client tool sends.
+    TextCall { service: String, node: String, lease: Duration },
+    /// `CALL renew(...)`: the proposed procedure of benches/election/proposed_renew.sql.
+    RenewProc { service: String, node: String, lease: Duration },
+}
+
+async fn run_op(conn: &mut Conn, op: &Op) -> Res<()> {
+    match op {
+        Op::Campaign { service, node, lease } => {
+            mysqlleader::procedures::campaign(&mut *conn, service, node, *lease).await?;
+        }
+        Op::Recipe { service, node, timeout } => recipe_tick(conn, service, node, *timeout).await?,
+        Op::Floor { service } => {
+            let _: Option<mysql_async::Row> = conn.exec_first(FLOOR_SQL, (service.as_str(),)).await?;
+        }
+        Op::RenewProc { service, node, lease } => {
+            let _: Vec<mysql_async::Row> =
+                conn.exec("CALL renew(?, ?, ?)", (service.as_str(), node.as_str(), lease.as_millis() as u64)).await?;
+        }
+        Op::TextCall { service, node, lease } => {
+            let sql = format!("CALL campaign('{}', '{}', {})", service.replace('\'', "''"), node.replace('\'', "''"), lease.as_millis());
+            let _: Vec<mysql_async::Row> = conn.query(sql).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Every connection calls its op back to back for `dur`; returns the connections and the sample.
+pub async fn closed_loop(conns: Vec<Conn>, ops: Vec<Op>, dur: Duration) -> Res<(Vec<Conn>, Sample)> {
+    let start = Instant::now();
+    let end = start + dur;
+    let mut tasks = Vec::new();
+    for (mut conn, op) in conns.into_iter().zip(ops) {
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(8192);
+            let mut errors = 0u64;
+            let mut first_error = None;
+            while Instant::now() < end {
+                let t = Instant::now();
+                match run_op(&mut conn, &op).await {
+                    Ok(()) => lat.push(elapsed_us(t)),
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            (conn, lat, errors, first_error)
+        }));
+    }
+    let mut sample = Sample::default();
+    let mut back = Vec::new();
+    for t in tasks {
+        let (conn, lat, errors, first_error) = t.await?;
+        if let Some(e) = first_error {
+            eprintln!("  (errors in a run: {errors}, first: {e})");
+        }
+        sample.calls += lat.len() as u64;
+        sample.lat_us.extend(lat);
+        sample.errors += errors;
+        back.push(conn);
+    }
+    sample.secs = start.elapsed().as_secs_f64();
+    Ok((back, sample))
+}
+
+/// A contender: a name, its connections (one set, the first `c` used at level `c`), and the op
+/// of connection `i`.
+pub struct Contender {
+    pub name: String,
+    pub conns: Vec<Conn>,
+    pub op: Box<dyn Fn(usize) -> Op + Send>,
+    /// Run before each of its runs (e.g. the recipe's leader refreshing its row).
+    pub before: Option<Box<dyn Fn() -> Op + Send>>,
+}
+
+/// Per level and contender: the per-round rates and percentiles.
+#[derive(Default, Clone)]
+pub struct Rounds {
+    pub rate: Vec<f64>,
+    pub p50: Vec<f64>,
+    pub p99: Vec<f64>,
+}
+
+/// Runs `rounds` rounds; in each round, every level, every contender (order rotated per round).
+pub async fn measure(contenders: &mut [Contender], rounds: usize, dur: Duration) -> Res<Vec<Vec<Rounds>>> {
+    let n = contenders.len();
+    let mut out = vec![vec![Rounds::default(); n]; LEVELS.len()];
+    // Warm-up: prepare statements and fill caches.
+    for c in contenders.iter_mut() {
+        run_one(c, 32, Duration::from_millis(300)).await?;
+    }
+    for r in 0..rounds {
+        for (li, &level) in LEVELS.iter().enumerate() {
+            for k in 0..n {
+                let ci = (k + r) % n;
+                let mut s = run_one(&mut contenders[ci], level, dur).await?;
+                let slot = &mut out[li][ci];
+                slot.rate.push(s.rate());
+                slot.p50.push(s.pct_ms(50.0));
+                slot.p99.push(s.pct_ms(99.0));
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn run_one(c: &mut Contender, level: usize, dur: Duration) -> Res<Sample> {
+    if let Some(before) = &c.before {
+        let op = before();
+        run_op(&mut c.conns[0], &op).await?;
+    }
+    let mut conns = std::mem::take(&mut c.conns);
+    let rest = conns.split_off(level);
+    let ops: Vec<Op> = (0..level).map(|i| (c.op)(i)).collect();
+    let (mut back, sample) = closed_loop(conns, ops, dur).await?;
+    back.extend(rest);
+    c.conns = back;
+    Ok(sample)
+}
+
+/// The follower check and the leader renew, with their tables and JSON.
+pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Value, Vec<(String, f64)>)> {
+    let (rounds, dur) = if quick { (2, Duration::from_millis(300)) } else { (4, Duration::from_secs(2)) };
+    let max = *LEVELS.iter().max().unwrap();
+    let lease = Duration::from_secs(10);
+    let long = Duration::from_secs(600);
+    let timeout = Duration::from_secs(10);
+    let mut contenders = Vec::new();
+    let mut dbs_for = vec![("campaign", dbs.url.clone())];
+    for p in &dbs.proposals {
+        dbs_for.push((p.name, p.url.clone()));
+    }
+    let follower = section == "follower";
+    // Set-up: a leader holding a long lease (follower check) or a leader per connection (renew),
+    // in the election tables and in the recipe's table.
+    for (_, url) in &dbs_for {
+        let mut c = Conn::new(mysql_async::Opts::from_url(url)?).await?;
+        if follower {
+            mysqlleader::procedures::force_leader(&mut c, "follow", "leader", Duration::from_millis(86_400_000)).await?;
+        } else {
+            for i in 0..max {
+                mysqlleader::procedures::campaign(&mut c, &format!("renew-{i}"), &format!("leader-{i}"), long).await?;
+            }
+        }
+        if follower {
+            recipe_tick(&mut c, "follow", "leader", timeout).await?;
+        } else {
+            for i in 0..max {
+                recipe_tick(&mut c, &format!("renew-{i}"), &format!("leader-{i}"), timeout).await?;
+            }
+        }
+        c.disconnect().await?;
+    }
+    for (name, url) in &dbs_for {
+        let conns = conns(url, max).await?;
+        let label = if *name == "campaign" { "campaign (tree)".to_string() } else { format!("campaign ({name})") };
+        let op: Box<dyn Fn(usize) -> Op + Send> = if follower {
+            Box::new(move |i| Op::Campaign { service: "follow".into(), node: format!("follower-{i}"), lease })
+        } else {
+            Box::new(move |i| Op::Campaign { service: format!("renew-{i}"), node: format!("leader-{i}"), lease: long })
+        };
+        contenders.push(Contender { name: label, conns, op, before: None });
+    }
+    if !follower {
+        if let Some(p) = dbs.proposals.iter().find(|p| p.name == "proposed") {
+            let conns = conns(&p.url, max).await?;
+            contenders.push(Contender {
+                name: "renew (proposed)".into(),
+                conns,
+                op: Box::new(move |i| Op::RenewProc { service: format!("renew-{i}"), node: format!("leader-{i}"), lease: long }),
+                before: None,
+            });
+        }
+    }
+    if follower {
+        let conns = conns(&dbs.url, max).await?;
+        contenders.push(Contender {
+            name: "campaign (tree, text protocol)".into(),
+            conns,
+            op: Box::new(move |i| Op::TextCall { service: "follow".into(), node: format!("follower-{i}"), lease }),
+            before: None,
+        });
+    }
+    {
+        let conns = conns(&dbs.url, max).await?;
+        let (op, before): (Box<dyn Fn(usize) -> Op + Send>, Option<Box<dyn Fn() -> Op + Send>>) = if follower {
+            (
+                Box::new(move |i| Op::Recipe { service: "follow".into(), node: format!("follower-{i}"), timeout }),
+                Some(Box::new(move || Op::Recipe { service: "follow".into(), node: "leader".into(), timeout })),
+            )
+        } else {
+            (Box::new(move |i| Op::Recipe { service: format!("renew-{i}"), node: format!("leader-{i}"), timeout }), None)
+        };
+        contenders.push(Contender { name: "recipe (INSERT ... ON DUPLICATE KEY UPDATE)".into(), conns, op, before });
+    }
+    if follower {
+        let conns = conns(&dbs.url, max).await?;
+        contenders.push(Contender {
+            name: "floor (one primary-key SELECT)".into(),
+            conns,
+            op: Box::new(|_| Op::Floor { service: "follow".into() }),
+            before: None,
+        });
+    }
+    let results = measure(&mut contenders, rounds, dur).await?;
+    let names: Vec<String> = contenders.iter().map(|c| c.name.clone()).collect();
+    for c in contenders.drain(..) {
+        for conn in c.conns {
+            let _ = conn.disconnect().await;
+        }
+    }
+
+    let recipe = names.iter().position(|n| n.starts_with("recipe")).expect("the recipe runs");
+    let title = if follower {
+        "Follower check: CALL campaign by a non-leader while a lease is valid, vs the recipe's tick"
+    } else {
+        "Leader renew: the leader's CALL campaign vs the recipe's tick by its leader"
+    };
+    let mut t = Table::new(title, &["conns", "contender", "calls/s", "p50 ms", "p99 ms", "ratio to recipe"]);
+    let mut j = Vec::new();
+    let mut ratios = Vec::new();
+    for (li, &level) in LEVELS.iter().enumerate() {
+        let rows = &results[li];
+        for (ci, r) in rows.iter().enumerate() {
+            // The ratio is the median of the per-round ratios (the contenders ran side by side).
+            let per_round: Vec<f64> = r.rate.iter().zip(&rows[recipe].rate).map(|(a, b)| a / b).collect();
+            let ratio = median(&per_round);
+            let (rate, p50, p99) = (median(&r.rate), median(&r.p50), median(&r.p99));
+            t.row(vec![
+                level.to_string(),
+                names[ci].clone(),
+                fmt_rate(rate),
+                format!("{p50:.3}"),
+                format!("{p99:.3}"),
+                if ci == recipe { "1".into() } else { format!("{ratio:.2}x") },
+            ]);
+            j.push(json!({
+                "connections": level, "contender": names[ci], "calls_per_s": rate,
+                "p50_ms": p50, "p99_ms": p99, "ratio_to_recipe": ratio,
+                "rounds": {"calls_per_s": r.rate, "p50_ms": r.p50, "p99_ms": r.p99},
+            }));
+            if ci == 0 {
+                ratios.push((format!("{section}@{level}"), ratio));
+            }
+            if ci > 0 && ci != recipe {
+                ratios.push((format!("{section}@{level}/{}", names[ci]), ratio));
+            }
+        }
+    }
+    t.note(format!(
+        "{rounds} rounds of {:.1} s per contender and level, alternating; medians of rounds; ratio = median of per-round ratios.",
+        dur.as_secs_f64()
+    ));
+    t.note(
+        "campaign (tree): sql/V2__procedures.sql as migrated, called with procedures::campaign on a dedicated connection. \
+         campaign (proposed), (proposed2): benches/election/proposed_campaign.sql and proposed2_campaign.sql, each installed \
+         as `campaign` in a scratch database of its own, called the same way. text protocol: the tree's procedure, the CALL \
+         sent as text instead of a prepared statement. renew (proposed): benches/election/proposed_renew.sql, a procedure the \
+         leader would call instead of campaign. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. floor: one \
+         primary-key SELECT of the election row.",
+    );
+    let value = json!({"rounds": rounds, "seconds_per_run": dur.as_secs_f64(), "rows": j});
+    Ok((vec![t], value, ratios))
+}

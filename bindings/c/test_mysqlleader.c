@@ -1,0 +1,1154 @@
+/*
+ * test_mysqlleader.c: the C API against a real server, every function and every error path.
+ *
+ *   MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db ./test_mysqlleader [PATH_TO_EXAMPLE]
+ *
+ * The account must be allowed to create databases: each run creates its own (mlc_<pid>) through
+ * the API itself, migrates it, and drops it at the end. PATH_TO_EXAMPLE (the built example.c)
+ * is the second process of the failover tests; without it they are reported as failed.
+ *
+ * Prints one line per failed check and ends with exactly "N passed, M failed"; exits 0 only
+ * when nothing failed. Liveness bounds (a new leader within a lease and a retry) carry a
+ * generous slack for a shared, busy machine; no check is about speed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mysqlleader.h"
+
+/* ---- the tiny assertion framework ---- */
+
+static int passed = 0;
+static int failed = 0;
+
+static void record(int ok, const char *file, int line, const char *fmt, ...) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/* A condition; on failure prints it and the thread's last error. */
+#define CHECK(cond) \
+    record((cond) ? 1 : 0, __FILE__, __LINE__, "%s (last error: %s)", #cond, mysqlleader_last_error())
+
+/* A call that must return `expected`. */
+#define CHECK_RC(call, expected)                                                               \
+    do {                                                                                       \
+        mysqlleader_result rc_ = (call);                                                       \
+        record(rc_ == (expected), __FILE__, __LINE__, "%s returned %s, expected %s (last error: %s)", \
+               #call, mysqlleader_result_name(rc_), mysqlleader_result_name(expected),         \
+               mysqlleader_last_error());                                                      \
+    } while (0)
+
+#define CHECK_OK(call) CHECK_RC(call, MYSQLLEADER_OK)
+
+/* The message of the last error contains `needle`. */
+#define CHECK_MSG(needle)                                                                      \
+    record(strstr(mysqlleader_last_error(), (needle)) != NULL, __FILE__, __LINE__,             \
+           "last error \"%s\" does not contain \"%s\"", mysqlleader_last_error(), (needle))
+
+#define CHECK_STR(actual, expected)                                                            \
+    record(strcmp((actual), (expected)) == 0, __FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", \
+           #actual, (actual), (expected))
+
+/* ---- helpers ---- */
+
+static const char INVALID_UTF8[] = "bad\xff\xfeid";
+static char ID_129[130];   /* 129 characters: one too many */
+static char ID_128[257];   /* 128 characters of 2 bytes each: the longest id */
+static char base_url[1024];
+static char db_url[1024];
+static char db_name[64];
+static const char *example_path = NULL;
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) == -1 && errno == EINTR) {
+    }
+}
+
+static long long now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* `url` with its database replaced by `db` (a ?query is kept). */
+static void url_with_db(char *out, size_t n, const char *url, const char *db) {
+    const char *query = strchr(url, '?');
+    size_t head = (size_t)(strrchr(url, '/') - url);
+    snprintf(out, n, "%.*s/%s%s", (int)head, url, db, query ? query : "");
+}
+
+/* Runs one statement in a transaction of its own (DDL on the admin account). */
+static mysqlleader_result run_sql(mysqlleader_client *client, const char *sql) {
+    mysqlleader_txn *txn = NULL;
+    mysqlleader_result rc = mysqlleader_txn_begin(client, &txn);
+    if (rc != MYSQLLEADER_OK) return rc;
+    rc = mysqlleader_txn_execute(txn, sql, NULL, 0, NULL);
+    if (rc == MYSQLLEADER_OK) rc = mysqlleader_txn_commit(txn);
+    mysqlleader_txn_free(txn);
+    return rc;
+}
+
+/* Rows of `ledger` with this id, counted by deleting them in a transaction rolled back. */
+static long long ledger_rows(mysqlleader_client *client, const char *id) {
+    mysqlleader_txn *txn = NULL;
+    uint64_t affected = 0;
+    const char *params[1] = {id};
+    if (mysqlleader_txn_begin(client, &txn) != MYSQLLEADER_OK) return -1;
+    mysqlleader_result rc = mysqlleader_txn_execute(txn, "DELETE FROM ledger WHERE id = ?", params, 1, &affected);
+    mysqlleader_txn_free(txn); /* rolls back */
+    return rc == MYSQLLEADER_OK ? (long long)affected : -1;
+}
+
+/* ---- version, names, last error, strings ---- */
+
+static void test_version_and_names(void) {
+    CHECK_STR(mysqlleader_version(), MYSQLLEADER_VERSION);
+    char composed[64];
+    snprintf(composed, sizeof composed, "%d.%d.%d", MYSQLLEADER_VERSION_MAJOR, MYSQLLEADER_VERSION_MINOR,
+             MYSQLLEADER_VERSION_PATCH);
+    CHECK_STR(composed, MYSQLLEADER_VERSION);
+
+    CHECK_STR(mysqlleader_result_name(MYSQLLEADER_OK), "MYSQLLEADER_OK");
+    CHECK_STR(mysqlleader_result_name(MYSQLLEADER_NULL_ARGUMENT), "MYSQLLEADER_NULL_ARGUMENT");
+    CHECK_STR(mysqlleader_result_name(MYSQLLEADER_INVALID_STATE), "MYSQLLEADER_INVALID_STATE");
+    CHECK_STR(mysqlleader_result_name(9999), "MYSQLLEADER_UNKNOWN_RESULT");
+    /* The numbers are part of the ABI. */
+    CHECK(MYSQLLEADER_OK == 0 && MYSQLLEADER_NULL_ARGUMENT == 1 && MYSQLLEADER_INVALID_ARGUMENT == 2 &&
+          MYSQLLEADER_INVALID_UTF8 == 3 && MYSQLLEADER_NOT_LEADER == 4 && MYSQLLEADER_CONNECTION == 5 &&
+          MYSQLLEADER_NOT_MIGRATED == 6 && MYSQLLEADER_SERVER == 7 && MYSQLLEADER_MIGRATION == 8 &&
+          MYSQLLEADER_BUFFER_TOO_SMALL == 9 && MYSQLLEADER_PANIC == 10 && MYSQLLEADER_INVALID_STATE == 11);
+
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_NONE), "none");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_LOST_SEAT), "lost_seat");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_DEADLINE_PASSED), "deadline_passed");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_RESIGNED), "resigned");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_SHUTDOWN), "shutdown");
+    CHECK_STR(mysqlleader_stop_reason_name(77), "unknown");
+}
+
+static void test_last_error(void) {
+    mysqlleader_client *client = (mysqlleader_client *)0x1;
+    /* A failure records its code and message, and leaves the out-pointer alone. */
+    CHECK_RC(mysqlleader_client_new(NULL, &client), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK(client == (mysqlleader_client *)0x1);
+    CHECK_MSG("url");
+    CHECK(mysqlleader_last_error_code() == MYSQLLEADER_NULL_ARGUMENT);
+    CHECK(mysqlleader_last_error_server_code() == 0);
+    CHECK(!mysqlleader_last_error_is_transient());
+
+    size_t len = strlen(mysqlleader_last_error());
+    size_t needed = 0;
+    char tiny[4] = "abc";
+    CHECK_RC(mysqlleader_last_error_copy(tiny, sizeof tiny, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed == len + 1);
+    CHECK_STR(tiny, "abc"); /* nothing written when too small */
+    needed = 0;
+    CHECK_RC(mysqlleader_last_error_copy(NULL, 0, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed == len + 1);
+    CHECK_RC(mysqlleader_last_error_copy(NULL, 10, &needed), MYSQLLEADER_NULL_ARGUMENT);
+    char buf[256];
+    CHECK_OK(mysqlleader_last_error_copy(buf, sizeof buf, NULL));
+    CHECK_STR(buf, mysqlleader_last_error());
+    /* Copying never changed the last error. */
+    CHECK(mysqlleader_last_error_code() == MYSQLLEADER_NULL_ARGUMENT);
+
+    /* A success clears it. */
+    CHECK_OK(mysqlleader_default_node_id(buf, sizeof buf, NULL));
+    CHECK_STR(mysqlleader_last_error(), "");
+    CHECK(mysqlleader_last_error_code() == MYSQLLEADER_OK);
+    CHECK_OK(mysqlleader_last_error_copy(buf, sizeof buf, &needed));
+    CHECK(needed == 1 && buf[0] == '\0');
+}
+
+static void test_strings(void) {
+    char buf[MYSQLLEADER_ID_BUFFER_SIZE];
+    size_t needed = 0;
+    CHECK_OK(mysqlleader_default_node_id(buf, sizeof buf, &needed));
+    char pid[32];
+    snprintf(pid, sizeof pid, ":%ld", (long)getpid());
+    CHECK(strstr(buf, pid) != NULL);
+    CHECK(needed == strlen(buf) + 1);
+    char small[2] = "x";
+    CHECK_RC(mysqlleader_default_node_id(small, sizeof small, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed == strlen(buf) + 1 && small[0] == 'x');
+    CHECK_RC(mysqlleader_default_node_id(NULL, 5, &needed), MYSQLLEADER_NULL_ARGUMENT);
+
+    char *sql = NULL;
+    CHECK_OK(mysqlleader_install_sql(&sql));
+    CHECK(sql != NULL && strstr(sql, "CREATE PROCEDURE campaign(") != NULL);
+    CHECK(sql != NULL && strstr(sql, "DELIMITER $$") != NULL);
+    mysqlleader_string_free(sql);
+    mysqlleader_string_free(NULL);
+    CHECK_RC(mysqlleader_install_sql(NULL), MYSQLLEADER_NULL_ARGUMENT);
+}
+
+/* ---- clients ---- */
+
+static void test_client_arguments(void) {
+    mysqlleader_client *client = NULL;
+    CHECK_RC(mysqlleader_client_new(NULL, &client), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_client_new(db_url, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("client_out");
+    CHECK_RC(mysqlleader_client_new(INVALID_UTF8, &client), MYSQLLEADER_INVALID_UTF8);
+    CHECK_MSG("url");
+    CHECK_RC(mysqlleader_client_new("not a url", &client), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_client_new("mysql://app:Sup3rS3cretPw@db.example:notaport/x", &client),
+             MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK(strstr(mysqlleader_last_error(), "Sup3rS3cretPw") == NULL);
+    CHECK(client == NULL);
+
+    CHECK_OK(mysqlleader_client_new(db_url, &client));
+    CHECK(client != NULL);
+    CHECK_RC(mysqlleader_client_set_request_timeout(NULL, 1000), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_client_set_request_timeout(client, 0), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("timeout_ms");
+    CHECK_RC(mysqlleader_client_set_request_timeout(client, MYSQLLEADER_LEASE_MS_MAX + 1), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_OK(mysqlleader_client_set_request_timeout(client, 4000));
+    mysqlleader_client_free(client); /* never used: no connection was opened */
+    mysqlleader_client_free(NULL);
+}
+
+/* A server that refuses the connection: every call fails promptly with CONNECTION, the
+ * message names the problem and never the password. */
+static void test_refused_connection(void) {
+    const char *url = "mysql://someone:Sup3rS3cretPw@127.0.0.1:1/db";
+    mysqlleader_client *client = NULL;
+    CHECK_OK(mysqlleader_client_new(url, &client));
+    CHECK_OK(mysqlleader_client_set_request_timeout(client, 3000));
+    long long started = now_ms();
+
+    mysqlleader_campaign_result c;
+    mysqlleader_leader_check check;
+    mysqlleader_current_leader_result cur;
+    mysqlleader_reelect_result re;
+    mysqlleader_resign_result rs;
+    bool enabled = false;
+    size_t applied = 99;
+    mysqlleader_txn *txn = NULL;
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", 1000, &c), MYSQLLEADER_CONNECTION);
+    CHECK(mysqlleader_last_error_is_transient());
+    CHECK(strlen(mysqlleader_last_error()) > 0);
+    CHECK(strstr(mysqlleader_last_error(), "Sup3rS3cretPw") == NULL);
+    CHECK_RC(mysqlleader_am_i_leader(client, "s", "n", &check), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_current_leader(client, "s", &cur), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_force_leader(client, "s", "n", 1000, &c), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_reelect(client, "s", &re), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_resign(client, "s", "n", &rs), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_assert_leader(client, "s", "n", 1, &check), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_set_expiry_event(client, true, &enabled), MYSQLLEADER_CONNECTION);
+    CHECK_RC(mysqlleader_migrate(client, &applied), MYSQLLEADER_CONNECTION);
+    CHECK(applied == 99);
+    CHECK_RC(mysqlleader_txn_begin(client, &txn), MYSQLLEADER_CONNECTION);
+    CHECK(txn == NULL);
+    CHECK(strstr(mysqlleader_last_error(), "Sup3rS3cretPw") == NULL);
+
+    /* An elector on it: never leads, says why, and frees promptly. */
+    mysqlleader_elector_config config = {0};
+    config.service_id = "refused";
+    config.node_id = "n";
+    config.lease_ms = 2000;
+    mysqlleader_elector *elector = NULL;
+    CHECK_OK(mysqlleader_elector_new(client, &config, NULL, NULL, &elector));
+    bool leading = true;
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(elector, 1000, &leading));
+    CHECK(!leading);
+    mysqlleader_elector_state status;
+    CHECK_OK(mysqlleader_elector_snapshot(elector, &status));
+    CHECK(!status.is_leader && status.campaigning && status.last_call_result == MYSQLLEADER_CONNECTION);
+    char message[512];
+    CHECK_OK(mysqlleader_elector_last_call_error(elector, message, sizeof message, NULL));
+    CHECK(strlen(message) > 0 && strstr(message, "Sup3rS3cretPw") == NULL);
+    mysqlleader_elector_free(elector);
+    mysqlleader_client_free(client);
+    /* Refused connections fail at once; the bound is only against hanging. */
+    CHECK(now_ms() - started < 30000);
+}
+
+/* ---- the one-shot procedure calls ---- */
+
+static void test_not_migrated_then_migrate(mysqlleader_client *client) {
+    mysqlleader_campaign_result c;
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", 1000, &c), MYSQLLEADER_NOT_MIGRATED);
+    CHECK_MSG("migrate");
+    size_t applied = 0;
+    CHECK_RC(mysqlleader_migrate(NULL, &applied), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_OK(mysqlleader_migrate(client, &applied));
+    CHECK(applied >= 3);
+    CHECK_OK(mysqlleader_migrate(client, &applied));
+    CHECK(applied == 0);
+    CHECK_OK(mysqlleader_migrate(client, NULL));
+}
+
+/* Fills a struct with a marker, to see that failed calls write nothing. */
+#define MARK(x) memset(&(x), 0xAB, sizeof(x))
+static int still_marked(const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != 0xAB) return 0;
+    return 1;
+}
+#define UNTOUCHED(x) still_marked(&(x), sizeof(x))
+
+static void test_call_arguments(mysqlleader_client *client) {
+    mysqlleader_campaign_result c;
+    mysqlleader_leader_check check;
+    mysqlleader_current_leader_result cur;
+    mysqlleader_reelect_result re;
+    mysqlleader_resign_result rs;
+    bool enabled;
+    MARK(c);
+    MARK(check);
+    MARK(cur);
+    MARK(re);
+    MARK(rs);
+    MARK(enabled);
+
+    /* campaign: every pointer, UTF-8, length, lease. */
+    CHECK_RC(mysqlleader_campaign(NULL, "s", "n", 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("client");
+    CHECK_RC(mysqlleader_campaign(client, NULL, "n", 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("service_id");
+    CHECK_RC(mysqlleader_campaign(client, "s", NULL, 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("node_id");
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", 1000, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("result_out");
+    CHECK_RC(mysqlleader_campaign(client, INVALID_UTF8, "n", 1000, &c), MYSQLLEADER_INVALID_UTF8);
+    CHECK_MSG("service_id");
+    CHECK_RC(mysqlleader_campaign(client, "s", INVALID_UTF8, 1000, &c), MYSQLLEADER_INVALID_UTF8);
+    CHECK_MSG("node_id");
+    CHECK_RC(mysqlleader_campaign(client, ID_129, "n", 1000, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("service_id");
+    CHECK_RC(mysqlleader_campaign(client, "s", ID_129, 1000, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("node_id");
+    CHECK_RC(mysqlleader_campaign(client, "", "n", 1000, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", 0, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("lease_ms");
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", MYSQLLEADER_LEASE_MS_MAX + 1, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_campaign(client, "s", "n", UINT64_MAX, &c), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* am_i_leader */
+    CHECK_RC(mysqlleader_am_i_leader(NULL, "s", "n", &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_am_i_leader(client, NULL, "n", &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_am_i_leader(client, "s", NULL, &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_am_i_leader(client, "s", "n", NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_am_i_leader(client, INVALID_UTF8, "n", &check), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_am_i_leader(client, "s", INVALID_UTF8, &check), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_am_i_leader(client, ID_129, "n", &check), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_am_i_leader(client, "s", ID_129, &check), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* current_leader */
+    CHECK_RC(mysqlleader_current_leader(NULL, "s", &cur), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_current_leader(client, NULL, &cur), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_current_leader(client, "s", NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_current_leader(client, INVALID_UTF8, &cur), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_current_leader(client, ID_129, &cur), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* force_leader */
+    CHECK_RC(mysqlleader_force_leader(NULL, "s", "n", 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, NULL, "n", 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, "s", NULL, 1000, &c), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, "s", "n", 1000, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, INVALID_UTF8, "n", 1000, &c), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_force_leader(client, "s", INVALID_UTF8, 1000, &c), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_force_leader(client, ID_129, "n", 1000, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, "s", ID_129, 1000, &c), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_force_leader(client, "s", "n", 0, &c), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* reelect */
+    CHECK_RC(mysqlleader_reelect(NULL, "s", &re), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_reelect(client, NULL, &re), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_reelect(client, "s", NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_reelect(client, INVALID_UTF8, &re), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_reelect(client, ID_129, &re), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* resign */
+    CHECK_RC(mysqlleader_resign(NULL, "s", "n", &rs), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_resign(client, NULL, "n", &rs), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_resign(client, "s", NULL, &rs), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_resign(client, "s", "n", NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_resign(client, INVALID_UTF8, "n", &rs), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_resign(client, "s", INVALID_UTF8, &rs), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_resign(client, ID_129, "n", &rs), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_resign(client, "s", ID_129, &rs), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* assert_leader */
+    CHECK_RC(mysqlleader_assert_leader(NULL, "s", "n", 1, &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_assert_leader(client, NULL, "n", 1, &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_assert_leader(client, "s", NULL, 1, &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_assert_leader(client, "s", "n", 1, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_assert_leader(client, INVALID_UTF8, "n", 1, &check), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_assert_leader(client, "s", INVALID_UTF8, 1, &check), MYSQLLEADER_INVALID_UTF8);
+    CHECK_RC(mysqlleader_assert_leader(client, ID_129, "n", 1, &check), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_assert_leader(client, "s", ID_129, 1, &check), MYSQLLEADER_INVALID_ARGUMENT);
+
+    /* set_expiry_event */
+    CHECK_RC(mysqlleader_set_expiry_event(NULL, true, &enabled), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_set_expiry_event(client, true, NULL), MYSQLLEADER_NULL_ARGUMENT);
+
+    CHECK(UNTOUCHED(c) && UNTOUCHED(check) && UNTOUCHED(cur) && UNTOUCHED(re) && UNTOUCHED(rs) && UNTOUCHED(enabled));
+}
+
+static void test_calls(mysqlleader_client *client) {
+    mysqlleader_campaign_result c;
+    mysqlleader_leader_check check;
+    mysqlleader_current_leader_result cur;
+    mysqlleader_reelect_result re;
+    mysqlleader_resign_result rs;
+
+    /* a takes the vacant seat at term 1; b only learns who leads. */
+    CHECK_OK(mysqlleader_campaign(client, "calls", "a", 10000, &c));
+    CHECK(c.is_leader && c.term == 1 && c.lease_remaining_ms > 0 && c.lease_remaining_ms <= 10000);
+    CHECK_STR(c.leader_id, "a");
+    CHECK_OK(mysqlleader_campaign(client, "calls", "b", 10000, &c));
+    CHECK(!c.is_leader && c.term == 1);
+    CHECK_STR(c.leader_id, "a");
+    CHECK_OK(mysqlleader_campaign(client, "calls", "a", 10000, &c)); /* a renew keeps the term */
+    CHECK(c.is_leader && c.term == 1);
+
+    CHECK_OK(mysqlleader_am_i_leader(client, "calls", "a", &check));
+    CHECK(check.is_leader && check.term == 1 && check.lease_remaining_ms > 0);
+    CHECK_OK(mysqlleader_am_i_leader(client, "calls", "b", &check));
+    CHECK(!check.is_leader && check.term == 1);
+
+    CHECK_OK(mysqlleader_current_leader(client, "calls", &cur));
+    CHECK_STR(cur.leader_id, "a");
+    CHECK(cur.term == 1 && cur.lease_remaining_ms > 0);
+
+    CHECK_OK(mysqlleader_assert_leader(client, "calls", "a", 1, &check));
+    CHECK(check.is_leader && check.term == 1 && check.lease_remaining_ms > 0);
+    MARK(check);
+    CHECK_RC(mysqlleader_assert_leader(client, "calls", "a", 2, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK_MSG("not the leader");
+    CHECK_RC(mysqlleader_assert_leader(client, "calls", "b", 1, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK(UNTOUCHED(check));
+
+    /* An operator forces b in: term 2; a is out. */
+    CHECK_OK(mysqlleader_force_leader(client, "calls", "b", 10000, &c));
+    CHECK(c.is_leader && c.term == 2);
+    CHECK_STR(c.leader_id, "b");
+    CHECK_OK(mysqlleader_resign(client, "calls", "a", &rs));
+    CHECK(!rs.resigned && rs.term == 2);
+    CHECK_OK(mysqlleader_resign(client, "calls", "b", &rs));
+    CHECK(rs.resigned && rs.term == 2);
+    CHECK_OK(mysqlleader_current_leader(client, "calls", &cur));
+    CHECK_STR(cur.leader_id, "");
+    CHECK(cur.term == 2 && cur.lease_remaining_ms == 0);
+
+    /* The longest id (128 two-byte characters) goes through unchanged. */
+    CHECK_OK(mysqlleader_campaign(client, "calls", ID_128, 10000, &c));
+    CHECK(c.is_leader && c.term == 3);
+    CHECK_STR(c.leader_id, ID_128);
+
+    CHECK_OK(mysqlleader_reelect(client, "calls", &re));
+    CHECK_STR(re.previous_leader_id, ID_128);
+    CHECK(re.term == 3);
+    CHECK_OK(mysqlleader_reelect(client, "calls", &re));
+    CHECK_STR(re.previous_leader_id, "");
+    CHECK_OK(mysqlleader_campaign(client, "calls", "b", 10000, &c));
+    CHECK(c.is_leader && c.term == 4);
+
+    /* A lease the procedures reject would have been caught here already; an unknown service is
+     * simply vacant at term 0. */
+    CHECK_OK(mysqlleader_current_leader(client, "nobody-ever", &cur));
+    CHECK(cur.term == 0 && cur.leader_id[0] == '\0');
+
+    bool enabled = false;
+    CHECK_OK(mysqlleader_set_expiry_event(client, true, &enabled));
+    CHECK(enabled);
+    CHECK_OK(mysqlleader_set_expiry_event(client, false, &enabled));
+    CHECK(!enabled);
+}
+
+/* ---- fenced transactions ---- */
+
+static void test_txn(mysqlleader_client *client) {
+    mysqlleader_txn *txn = (mysqlleader_txn *)0x1;
+    mysqlleader_leader_check check;
+    mysqlleader_campaign_result c;
+    uint64_t affected = 0;
+
+    CHECK_RC(mysqlleader_txn_begin(NULL, &txn), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_begin(client, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK(txn == (mysqlleader_txn *)0x1);
+    CHECK_RC(mysqlleader_txn_assert_leader(NULL, "s", "n", 1, &check), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_execute(NULL, "SELECT 1", NULL, 0, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_commit(NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_rollback(NULL), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_txn_free(NULL);
+
+    CHECK_OK(run_sql(client, "CREATE TABLE ledger (id INT PRIMARY KEY, written_by VARCHAR(64), note VARCHAR(64) NULL)"));
+
+    /* a leads at term t. */
+    CHECK_OK(mysqlleader_campaign(client, "ledger", "a", 10000, &c));
+    uint64_t t = c.term;
+    const char *row1[3] = {"1", "a", NULL};
+
+    /* Argument errors are caught before the database, and spend the transaction all the same:
+     * a program that misses one cannot go on writing unfenced. */
+#define SPENT_BY(call, expected)                                                               \
+    do {                                                                                       \
+        txn = NULL;                                                                            \
+        CHECK_OK(mysqlleader_txn_begin(client, &txn));                                         \
+        CHECK_RC(call, expected);                                                              \
+        CHECK_RC(mysqlleader_txn_execute(txn, "DELETE FROM ledger WHERE id = 0", NULL, 0, NULL), \
+                 MYSQLLEADER_INVALID_STATE);                                                   \
+        CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);                      \
+        mysqlleader_txn_free(txn);                                                             \
+    } while (0)
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, NULL, "a", t, &check), MYSQLLEADER_NULL_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, "ledger", NULL, t, &check), MYSQLLEADER_NULL_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, INVALID_UTF8, "a", t, &check), MYSQLLEADER_INVALID_UTF8);
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, "ledger", INVALID_UTF8, t, &check), MYSQLLEADER_INVALID_UTF8);
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, ID_129, "a", t, &check), MYSQLLEADER_INVALID_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_assert_leader(txn, "ledger", ID_129, t, &check), MYSQLLEADER_INVALID_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_execute(txn, NULL, row1, 3, &affected), MYSQLLEADER_NULL_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", NULL, 3, &affected),
+             MYSQLLEADER_NULL_ARGUMENT);
+    SPENT_BY(mysqlleader_txn_execute(txn, INVALID_UTF8, NULL, 0, &affected), MYSQLLEADER_INVALID_UTF8);
+#undef SPENT_BY
+
+    /* The fenced write of the leader commits. */
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "ledger", "a", t, &check));
+    CHECK(check.is_leader && check.term == t && check.lease_remaining_ms > 0);
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "ledger", "a", t, NULL));
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", row1, 3, &affected));
+    CHECK(affected == 1);
+    CHECK_OK(mysqlleader_txn_execute(txn, "UPDATE ledger SET note = 'seen' WHERE id = 1", NULL, 0, NULL));
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    CHECK_RC(mysqlleader_txn_execute(txn, "SELECT 1", NULL, 0, NULL), MYSQLLEADER_INVALID_STATE);
+    CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
+    CHECK_OK(mysqlleader_txn_rollback(txn)); /* nothing left to roll back */
+    mysqlleader_txn_free(txn);
+    CHECK(ledger_rows(client, "1") == 1);
+
+    /* b is forced in; a's write with its stale term is refused and leaves nothing behind, and
+     * the transaction cannot be used for unfenced writes afterwards. */
+    CHECK_OK(mysqlleader_force_leader(client, "ledger", "b", 10000, &c));
+    CHECK(c.term == t + 1);
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    const char *row2[3] = {"2", "a", "stale"};
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", row2, 3, &affected));
+    MARK(check);
+    CHECK_RC(mysqlleader_txn_assert_leader(txn, "ledger", "a", t, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK(UNTOUCHED(check));
+    CHECK_MSG("not the leader");
+    const char *row3[3] = {"3", "a", "unfenced"};
+    CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", row3, 3, NULL),
+             MYSQLLEADER_INVALID_STATE);
+    CHECK_MSG("roll it back");
+    CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
+    CHECK_OK(mysqlleader_txn_rollback(txn));
+    mysqlleader_txn_free(txn);
+    CHECK(ledger_rows(client, "2") == 0);
+    CHECK(ledger_rows(client, "3") == 0);
+
+    /* A failed statement spends the transaction too; the server's code is reported. */
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO no_such_table VALUES (1)", NULL, 0, NULL), MYSQLLEADER_SERVER);
+    CHECK(mysqlleader_last_error_server_code() == 1146);
+    CHECK_RC(mysqlleader_txn_execute(txn, "SELECT 1", NULL, 0, NULL), MYSQLLEADER_INVALID_STATE);
+    mysqlleader_txn_free(txn); /* rolls back */
+
+    /* Freeing an open transaction rolls it back. */
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    const char *row4[3] = {"4", "b", NULL};
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", row4, 3, &affected));
+    mysqlleader_txn_free(txn);
+    CHECK(ledger_rows(client, "4") == 0);
+}
+
+/* ---- electors ---- */
+
+#define MAX_EVENTS 64
+
+/* What a callback saw, shared with the test thread. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int count;
+    mysqlleader_event_kind kinds[MAX_EVENTS];
+    uint64_t terms[MAX_EVENTS];
+    mysqlleader_stop_reason reasons[MAX_EVENTS];
+    char leaders[MAX_EVENTS][MYSQLLEADER_ID_BUFFER_SIZE];
+    /* For the callbacks that act on their own elector. */
+    mysqlleader_elector *elector;
+    int free_inside;          /* free the elector from the STARTED_LEADING callback */
+    int freed_inside;         /* set after that free returned */
+    int is_leader_inside;     /* is_leader as seen from inside STARTED_LEADING */
+    uint64_t term_inside;
+    pthread_t callback_thread;
+    int callback_threads;     /* how many different threads delivered events (must stay 1) */
+} recorder;
+
+static void recorder_init(recorder *r) {
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->changed, NULL);
+}
+
+static void recorder_destroy(recorder *r) {
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->changed);
+}
+
+static void on_event(void *userdata, const mysqlleader_event *event) {
+    recorder *r = userdata;
+    pthread_mutex_lock(&r->lock);
+    if (r->callback_threads == 0 || !pthread_equal(r->callback_thread, pthread_self())) {
+        r->callback_thread = pthread_self();
+        r->callback_threads++;
+    }
+    if (r->count < MAX_EVENTS) {
+        r->kinds[r->count] = event->kind;
+        r->terms[r->count] = event->term;
+        r->reasons[r->count] = event->reason;
+        snprintf(r->leaders[r->count], MYSQLLEADER_ID_BUFFER_SIZE, "%s", event->leader_id ? event->leader_id : "");
+        r->count++;
+    }
+    int free_now = r->free_inside && event->kind == MYSQLLEADER_EVENT_STARTED_LEADING && r->elector != NULL;
+    mysqlleader_elector *elector = r->elector;
+    pthread_mutex_unlock(&r->lock);
+
+    bool leading = false;
+    uint64_t term = 0;
+    if (free_now) {
+        /* Queries on one's own elector answer at once inside a callback ... */
+        mysqlleader_elector_is_leader(elector, &leading);
+        mysqlleader_elector_term(elector, &term);
+        /* ... and so does freeing it: no deadlock, no further callback. */
+        mysqlleader_elector_free(elector);
+    }
+    /* The last touch of *r by this callback: the test thread may go on once it sees it. */
+    pthread_mutex_lock(&r->lock);
+    if (free_now) {
+        r->is_leader_inside = leading;
+        r->term_inside = term;
+        r->elector = NULL;
+        r->freed_inside = 1;
+    }
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Index of the first recorded event of `kind` from `from` on, or -1. */
+static int find_event(recorder *r, int from, mysqlleader_event_kind kind) {
+    pthread_mutex_lock(&r->lock);
+    int found = -1;
+    for (int i = from; i < r->count; i++) {
+        if (r->kinds[i] == kind) {
+            found = i;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    return found;
+}
+
+static int event_count(recorder *r) {
+    pthread_mutex_lock(&r->lock);
+    int n = r->count;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+/* A small, quick configuration: 2 s leases (liveness checks allow far more). */
+static mysqlleader_elector_config quick_config(const char *service, const char *node) {
+    mysqlleader_elector_config config = {0};
+    config.service_id = service;
+    config.node_id = node;
+    config.lease_ms = 2000;
+    config.renew_ms = 400;
+    config.retry_ms = 200;
+    return config;
+}
+
+static const long long SLACK_MS = 8000; /* for liveness bounds on a shared, busy machine */
+
+static void test_elector_arguments(mysqlleader_client *client) {
+    mysqlleader_elector *elector = (mysqlleader_elector *)0x1;
+    mysqlleader_elector_config config = quick_config("args", "n");
+    CHECK_RC(mysqlleader_elector_new(NULL, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_new(client, NULL, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    config.service_id = NULL;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("config->service_id");
+    config.service_id = INVALID_UTF8;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_UTF8);
+    config.service_id = ID_129;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("service_id");
+    config.service_id = "";
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    config = quick_config("args", INVALID_UTF8);
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_UTF8);
+    CHECK_MSG("config->node_id");
+    config = quick_config("args", ID_129);
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("node_id");
+    config = quick_config("args", "n");
+    config.lease_ms = MYSQLLEADER_LEASE_MS_MAX + 1;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->lease_ms");
+    config = quick_config("args", "n");
+    config.renew_ms = 1500; /* more than (lease - drift) / 3 */
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->renew_ms");
+    config = quick_config("args", "n");
+    config.retry_ms = 5000;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->retry_ms");
+    config = quick_config("args", "n");
+    config.request_timeout_ms = 2000;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->request_timeout_ms");
+    config = quick_config("args", "n");
+    config.drift_margin_ms = 2000;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->drift_margin_ms");
+    config = quick_config("args", "n");
+    config.retry_jitter = 1.5;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("retry_jitter");
+    config.retry_jitter = -0.1;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    config.retry_jitter = nan("");
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    config.retry_jitter = 0.3;
+    config.flags = MYSQLLEADER_ELECTOR_NO_JITTER;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    config = quick_config("args", "n");
+    config.flags = 0x100;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_MSG("config->flags");
+    config = quick_config("args", "n");
+    config.fallback_client_count = 1;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("config->fallback_clients");
+    const mysqlleader_client *fallbacks[2] = {client, NULL};
+    config.fallback_clients = fallbacks;
+    config.fallback_client_count = 2;
+    CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("config->fallback_clients[1]");
+    CHECK(elector == (mysqlleader_elector *)0x1);
+
+    /* The query functions on NULL. */
+    bool flag;
+    uint64_t number;
+    char buf[8];
+    mysqlleader_elector_state status;
+    mysqlleader_txn *txn = NULL;
+    CHECK_RC(mysqlleader_elector_is_leader(NULL, &flag), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_term(NULL, &number), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_valid_for_ms(NULL, &number), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_leader_id(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_node_id(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_snapshot(NULL, &status), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_last_call_error(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_resign(NULL, &flag), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_wait_for_leadership(NULL, 0, &flag), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_txn_begin(NULL, &txn, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_elector_free(NULL);
+
+    /* Zero is "default" for every number: lease 0 means the 10 s default, node NULL hostname:pid. */
+    mysqlleader_elector_config defaults = {0};
+    defaults.service_id = "defaults";
+    elector = NULL;
+    CHECK_OK(mysqlleader_elector_new(client, &defaults, NULL, NULL, &elector));
+    char node[MYSQLLEADER_ID_BUFFER_SIZE], expected[MYSQLLEADER_ID_BUFFER_SIZE];
+    CHECK_OK(mysqlleader_elector_node_id(elector, node, sizeof node, NULL));
+    CHECK_OK(mysqlleader_default_node_id(expected, sizeof expected, NULL));
+    CHECK_STR(node, expected);
+    /* Out-pointers of the queries. */
+    CHECK_RC(mysqlleader_elector_is_leader(elector, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_term(elector, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_valid_for_ms(elector, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_snapshot(elector, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_wait_for_leadership(elector, 0, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_txn_begin(elector, NULL, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_node_id(elector, NULL, 4, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    size_t needed = 0;
+    CHECK_RC(mysqlleader_elector_node_id(elector, buf, 2, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed == strlen(expected) + 1);
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(elector, 10000, &flag));
+    CHECK(flag);
+    mysqlleader_elector_free(elector); /* resigns */
+    mysqlleader_current_leader_result cur;
+    CHECK_OK(mysqlleader_current_leader(client, "defaults", &cur));
+    CHECK_STR(cur.leader_id, "");
+}
+
+static void test_elector(mysqlleader_client *client) {
+    recorder r1, r2;
+    recorder_init(&r1);
+    recorder_init(&r2);
+    mysqlleader_elector *e1 = NULL, *e2 = NULL;
+    mysqlleader_elector_config c1 = quick_config("elect", "n1");
+    mysqlleader_elector_config c2 = quick_config("elect", "n2");
+    c2.flags = MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE | MYSQLLEADER_ELECTOR_NO_JITTER;
+
+    CHECK_OK(mysqlleader_elector_new(client, &c1, on_event, &r1, &e1));
+    bool leading = false;
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e1, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_new(client, &c2, on_event, &r2, &e2));
+
+    bool flag = false;
+    uint64_t term = 0, valid = 0;
+    CHECK_OK(mysqlleader_elector_is_leader(e1, &flag));
+    CHECK(flag);
+    CHECK_OK(mysqlleader_elector_term(e1, &term));
+    CHECK(term == 1);
+    CHECK_OK(mysqlleader_elector_valid_for_ms(e1, &valid));
+    CHECK(valid > 0 && valid <= 2000);
+    char id[MYSQLLEADER_ID_BUFFER_SIZE];
+    size_t needed = 0;
+    CHECK_OK(mysqlleader_elector_leader_id(e1, id, sizeof id, &needed));
+    CHECK_STR(id, "n1");
+    CHECK(needed == 3);
+    char two[2] = "z";
+    CHECK_RC(mysqlleader_elector_leader_id(e1, two, sizeof two, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed == 3 && two[0] == 'z');
+    CHECK_RC(mysqlleader_elector_leader_id(e1, NULL, 0, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK_RC(mysqlleader_elector_leader_id(e1, NULL, 3, &needed), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_OK(mysqlleader_elector_node_id(e1, id, sizeof id, NULL));
+    CHECK_STR(id, "n1");
+    mysqlleader_elector_state status;
+    CHECK_OK(mysqlleader_elector_snapshot(e1, &status));
+    CHECK(status.is_leader && status.term == 1 && status.valid_for_ms > 0 && status.campaigning &&
+          status.last_call_result == MYSQLLEADER_OK);
+    CHECK_STR(status.leader_id, "n1");
+    CHECK_OK(mysqlleader_elector_last_call_error(e1, id, sizeof id, &needed));
+    CHECK_STR(id, "");
+
+    /* n2 follows n1: it learns who leads, never leads itself. */
+    long long until = now_ms() + 2000 + SLACK_MS;
+    id[0] = '\0';
+    while (now_ms() < until) {
+        mysqlleader_elector_leader_id(e2, id, sizeof id, NULL);
+        if (strcmp(id, "n1") == 0) break;
+        sleep_ms(20);
+    }
+    CHECK_STR(id, "n1");
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e2, 300, &leading));
+    CHECK(!leading);
+    CHECK_OK(mysqlleader_elector_valid_for_ms(e2, &valid));
+    CHECK(valid == 0);
+
+    /* Fenced transactions for an elector. */
+    CHECK_OK(run_sql(client, "CREATE TABLE elector_log (term BIGINT UNSIGNED PRIMARY KEY, node VARCHAR(64))"));
+    mysqlleader_txn *txn = NULL;
+    uint64_t fenced_term = 0;
+    CHECK_OK(mysqlleader_elector_txn_begin(e1, &txn, &fenced_term));
+    CHECK(fenced_term == 1);
+    const char *row[2] = {"1", "n1"};
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO elector_log VALUES (?, ?)", row, 2, NULL));
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    mysqlleader_txn_free(txn);
+    txn = (mysqlleader_txn *)0x1;
+    CHECK_RC(mysqlleader_elector_txn_begin(e2, &txn, NULL), MYSQLLEADER_NOT_LEADER);
+    CHECK(txn == (mysqlleader_txn *)0x1);
+    txn = NULL;
+    CHECK_OK(mysqlleader_elector_txn_begin(e1, &txn, NULL)); /* term_out may be NULL */
+    mysqlleader_txn_free(txn);
+
+    /* n1 resigns: it stops at once, stops campaigning, and n2 takes over with term 2. */
+    bool resigned = false;
+    CHECK_OK(mysqlleader_elector_resign(e1, &resigned));
+    CHECK(resigned);
+    CHECK_OK(mysqlleader_elector_is_leader(e1, &flag));
+    CHECK(!flag);
+    CHECK_OK(mysqlleader_elector_snapshot(e1, &status));
+    CHECK(!status.is_leader && !status.campaigning);
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e1, 60000, &leading)); /* returns at once: not campaigning */
+    CHECK(!leading);
+    CHECK_OK(mysqlleader_elector_resign(e1, NULL)); /* again: no longer holds the seat */
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e2, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_term(e2, &term));
+    CHECK(term == 2);
+    CHECK_RC(mysqlleader_elector_txn_begin(e1, &txn, NULL), MYSQLLEADER_NOT_LEADER);
+
+    /* n1's callback saw: started leading (1), then stopped leading (1, resigned), in order, on
+     * one thread. */
+    int started = find_event(&r1, 0, MYSQLLEADER_EVENT_STARTED_LEADING);
+    CHECK(started >= 0);
+    int stopped = find_event(&r1, started < 0 ? 0 : started, MYSQLLEADER_EVENT_STOPPED_LEADING);
+    CHECK(stopped > started);
+    if (started >= 0 && stopped >= 0) {
+        CHECK(r1.terms[started] == 1);
+        CHECK_STR(r1.leaders[started], "n1");
+        CHECK(r1.terms[stopped] == 1 && r1.reasons[stopped] == MYSQLLEADER_STOP_RESIGNED);
+    }
+
+    /* Freeing n1 (not leading) and n2 (leading, NO_RESIGN_ON_FREE): n2's last event, stopped
+     * leading for shutdown, is delivered before free returns; nothing after it. */
+    mysqlleader_elector_free(e1);
+    mysqlleader_elector_free(e2);
+    int n2_started = find_event(&r2, 0, MYSQLLEADER_EVENT_STARTED_LEADING);
+    CHECK(n2_started >= 0);
+    int n2_stopped = find_event(&r2, n2_started < 0 ? 0 : n2_started, MYSQLLEADER_EVENT_STOPPED_LEADING);
+    CHECK(n2_stopped > n2_started);
+    if (n2_stopped >= 0) CHECK(r2.reasons[n2_stopped] == MYSQLLEADER_STOP_SHUTDOWN && r2.terms[n2_stopped] == 2);
+    int changed = find_event(&r2, 0, MYSQLLEADER_EVENT_LEADER_CHANGED);
+    CHECK(changed >= 0);
+    if (changed >= 0) CHECK_STR(r2.leaders[changed], "n1");
+    int n1_after = event_count(&r1), n2_after = event_count(&r2);
+    sleep_ms(500);
+    CHECK(event_count(&r1) == n1_after && event_count(&r2) == n2_after);
+    CHECK(r1.callback_threads == 1 && r2.callback_threads == 1);
+    /* n2 did not resign: it still holds the seat in the database until its lease lapses. */
+    mysqlleader_current_leader_result cur;
+    CHECK_OK(mysqlleader_current_leader(client, "elect", &cur));
+    CHECK(cur.term == 2);
+    recorder_destroy(&r1);
+    recorder_destroy(&r2);
+}
+
+/* Freeing an elector from inside its own callback neither deadlocks nor delivers anything
+ * afterwards; the elector resigns as configured. */
+static void test_free_inside_callback(mysqlleader_client *client) {
+    recorder r;
+    recorder_init(&r);
+    r.free_inside = 1;
+    mysqlleader_elector_config config = quick_config("self-free", "sf");
+    mysqlleader_elector *elector = NULL;
+    pthread_mutex_lock(&r.lock); /* the callback waits for r.elector */
+    CHECK_OK(mysqlleader_elector_new(client, &config, on_event, &r, &elector));
+    r.elector = elector;
+    pthread_mutex_unlock(&r.lock);
+
+    long long until = now_ms() + 2000 + SLACK_MS;
+    pthread_mutex_lock(&r.lock);
+    while (!r.freed_inside && now_ms() < until) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 50 * 1000000L;
+        if (t.tv_nsec >= 1000000000L) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&r.changed, &r.lock, &t);
+    }
+    int freed = r.freed_inside, leading = r.is_leader_inside;
+    uint64_t term = r.term_inside;
+    int count = r.count;
+    pthread_mutex_unlock(&r.lock);
+    CHECK(freed);
+    CHECK(leading && term == 1);
+    sleep_ms(500);
+    CHECK(event_count(&r) == count); /* nothing delivered after the free */
+    mysqlleader_current_leader_result cur;
+    CHECK_OK(mysqlleader_current_leader(client, "self-free", &cur));
+    CHECK_STR(cur.leader_id, ""); /* it resigned */
+    /* The callback thread ends by itself; give it a moment before the recorder goes. */
+    sleep_ms(300);
+    recorder_destroy(&r);
+}
+
+/* An elector keeps its client's pool: the client may be freed first. */
+static void test_elector_outlives_client(void) {
+    mysqlleader_client *own = NULL;
+    CHECK_OK(mysqlleader_client_new(db_url, &own));
+    mysqlleader_elector_config config = quick_config("outlive", "o");
+    mysqlleader_elector *elector = NULL;
+    CHECK_OK(mysqlleader_elector_new(own, &config, NULL, NULL, &elector));
+    mysqlleader_client_free(own);
+    bool leading = false;
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(elector, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    mysqlleader_txn *txn = NULL;
+    CHECK_OK(mysqlleader_elector_txn_begin(elector, &txn, NULL));
+    /* End the fenced transaction first: its share lock on the election row would hold up the
+     * resign in _free (by design: no takeover while a fenced write is open). */
+    CHECK_OK(mysqlleader_txn_rollback(txn));
+    mysqlleader_elector_free(elector);
+    mysqlleader_txn_free(txn); /* the transaction handle kept the pool, too */
+}
+
+/* ---- two processes ---- */
+
+typedef struct {
+    pid_t pid;
+    int out; /* read end of the child's stdout */
+    char seen[8192];
+    size_t seen_len;
+} child;
+
+static int spawn_example(child *c, const char *service, const char *node, const char *lease_ms) {
+    int fds[2];
+    memset(c, 0, sizeof *c);
+    if (example_path == NULL || pipe(fds) != 0) return 0;
+    c->pid = fork();
+    if (c->pid < 0) return 0;
+    if (c->pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        setenv("MYSQLLEADER_URL", db_url, 1);
+        execl(example_path, example_path, service, node, lease_ms, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    c->out = fds[0];
+    return 1;
+}
+
+/* Reads the child's output until it contains `needle` or `timeout_ms` pass. */
+static int wait_for_output(child *c, const char *needle, long long timeout_ms) {
+    long long until = now_ms() + timeout_ms;
+    while (strstr(c->seen, needle) == NULL) {
+        long long left = until - now_ms();
+        if (left <= 0) return 0;
+        struct pollfd p = {c->out, POLLIN, 0};
+        if (poll(&p, 1, (int)left) <= 0) continue;
+        ssize_t n = read(c->out, c->seen + c->seen_len, sizeof c->seen - 1 - c->seen_len);
+        if (n <= 0) return strstr(c->seen, needle) != NULL;
+        c->seen_len += (size_t)n;
+        c->seen[c->seen_len] = '\0';
+    }
+    return 1;
+}
+
+static int reap(child *c) {
+    int status = 0;
+    waitpid(c->pid, &status, 0);
+    close(c->out);
+    return status;
+}
+
+/* One process leads; SIGKILL it and the other takes over once its lease has run out. */
+static void test_failover_between_processes(mysqlleader_client *client) {
+    child a;
+    CHECK(spawn_example(&a, "failover", "proc-a", "2000"));
+    if (a.pid <= 0) return;
+    CHECK(wait_for_output(&a, "node proc-a: leading at term 1", 20000));
+
+    recorder r;
+    recorder_init(&r);
+    mysqlleader_elector_config config = quick_config("failover", "proc-b");
+    mysqlleader_elector *b = NULL;
+    CHECK_OK(mysqlleader_elector_new(client, &config, on_event, &r, &b));
+    bool leading = true;
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(b, 1000, &leading));
+    CHECK(!leading); /* proc-a holds a valid lease */
+    char id[MYSQLLEADER_ID_BUFFER_SIZE];
+    CHECK_OK(mysqlleader_elector_leader_id(b, id, sizeof id, NULL));
+    CHECK_STR(id, "proc-a");
+
+    kill(a.pid, SIGKILL);
+    int status = reap(&a);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* No resign: proc-b waits out proc-a's lease, then leads at the next term. */
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(b, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    uint64_t term = 0;
+    CHECK_OK(mysqlleader_elector_term(b, &term));
+    CHECK(term == 2);
+    mysqlleader_elector_free(b);
+    int started = find_event(&r, 0, MYSQLLEADER_EVENT_STARTED_LEADING);
+    CHECK(started >= 0 && r.terms[started] == 2);
+    recorder_destroy(&r);
+}
+
+/* Ctrl-C on the example resigns: the seat is vacant at once, not after the lease. */
+static void test_example_resigns_on_sigint(mysqlleader_client *client) {
+    child a;
+    CHECK(spawn_example(&a, "sigint", "proc-c", "60000"));
+    if (a.pid <= 0) return;
+    CHECK(wait_for_output(&a, "node proc-c: leading at term 1", 20000));
+    kill(a.pid, SIGINT);
+    CHECK(wait_for_output(&a, "resigned, bye", 20000));
+    CHECK(strstr(a.seen, "stopped leading term 1 (shutdown)") != NULL);
+    int status = reap(&a);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    mysqlleader_current_leader_result cur;
+    CHECK_OK(mysqlleader_current_leader(client, "sigint", &cur));
+    CHECK_STR(cur.leader_id, ""); /* a 60 s lease, yet vacant now */
+    CHECK(cur.term == 1);
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *url = getenv("MYSQLLEADER_TEST_URL");
+    if (url == NULL || strrchr(url, '/') == NULL) {
+        fprintf(stderr, "MYSQLLEADER_TEST_URL is not set (mysql://user:pass@host:port/db of an account "
+                        "that may create databases); run through scripts/test-c.sh or `make test`.\n");
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    example_path = argc > 1 ? argv[1] : NULL;
+    snprintf(base_url, sizeof base_url, "%s", url);
+    memset(ID_129, 'x', 129);
+    for (int i = 0; i < 128; i++) memcpy(ID_128 + 2 * i, "\xc3\xa9", 2); /* 128 x U+00E9 */
+    snprintf(db_name, sizeof db_name, "mlc_%ld_%ld", (long)getpid(), (long)time(NULL) % 100000);
+    url_with_db(db_url, sizeof db_url, base_url, db_name);
+
+    /* No database needed. */
+    test_version_and_names();
+    test_last_error();
+    test_strings();
+    test_client_arguments();
+    test_refused_connection();
+
+    /* A database of this run's own, made and dropped through the API itself. */
+    mysqlleader_client *admin = NULL, *client = NULL;
+    CHECK_OK(mysqlleader_client_new(base_url, &admin));
+    char sql[256];
+    snprintf(sql, sizeof sql, "CREATE DATABASE `%s`", db_name);
+    mysqlleader_result created = run_sql(admin, sql);
+    CHECK_RC(created, MYSQLLEADER_OK);
+    CHECK_OK(mysqlleader_client_new(db_url, &client));
+    if (created == MYSQLLEADER_OK && client != NULL) {
+        test_not_migrated_then_migrate(client);
+        test_call_arguments(client);
+        test_calls(client);
+        test_txn(client);
+        test_elector_arguments(client);
+        test_elector(client);
+        test_free_inside_callback(client);
+        test_elector_outlives_client();
+        test_failover_between_processes(client);
+        test_example_resigns_on_sigint(client);
+    }
+    mysqlleader_client_free(client);
+    if (created == MYSQLLEADER_OK) {
+        snprintf(sql, sizeof sql, "DROP DATABASE `%s`", db_name);
+        CHECK_OK(run_sql(admin, sql));
+    }
+    mysqlleader_client_free(admin);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

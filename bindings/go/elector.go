@@ -1,0 +1,565 @@
+package mysqlleader
+
+// The C shim: the library calls mysqlleader_go_on_event with the userdata given to
+// mysqlleader_elector_new, here a cgo.Handle (an integer) carried in the void pointer, and it
+// forwards to the Go trampoline in events.go.
+
+/*
+#include <stdlib.h>
+#include "mysqlleader.h"
+
+extern void mysqlleaderGoEvent(uintptr_t userdata, mysqlleader_event *event);
+
+static void mysqlleader_go_on_event(void *userdata, const mysqlleader_event *event) {
+	mysqlleaderGoEvent((uintptr_t)userdata, (mysqlleader_event *)event);
+}
+
+static mysqlleader_result mysqlleader_go_elector_new(const mysqlleader_client *client,
+		const mysqlleader_elector_config *config, uintptr_t handle, mysqlleader_elector **out) {
+	return mysqlleader_elector_new(client, config, mysqlleader_go_on_event, (void *)handle, out);
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// ElectorConfig says how an Elector takes part in the election. Zero means "the default"
+// for every field but ServiceID. Every duration is whole milliseconds; the library checks
+// the invariants (e.g. RenewInterval at most (Lease-DriftMargin)/3) and reports a violation as
+// ErrInvalidArgument whose Param names the C field (config->renew_ms, ...).
+type ElectorConfig struct {
+	// ServiceID is the election group: 1 to 128 characters. Required.
+	ServiceID string
+	// NodeID is this node's name as others see it: 1 to 128 characters. Default
+	// DefaultNodeID(), "hostname:pid".
+	NodeID string
+	// Lease is how long a lease lasts after each acquisition or renew, 1 ms to 24 h. It bounds
+	// failover after a crash. Default 10 s.
+	Lease time.Duration
+	// RenewInterval is how often the leader renews. Default Lease/5; at most
+	// (Lease-DriftMargin)/3.
+	RenewInterval time.Duration
+	// RetryInterval is the longest a follower waits between attempts. Default Lease/10; at
+	// most Lease.
+	RetryInterval time.Duration
+	// RetryJitter shortens a follower's wait by a random part of up to this fraction (0 to
+	// < 1). Default 0.2; set NoJitter for none.
+	RetryJitter float64
+	// NoJitter makes followers retry at exactly RetryInterval (RetryJitter must then be 0).
+	NoJitter bool
+	// RequestTimeout is the longest one call to the database may take. Default
+	// min(Lease/5, 2 s); below Lease-DriftMargin.
+	RequestTimeout time.Duration
+	// DriftMargin is subtracted from every local deadline for clock-rate drift between this
+	// host and the database server. Default Lease/100; below Lease.
+	DriftMargin time.Duration
+	// NoResignOnClose makes Close leave the lease to lapse instead of resigning (by default a
+	// leader resigns on Close, so another node takes over at once).
+	NoResignOnClose bool
+	// Fallbacks are clients of more servers of one Galera cluster, tried in turn when a call
+	// fails with a connection or cluster error.
+	Fallbacks []*Client
+}
+
+// Elector is one node's part in the election of one service (mysqlleader_elector). It
+// campaigns in the background from NewElector until Close: the leader renews its lease,
+// followers retry. All methods are safe for concurrent use.
+//
+// IsLeader, Term, Leader, ValidFor and State answer from the elector's state without a round
+// trip; IsLeader compares with the local deadline at the moment it is called. Changes delivers
+// every leadership change in order.
+type Elector struct {
+	h *electorHandle
+}
+
+type electorHandle struct {
+	// mu: every call on ptr holds it for reading; Close holds it for writing, since
+	// mysqlleader_elector_free must not race with other calls.
+	mu        sync.RWMutex
+	ptr       *C.mysqlleader_elector
+	handle    cgo.Handle // of events, the callback's userdata
+	events    *eventQueue
+	nodeID    string
+	serviceID string
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// finalizedElectors counts electors closed by their finalizer (for the tests).
+var finalizedElectors atomic.Int64
+
+// NewElector makes an elector on client and starts it campaigning at once, in the background;
+// it never blocks on the database. The elector keeps the connection pools of client and of the
+// fallbacks open: they may be closed before it. Close the elector when done (a finalizer closes
+// a forgotten one, resigning its lease).
+func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
+	const op = "elector_new"
+	// 1. What C cannot receive: NULs in strings, negative or fractional durations.
+	if err := checkIDs(op, "config->service_id", config.ServiceID, "config->node_id", config.NodeID); err != nil {
+		return nil, err
+	}
+	var cfg C.mysqlleader_elector_config
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+		out   *C.uint64_t
+	}{
+		{"config->lease_ms", config.Lease, &cfg.lease_ms},
+		{"config->renew_ms", config.RenewInterval, &cfg.renew_ms},
+		{"config->retry_ms", config.RetryInterval, &cfg.retry_ms},
+		{"config->request_timeout_ms", config.RequestTimeout, &cfg.request_timeout_ms},
+		{"config->drift_margin_ms", config.DriftMargin, &cfg.drift_margin_ms},
+	} {
+		ms, err := millis(op, d.name, d.value)
+		if err != nil {
+			return nil, err
+		}
+		*d.out = ms
+	}
+	cfg.retry_jitter = C.double(config.RetryJitter)
+	if config.NoJitter {
+		cfg.flags |= flagNoJitter
+	}
+	if config.NoResignOnClose {
+		cfg.flags |= flagNoResignOnFree
+	}
+
+	// 2. The clients, held until the library has taken its own references to their pools.
+	ptr, err := client.h.acquire(op)
+	if err != nil {
+		return nil, err
+	}
+	defer client.h.release()
+	if n := len(config.Fallbacks); n > 0 {
+		mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.mysqlleader_client)(nil))))
+		defer C.free(mem)
+		slots := unsafe.Slice((**C.mysqlleader_client)(mem), n)
+		for i, f := range config.Fallbacks {
+			if f == nil {
+				return nil, invalidArg(op, fmt.Sprintf("config->fallback_clients[%d]", i), "fallback %d is a nil *Client", i)
+			}
+			fp, err := f.h.acquire(op)
+			if err != nil {
+				return nil, err
+			}
+			defer f.h.release()
+			slots[i] = fp
+		}
+		cfg.fallback_clients = (**C.mysqlleader_client)(mem)
+		cfg.fallback_client_count = C.size_t(n)
+	}
+
+	// 3. The elector, with the trampoline and a handle of its event queue as userdata.
+	events := newEventQueue()
+	handle := cgo.NewHandle(events)
+	var elector *C.mysqlleader_elector
+	err = ccall(op, func() C.mysqlleader_result {
+		var cs cStrings
+		defer cs.free()
+		cfg.service_id = cs.add(config.ServiceID)
+		if config.NodeID != "" {
+			cfg.node_id = cs.add(config.NodeID)
+		}
+		return C.mysqlleader_go_elector_new(ptr, &cfg, C.uintptr_t(handle), &elector)
+	})
+	if err != nil {
+		handle.Delete()
+		events.close()
+		return nil, err
+	}
+	h := &electorHandle{ptr: elector, handle: handle, events: events, serviceID: config.ServiceID, closed: make(chan struct{})}
+	h.nodeID, _ = h.copyString("elector_node_id", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+		return C.mysqlleader_elector_node_id(p, buf, n, needed)
+	})
+	e := &Elector{h: h}
+	runtime.SetFinalizer(e, func(e *Elector) {
+		finalizedElectors.Add(1)
+		go e.h.close()
+	})
+	return e, nil
+}
+
+// with runs f with the C pointer under the read lock; ErrClosed after Close.
+func (h *electorHandle) with(op string, f func(p *C.mysqlleader_elector) error) error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.ptr == nil {
+		return closedError(op, "elector")
+	}
+	return f(h.ptr)
+}
+
+func (h *electorHandle) copyString(op string, call func(*C.mysqlleader_elector, *C.char, C.size_t, *C.size_t) C.mysqlleader_result) (string, error) {
+	var s string
+	err := h.with(op, func(p *C.mysqlleader_elector) error {
+		return ccall(op, func() C.mysqlleader_result {
+			var rc C.mysqlleader_result
+			s, rc = copyOut(func(buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+				return call(p, buf, n, needed)
+			})
+			return rc
+		})
+	})
+	return s, err
+}
+
+func (h *electorHandle) close() {
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		p := h.ptr
+		h.ptr = nil
+		if p != nil {
+			// Resigns (unless NoResignOnClose) and delivers the last events before it returns;
+			// no callback runs after it.
+			C.mysqlleader_elector_free(p)
+		}
+		h.mu.Unlock()
+		h.handle.Delete()
+		h.events.close()
+		close(h.closed)
+	})
+}
+
+// Close stops the elector. Unless NoResignOnClose is set, a leader resigns first so another
+// node takes over at once (waiting at most twice the request timeout). The last events (e.g.
+// StoppedLeading with StopShutdown) are delivered to Changes before the channel is closed.
+// Close waits for calls in flight (a Resign, a BeginFencedTx) to finish. Idempotent; always
+// returns nil. Afterwards IsLeader is false, Term and ValidFor are 0, Leader is "", and the
+// calls that can fail return ErrClosed.
+func (e *Elector) Close() error {
+	e.h.close()
+	return nil
+}
+
+// ServiceID returns the service this elector campaigns for.
+func (e *Elector) ServiceID() string { return e.h.serviceID }
+
+// NodeID returns this elector's node id (ElectorConfig.NodeID, or the "hostname:pid" default).
+func (e *Elector) NodeID() string { return e.h.nodeID }
+
+// IsLeader reports whether this node leads now: true only while it holds the seat and its
+// local deadline has not passed at this very moment (a process paused past its deadline sees
+// false on waking). Act on it at once, and fence database writes (RunFencedTx): a process can
+// be paused between the check and the act.
+func (e *Elector) IsLeader() bool {
+	var out C.bool
+	err := e.h.with("elector_is_leader", func(p *C.mysqlleader_elector) error {
+		return ccall("elector_is_leader", func() C.mysqlleader_result { return C.mysqlleader_elector_is_leader(p, &out) })
+	})
+	return err == nil && bool(out)
+}
+
+// Term returns the term seen last: while leading, the fencing token (for AssertLeader, or
+// stamped on requests to other systems that reject lower terms).
+func (e *Elector) Term() uint64 {
+	var out C.uint64_t
+	err := e.h.with("elector_term", func(p *C.mysqlleader_elector) error {
+		return ccall("elector_term", func() C.mysqlleader_result { return C.mysqlleader_elector_term(p, &out) })
+	})
+	if err != nil {
+		return 0
+	}
+	return uint64(out)
+}
+
+// ValidFor returns how long this node may still act as leader without another renew (whole
+// milliseconds, rounded down); 0 when it does not lead.
+func (e *Elector) ValidFor() time.Duration {
+	var out C.uint64_t
+	err := e.h.with("elector_valid_for_ms", func(p *C.mysqlleader_elector) error {
+		return ccall("elector_valid_for_ms", func() C.mysqlleader_result { return C.mysqlleader_elector_valid_for_ms(p, &out) })
+	})
+	if err != nil {
+		return 0
+	}
+	return duration(out)
+}
+
+// Leader returns the leader seen last (this node while it leads); "" when the seat was vacant.
+func (e *Elector) Leader() string {
+	s, _ := e.h.copyString("elector_leader_id", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+		return C.mysqlleader_elector_leader_id(p, buf, n, needed)
+	})
+	return s
+}
+
+// State is a snapshot of an elector's state (mysqlleader_elector_state).
+type State struct {
+	IsLeader    bool          // as IsLeader, at the moment of the snapshot
+	Term        uint64        // the term seen last
+	ValidFor    time.Duration // as ValidFor; 0 when not leading
+	Campaigning bool          // false after Resign
+	LeaderID    string        // the leader seen last; "" when the seat was vacant
+	// LastCallError is the error of the elector's last call to the database (an *Error: e.g.
+	// ErrConnection while the server is unreachable), nil when it succeeded. It tells why a
+	// node does not lead.
+	LastCallError error
+}
+
+// State returns a consistent snapshot of the elector's state (LastCallError's message is
+// read just after it); ErrClosed after Close.
+func (e *Elector) State() (State, error) {
+	const op = "elector_snapshot"
+	var out C.mysqlleader_elector_state
+	err := e.h.with(op, func(p *C.mysqlleader_elector) error {
+		return ccall(op, func() C.mysqlleader_result { return C.mysqlleader_elector_snapshot(p, &out) })
+	})
+	if err != nil {
+		return State{}, err
+	}
+	st := State{
+		IsLeader:    bool(out.is_leader),
+		Term:        uint64(out.term),
+		ValidFor:    duration(out.valid_for_ms),
+		Campaigning: bool(out.campaigning),
+		LeaderID:    goString(&out.leader_id[0]),
+	}
+	if code := Code(out.last_call_result); code != CodeOK {
+		msg, _ := e.h.copyString("elector_last_call_error", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+			return C.mysqlleader_elector_last_call_error(p, buf, n, needed)
+		})
+		st.LastCallError = newError("elector", code, 0, code == CodeConnection, msg)
+	}
+	return st, nil
+}
+
+// Changes returns the channel of leadership changes, the same channel at every call. Events
+// are queued from NewElector on, so none is missed by calling Changes late, and none is ever
+// dropped: the queue between the library's callback thread and the channel has no limit, and
+// the library's thread never waits for the reader. Read it steadily (an unread queue grows by
+// one small Event per change). After Close the channel receives the last events and is then
+// closed: read it to the end (a reader that stops early leaves the undelivered events and one
+// goroutine behind). When Changes was never called before Close, the events are dropped.
+func (e *Elector) Changes() <-chan Event {
+	return e.h.events.channel()
+}
+
+// Resign steps down at once and ends this node's lease in the database, so another node takes
+// over at once; afterwards the elector no longer campaigns (it keeps observing who leads, and
+// WaitForLeadership returns ErrNotCampaigning). It returns whether this node held the seat.
+// ErrConnection when the database could not be told: the node has stepped down all the same,
+// and its lease lapses. It blocks for at most twice the request timeout; when ctx ends first
+// it returns ctx.Err() and the resign completes in the background.
+func (e *Elector) Resign(ctx context.Context) (bool, error) {
+	const op = "elector_resign"
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var out C.bool
+	err := await(ctx, func() error {
+		defer e.h.events.notify()
+		return e.h.with(op, func(p *C.mysqlleader_elector) error {
+			return ccall(op, func() C.mysqlleader_result { return C.mysqlleader_elector_resign(p, &out) })
+		})
+	})
+	if err != nil {
+		return false, err
+	}
+	return bool(out), nil
+}
+
+// backstopPoll bounds how long a waiter relies on events alone.
+const backstopPoll = time.Second
+
+// WaitForLeadership waits until this node leads (nil), ctx ends (ctx.Err()), the elector stops
+// campaigning because it resigned (ErrNotCampaigning) or is closed (ErrClosed). It wakes on the
+// elector's own events, so it returns the moment leadership starts.
+func (e *Elector) WaitForLeadership(ctx context.Context) error {
+	const op = "elector_wait_for_leadership"
+	for {
+		changed := e.h.events.changedChan()
+		st, err := e.State()
+		if err != nil {
+			return err
+		}
+		if st.IsLeader {
+			return nil
+		}
+		if !st.Campaigning {
+			return &Error{Op: op, Code: CodeInvalidState, Message: "the elector no longer campaigns: it resigned", extra: ErrNotCampaigning}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		timer := time.NewTimer(backstopPoll)
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-e.h.closed:
+		}
+		timer.Stop()
+	}
+}
+
+// LeadershipLostError is RunWhileLeader's error when the function was cut short because this
+// node stopped leading. It matches ErrLeadershipLost with errors.Is.
+type LeadershipLostError struct {
+	Term   uint64     // the term that ended
+	Reason StopReason // why: lost_seat, deadline_passed, resigned or shutdown
+}
+
+func (e *LeadershipLostError) Error() string {
+	return fmt.Sprintf("mysqlleader: leadership of term %d ended (%s)", e.Term, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrLeadershipLost) true.
+func (e *LeadershipLostError) Is(target error) bool { return target == ErrLeadershipLost }
+
+// RunWhileLeader runs fn only while this node leads: it waits for leadership (as
+// WaitForLeadership), then calls fn in the calling goroutine with a context that is cancelled
+// the moment leadership ends: on the StoppedLeading event, or at the latest when the local
+// deadline passes (a timer armed from ValidFor and re-armed after every renew, in case an
+// event is late). The context's cause (context.Cause) is then a *LeadershipLostError.
+//
+// It returns fn's error; but when leadership ended while fn ran and fn returned nil or a
+// context.Canceled error, it returns the *LeadershipLostError (errors.Is(err,
+// ErrLeadershipLost)). Cancellation is a request: fn must return promptly when its context is
+// done, and fence its database writes (RunFencedTx), since a cancelled fn may still be running.
+// A panic in fn propagates to the caller (leadership is not affected).
+func (e *Elector) RunWhileLeader(ctx context.Context, fn func(ctx context.Context) error) error {
+	for {
+		if err := e.WaitForLeadership(ctx); err != nil {
+			return err
+		}
+		done, err := e.runLeading(ctx, fn)
+		if done {
+			return err
+		}
+		// Leadership ended between the wait and the start: wait again.
+	}
+}
+
+// runLeading runs fn for the term this node leads now; false when it no longer leads.
+func (e *Elector) runLeading(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
+	term := e.Term()
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lost := func(reason StopReason) { cancel(&LeadershipLostError{Term: term, Reason: reason}) }
+
+	// 1. Events: any end of this term (or a later term) ends the run at once. Registered
+	//    before the check below, so no event falls in between.
+	watchdog := make(chan struct{}, 1)
+	unsubscribe := e.h.events.subscribe(func(ev Event) {
+		switch {
+		case ev.Kind == StoppedLeading && ev.Term >= term:
+			lost(ev.Reason)
+		case ev.Kind == StartedLeading && ev.Term != term:
+			lost(StopLostSeat)
+		case ev.Kind == EventsMissed:
+			select { // events were lost: let the watchdog look at the state now
+			case watchdog <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer unsubscribe()
+	if !e.IsLeader() || e.Term() != term {
+		return false, nil
+	}
+
+	// 2. The backstop: the local deadline, re-read after every renew.
+	go func() {
+		for {
+			valid := e.ValidFor()
+			if valid <= 0 || e.Term() != term {
+				lost(e.stopReason())
+				return
+			}
+			timer := time.NewTimer(valid)
+			select {
+			case <-timer.C:
+			case <-watchdog:
+				timer.Stop()
+			case <-lctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+	}()
+
+	// 3. The work.
+	err := fn(lctx)
+	var lostErr *LeadershipLostError
+	if errors.As(context.Cause(lctx), &lostErr) && (err == nil || errors.Is(err, context.Canceled)) {
+		return true, lostErr
+	}
+	return true, err
+}
+
+// stopReason tells from the state why this node no longer leads, for when the watchdog of
+// RunWhileLeader sees it before the StoppedLeading event arrives.
+func (e *Elector) stopReason() StopReason {
+	select {
+	case <-e.h.closed:
+		return StopShutdown
+	default:
+	}
+	st, err := e.State()
+	switch {
+	case err != nil:
+		return StopShutdown
+	case !st.Campaigning:
+		return StopResigned
+	case st.LeaderID != "" && st.LeaderID != e.h.nodeID:
+		return StopLostSeat
+	}
+	return StopDeadlinePassed
+}
+
+// BeginFencedTx begins a fenced transaction: a transaction on the elector's (primary) client
+// in which assert_leader(service, node, term) has already succeeded, with the term this node
+// leads at now (Txn.Term). Add the writes with Txn.Exec, then Txn.Commit; no takeover can
+// commit before them. ErrNotLeader when this node does not lead now (no round trip then) or
+// the database says it no longer does.
+func (e *Elector) BeginFencedTx(ctx context.Context) (*Txn, error) {
+	const op = "elector_txn_begin"
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type begun struct {
+		p    *C.mysqlleader_txn
+		term uint64
+	}
+	r, err := awaitValue(ctx, func() (begun, error) {
+		var b begun
+		err := e.h.with(op, func(p *C.mysqlleader_elector) error {
+			var term C.uint64_t
+			return ccall(op, func() C.mysqlleader_result {
+				rc := C.mysqlleader_elector_txn_begin(p, &b.p, &term)
+				b.term = uint64(term)
+				return rc
+			})
+		})
+		return b, err
+	}, func(b begun) { C.mysqlleader_txn_free(b.p) })
+	if err != nil {
+		return nil, err
+	}
+	return newTxn(r.p, r.term), nil
+}
+
+// RunFencedTx runs fn in a fenced transaction (BeginFencedTx) and commits it when fn returns
+// nil; when fn returns an error (or panics) the transaction is rolled back and the error (or
+// panic) passed on. ErrNotLeader when this node does not lead, before fn runs.
+func (e *Elector) RunFencedTx(ctx context.Context, fn func(tx *Txn) error) error {
+	tx, err := e.BeginFencedTx(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Close() // rolls back unless committed
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,173 @@
+package mysqlleader
+
+// #include "mysqlleader.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Code is the result code of a call into the C library (mysqlleader_result). The numbers are
+// the header's and never change; new codes are only appended.
+type Code uint32
+
+// The result codes of include/mysqlleader.h (a test checks them against the header).
+const (
+	CodeOK              Code = 0  // MYSQLLEADER_OK
+	CodeNullArgument    Code = 1  // MYSQLLEADER_NULL_ARGUMENT: a required pointer was NULL (a bug in this package)
+	CodeInvalidArgument Code = 2  // MYSQLLEADER_INVALID_ARGUMENT: a value was rejected; Error.Param names it
+	CodeInvalidUTF8     Code = 3  // MYSQLLEADER_INVALID_UTF8: a string is not valid UTF-8
+	CodeNotLeader       Code = 4  // MYSQLLEADER_NOT_LEADER: not the leader at that term
+	CodeConnection      Code = 5  // MYSQLLEADER_CONNECTION: unreachable server, broken connection or timeout
+	CodeNotMigrated     Code = 6  // MYSQLLEADER_NOT_MIGRATED: the schema is missing; call Client.Migrate
+	CodeServer          Code = 7  // MYSQLLEADER_SERVER: any other server error; Error.ServerCode has its number
+	CodeMigration       Code = 8  // MYSQLLEADER_MIGRATION: a migration could not be applied
+	CodeBufferTooSmall  Code = 9  // MYSQLLEADER_BUFFER_TOO_SMALL: never returned by this package's API
+	CodePanic           Code = 10 // MYSQLLEADER_PANIC: a bug inside the library, caught at the boundary
+	CodeInvalidState    Code = 11 // MYSQLLEADER_INVALID_STATE: the transaction is spent, or the handle is closed
+)
+
+// String returns the name of the code as the header spells it, e.g. "MYSQLLEADER_NOT_LEADER"
+// (from the library: mysqlleader_result_name).
+func (c Code) String() string {
+	return C.GoString(C.mysqlleader_result_name(C.uint32_t(c)))
+}
+
+// Sentinel errors, one per result code (plus ErrClosed and ErrNotCampaigning, which this
+// package adds). Every error this package returns for a failed call is an *Error that matches
+// exactly one code sentinel with errors.Is:
+//
+//	if errors.Is(err, mysqlleader.ErrNotLeader) { ... }
+var (
+	ErrNullArgument    = errors.New("mysqlleader: null argument")
+	ErrInvalidArgument = errors.New("mysqlleader: invalid argument")
+	ErrInvalidUTF8     = errors.New("mysqlleader: invalid UTF-8")
+	ErrNotLeader       = errors.New("mysqlleader: not the leader")
+	ErrConnection      = errors.New("mysqlleader: connection error")
+	ErrNotMigrated     = errors.New("mysqlleader: schema not migrated")
+	ErrServer          = errors.New("mysqlleader: server error")
+	ErrMigration       = errors.New("mysqlleader: migration failed")
+	ErrBufferTooSmall  = errors.New("mysqlleader: buffer too small")
+	ErrPanic           = errors.New("mysqlleader: internal error in the library")
+	ErrInvalidState    = errors.New("mysqlleader: invalid state")
+	// ErrUnknown matches an *Error whose code this version of the package does not know.
+	ErrUnknown = errors.New("mysqlleader: unknown result code")
+
+	// ErrClosed: the Client, Elector or Txn has been closed. It also matches ErrInvalidState.
+	ErrClosed = errors.New("mysqlleader: closed")
+	// ErrNotCampaigning: WaitForLeadership or RunWhileLeader on an elector that no longer
+	// campaigns, because it resigned. It also matches ErrInvalidState.
+	ErrNotCampaigning = errors.New("mysqlleader: the elector no longer campaigns (it resigned)")
+	// ErrLeadershipLost: RunWhileLeader's function was cut short because this node stopped
+	// leading; the error is a *LeadershipLostError that tells which term and why.
+	ErrLeadershipLost = errors.New("mysqlleader: leadership lost")
+)
+
+var sentinels = map[Code]error{
+	CodeNullArgument:    ErrNullArgument,
+	CodeInvalidArgument: ErrInvalidArgument,
+	CodeInvalidUTF8:     ErrInvalidUTF8,
+	CodeNotLeader:       ErrNotLeader,
+	CodeConnection:      ErrConnection,
+	CodeNotMigrated:     ErrNotMigrated,
+	CodeServer:          ErrServer,
+	CodeMigration:       ErrMigration,
+	CodeBufferTooSmall:  ErrBufferTooSmall,
+	CodePanic:           ErrPanic,
+	CodeInvalidState:    ErrInvalidState,
+}
+
+// Error is a failed call: the result code, what the server said, and the library's message.
+// Match it with errors.Is against the sentinels (ErrInvalidArgument, ErrNotLeader,
+// ErrConnection, ErrNotMigrated, ErrServer, ...) and read it with errors.As.
+type Error struct {
+	// Op is the call that failed, e.g. "campaign", "elector_new", "txn_execute".
+	Op string
+	// Code is the result code.
+	Code Code
+	// ServerCode is the server's error number (e.g. 1213 for a deadlock, 1064 for a syntax
+	// error) when Code is CodeServer, else 0.
+	ServerCode uint32
+	// Transient tells whether the same call may simply be tried again (a lost connection, a
+	// timeout, a deadlock or lock wait, a Galera node outside the primary component). The failed
+	// attempt's outcome is unknown or "not done": never assume it took effect.
+	Transient bool
+	// Param names the rejected parameter for CodeInvalidArgument, CodeInvalidUTF8 and
+	// CodeNullArgument, as the C ABI spells it: "service_id", "node_id", "lease_ms", "url",
+	// "config->renew_ms", "args[2]", ...; "" when the message names none.
+	Param string
+	// Message is the library's message (never containing a password), e.g. "invalid argument
+	// `lease_ms`: lease_ms must be between 1 and 86400000 ms, got 0".
+	Message string
+
+	extra error // ErrClosed or ErrNotCampaigning, for the errors this package makes itself
+}
+
+// Error returns "mysqlleader: OP: MESSAGE".
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Code.String()
+	}
+	if e.Op == "" {
+		return "mysqlleader: " + msg
+	}
+	return "mysqlleader: " + e.Op + ": " + msg
+}
+
+// Unwrap returns the sentinel of the code (and ErrClosed or ErrNotCampaigning when that is
+// the reason), so that errors.Is works.
+func (e *Error) Unwrap() []error {
+	s, ok := sentinels[e.Code]
+	if !ok {
+		s = ErrUnknown
+	}
+	if e.extra != nil {
+		return []error{s, e.extra}
+	}
+	return []error{s}
+}
+
+// newError builds an *Error from a code and the library's message.
+func newError(op string, code Code, serverCode uint32, transient bool, msg string) *Error {
+	e := &Error{Op: op, Code: code, ServerCode: serverCode, Transient: transient, Message: msg}
+	switch code {
+	case CodeInvalidArgument, CodeInvalidUTF8, CodeNullArgument:
+		e.Param = paramOf(msg)
+	}
+	return e
+}
+
+// paramOf finds the parameter a message names: "invalid argument `NAME`: ..." (the library's
+// and the procedures' rejections), else the first word ("NAME must not be NULL",
+// "NAME is not valid UTF-8 ...").
+func paramOf(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "invalid argument `"); ok {
+		if name, _, ok := strings.Cut(rest, "`"); ok {
+			return name
+		}
+	}
+	rest := strings.TrimPrefix(msg, "mysqlleader: ")
+	if name, _, ok := strings.Cut(rest, " "); ok && (strings.HasPrefix(rest[len(name):], " must") || strings.HasPrefix(rest[len(name):], " is not")) {
+		return name
+	}
+	return ""
+}
+
+// invalidArg is a rejection made by this package before calling the library, worded like the
+// library's own.
+func invalidArg(op, param, format string, args ...any) *Error {
+	return &Error{
+		Op:      op,
+		Code:    CodeInvalidArgument,
+		Param:   param,
+		Message: fmt.Sprintf("invalid argument `%s`: %s", param, fmt.Sprintf(format, args...)),
+	}
+}
+
+// closedError is the error of a call on a closed Client, Elector or Txn.
+func closedError(op, what string) *Error {
+	return &Error{Op: op, Code: CodeInvalidState, Message: "the " + what + " is closed", extra: ErrClosed}
+}

@@ -1,0 +1,3 @@
+module github.com/mysqlleader/mysqlleader/bindings/go
+
+go 1.22

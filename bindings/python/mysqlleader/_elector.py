@@ -1,0 +1,526 @@
+"""``Elector``: one node's part in the election of one service, kept alive by the library in
+the background, and ``EventStream``, an iterator over its leadership changes.
+
+Threads: the library renews the lease on its own threads and delivers leadership changes on
+one callback thread per elector (a C thread, one event at a time, in order). This module's
+trampoline turns each into an :class:`Event`, hands it to every open :class:`EventStream` and
+then to the ``on_event`` callback. Nothing raised there ever reaches C: an exception of the
+callback is logged (logger ``"mysqlleader"``) and the elector goes on.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import logging
+import math
+import threading
+import time
+import weakref
+from contextlib import ExitStack
+from ctypes import byref, c_bool, c_size_t, c_uint64, c_void_p, create_string_buffer
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, Union
+
+from . import _args
+from ._args import Duration
+from ._client import Client, Transaction
+from ._errors import BufferTooSmallError, InvalidArgumentError, check
+from ._handle import Handle
+from ._native import (
+    ELECTOR_NO_JITTER,
+    ELECTOR_NO_RESIGN_ON_FREE,
+    EVENT_CALLBACK,
+    ID_BUFFER_SIZE,
+    ElectorConfigStruct,
+    ElectorStateStruct,
+    EventKind,
+    ResultCode,
+    StopReason,
+    library,
+)
+from ._types import ElectorState, Event
+
+_log = logging.getLogger("mysqlleader")
+
+#: Callback trampolines of electors closed from their own callback: the C thread is still
+#: inside the trampoline when ``close()`` returns, so its ctypes thunk must outlive it.
+_KEEP_ALIVE: List[Any] = []
+
+#: The longest one blocking C wait lasts, so that Ctrl-C and close() are noticed promptly.
+_WAIT_SLICE_S = 0.25
+
+
+class _Hub:
+    """Where the callback thread delivers events: the open streams and the user's callback.
+
+    Holds no reference to the Elector, so the elector's finalizer can hold the hub.
+    """
+
+    def __init__(self, on_event: Optional[Callable[[Event], Any]]) -> None:
+        self.on_event = on_event
+        self.lock = threading.Lock()
+        self.streams: Set["EventStream"] = set()
+        self.ended = False
+        #: The callback thread's ident, once it has delivered an event.
+        self.thread_ident: Optional[int] = None
+
+    def dispatch(self, event: Event) -> None:
+        with self.lock:
+            streams = list(self.streams)
+        for stream in streams:
+            stream._push(event)
+        callback = self.on_event
+        if callback is not None:
+            try:
+                callback(event)
+            except BaseException:  # never into C: log it, and keep the elector running
+                _log.exception("mysqlleader: the on_event callback raised (event %s); the elector goes on", event)
+
+    def subscribe(self, stream: "EventStream") -> bool:
+        with self.lock:
+            if self.ended:
+                return False
+            self.streams.add(stream)
+            return True
+
+    def unsubscribe(self, stream: "EventStream") -> None:
+        with self.lock:
+            self.streams.discard(stream)
+
+    def end(self) -> None:
+        with self.lock:
+            self.ended = True
+            self.on_event = None  # a closed elector keeps none of the caller's objects alive
+            streams, self.streams = list(self.streams), set()
+        for stream in streams:
+            stream._end()
+
+
+def _trampoline_for(hub: _Hub) -> Any:
+    """The C callback of one elector. Runs on its callback thread; never raises."""
+
+    def trampoline(_userdata: Optional[int], event_ptr: Any) -> None:
+        try:
+            hub.thread_ident = threading.get_ident()
+            if not hub.ended:
+                hub.dispatch(Event._from_c(event_ptr[0]))
+        except BaseException:
+            try:
+                _log.exception("mysqlleader: an event could not be delivered")
+            except BaseException:
+                pass
+
+    return EVENT_CALLBACK(trampoline)
+
+
+def _close_elector(handle: Handle, hub: _Hub, trampoline: Any) -> None:
+    """The finalizer of an Elector (also what ``close()`` runs): frees the C elector, which
+    resigns unless configured not to and delivers the last events, then ends the streams."""
+    try:
+        handle.release()
+    finally:
+        hub.end()
+        if hub.thread_ident is not None and threading.get_ident() == hub.thread_ident:
+            _KEEP_ALIVE.append(trampoline)
+
+
+def _copy_string(function: Any, ptr: int) -> str:
+    """Reads a string through one of the C ``(buf, buf_len, needed_out)`` functions."""
+    size = ID_BUFFER_SIZE
+    for _ in range(4):
+        buf = create_string_buffer(size)
+        needed = c_size_t()
+        rc = function(ptr, buf, size, byref(needed))
+        if rc == ResultCode.BUFFER_TOO_SMALL:
+            size = max(int(needed.value), size * 2)
+            continue
+        check(rc)
+        return buf.value.decode("utf-8", "replace")
+    raise BufferTooSmallError("mysqlleader: a string kept growing while it was read", code=ResultCode.BUFFER_TOO_SMALL)
+
+
+def _timeout_seconds(value: object, name: str = "timeout") -> Optional[float]:
+    """``None`` (no limit), or a non-negative timedelta or number of seconds, as seconds."""
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise TypeError(f"{name} must be None, a datetime.timedelta or a number of seconds, not {type(value).__name__}")
+    if math.isnan(seconds) or seconds < 0:
+        raise InvalidArgumentError(f"invalid argument `{name}`: {name} must not be negative, got {value}", parameter=name)
+    return seconds
+
+
+class EventStream:
+    """The leadership changes of an :class:`Elector` from the moment the stream was opened,
+    in order (:meth:`Elector.events`). Iterate over it, or poll with :meth:`get`::
+
+        for event in elector.events():
+            if event.kind is EventKind.STARTED_LEADING: ...
+
+    Iteration ends when the elector or the stream is closed (after the elector's last event,
+    e.g. ``STOPPED_LEADING`` with reason ``SHUTDOWN``). At most ``maxsize`` events wait in the
+    stream; beyond that the oldest are dropped and an event of kind ``MISSED`` (with
+    ``missed``, the count) comes first: ask the elector for its state then.
+    """
+
+    def __init__(self, hub: _Hub, maxsize: int) -> None:
+        self._hub = hub
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: Deque[Event] = collections.deque()
+        self._maxsize = maxsize
+        self._missed = 0
+        self._ended = False
+        if not hub.subscribe(self):
+            self._ended = True
+
+    def _push(self, event: Event) -> None:
+        with self._cond:
+            if self._ended:
+                return
+            if len(self._queue) >= self._maxsize:
+                self._queue.popleft()
+                self._missed += 1
+            self._queue.append(event)
+            self._cond.notify_all()
+
+    def _end(self) -> None:
+        with self._cond:
+            self._ended = True
+            self._cond.notify_all()
+
+    @property
+    def ended(self) -> bool:
+        """Whether no more events will come (the elector or the stream was closed)."""
+        return self._ended
+
+    def get(self, timeout: Optional[Duration] = None) -> Optional[Event]:
+        """The next event, waiting at most ``timeout`` (a timedelta or seconds; ``None``: no
+        limit). ``None`` when the time ran out or the stream has ended and is empty."""
+        seconds = _timeout_seconds(timeout)
+        deadline = None if seconds is None else time.monotonic() + seconds
+        with self._cond:
+            while True:
+                if self._missed:
+                    missed, self._missed = self._missed, 0
+                    return Event(EventKind.MISSED, 0, StopReason.NONE, None, 0, missed)
+                if self._queue:
+                    return self._queue.popleft()
+                if self._ended:
+                    return None
+                if deadline is None:
+                    self._cond.wait()
+                else:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return None
+                    self._cond.wait(left)
+
+    def __iter__(self) -> Iterator[Event]:
+        return self
+
+    def __next__(self) -> Event:
+        event = self.get()
+        if event is None:
+            raise StopIteration
+        return event
+
+    def close(self) -> None:
+        """Stops receiving events (those already queued can still be read). Idempotent."""
+        self._hub.unsubscribe(self)
+        self._end()
+
+    def __enter__(self) -> "EventStream":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+
+class Elector:
+    """One node's part in the election of ``service_id``: it campaigns at once, in the
+    background, renews its lease while it leads, and steps down by its local deadline when
+    renews fail. It never blocks on the database.
+
+    Args:
+        client: a :class:`Client`, or a URL (a client is made for the elector alone).
+        service_id: the election group, 1 to 128 characters.
+        node_id: this node's name as others see it, 1 to 128 characters; default ``hostname:pid``.
+        lease: how long a lease lasts after each acquisition or renew (timedelta or seconds,
+            whole milliseconds, 1 ms to one day); default 10 s. Failover after a crash takes at
+            most one lease.
+        renew_interval: how often the leader renews; default lease / 5, at most
+            (lease - drift margin) / 3.
+        retry_interval: the longest a follower waits between attempts; default lease / 10.
+        retry_jitter: a follower's wait is shortened by a random part of up to this fraction
+            (0 to < 1); default 0.2; 0 for none.
+        request_timeout: the longest one call may take; default min(lease / 5, 2 s).
+        drift_margin: subtracted from every local deadline for clock-rate drift; default lease / 100.
+        resign_on_close: resign in :meth:`close` (and when collected), so another node takes
+            over at once (default); ``False`` leaves the lease to lapse.
+        fallback_clients: more servers of one Galera cluster, tried in turn when a call fails
+            with a connection or cluster error.
+        on_event: called with every :class:`Event` (leadership change), on the elector's
+            callback thread, one at a time, in order. It should return promptly. Whatever it
+            raises is logged (logger ``"mysqlleader"``) and the elector goes on. It may call
+            any method of the elector, ``close()`` included.
+
+    Every unset value's default is the library's; the invariants between them are checked
+    here, and a violation raises :class:`InvalidArgumentError` naming the argument.
+
+    Use it as a context manager (``with Elector(client, "billing") as e:``) or call
+    :meth:`close` (idempotent). An elector collected without ``close()`` is closed by its
+    finalizer — but an ``on_event`` callback that refers to its elector keeps it alive until
+    ``close()``.
+
+    Safety: :attr:`is_leader` is true only while the seat is held *and* the local deadline has
+    not passed at the moment of the call. A process paused after checking it may still act
+    late; fence database writes with :meth:`fenced`.
+    """
+
+    def __init__(
+        self,
+        client: Union[Client, str],
+        service_id: str,
+        *,
+        node_id: Optional[str] = None,
+        lease: Optional[Duration] = None,
+        renew_interval: Optional[Duration] = None,
+        retry_interval: Optional[Duration] = None,
+        retry_jitter: Optional[float] = None,
+        request_timeout: Optional[Duration] = None,
+        drift_margin: Optional[Duration] = None,
+        resign_on_close: bool = True,
+        fallback_clients: Sequence[Client] = (),
+        on_event: Optional[Callable[[Event], Any]] = None,
+    ) -> None:
+        # 1. The arguments, checked before anything crosses into C.
+        if not isinstance(client, (Client, str)):
+            raise TypeError(f"client must be a mysqlleader.Client or a URL str, not {type(client).__name__}")
+        service = _args.text(service_id, "service_id")
+        node = _args.optional_text(node_id, "node_id")
+        config = ElectorConfigStruct()
+        config.service_id = service
+        config.node_id = node
+        for field, value, name in (
+            ("lease_ms", lease, "lease"),
+            ("renew_ms", renew_interval, "renew_interval"),
+            ("retry_ms", retry_interval, "retry_interval"),
+            ("request_timeout_ms", request_timeout, "request_timeout"),
+            ("drift_margin_ms", drift_margin, "drift_margin"),
+        ):
+            if value is not None:  # 0 in C means "the default": a given value must be >= 1 ms
+                setattr(config, field, _args.positive_duration_ms(value, name))
+        flags = 0
+        if retry_jitter is not None:
+            jitter = _args.fraction(retry_jitter, "retry_jitter")
+            if jitter == 0.0:
+                flags |= ELECTOR_NO_JITTER
+            config.retry_jitter = jitter
+        if not _args.flag(resign_on_close, "resign_on_close"):
+            flags |= ELECTOR_NO_RESIGN_ON_FREE
+        config.flags = flags
+        if isinstance(fallback_clients, (str, bytes)) or not isinstance(fallback_clients, Sequence):
+            raise TypeError(f"fallback_clients must be a sequence of mysqlleader.Client, not {type(fallback_clients).__name__}")
+        for i, fallback in enumerate(fallback_clients):
+            if not isinstance(fallback, Client):
+                raise TypeError(f"fallback_clients[{i}] must be a mysqlleader.Client, not {type(fallback).__name__}")
+        if on_event is not None and not callable(on_event):
+            raise TypeError(f"on_event must be callable or None, not {type(on_event).__name__}")
+
+        # 2. The C elector, started at once; the clients are held open during the call.
+        lib = library()
+        hub = _Hub(on_event)
+        trampoline = _trampoline_for(hub)
+        out = c_void_p()
+        with ExitStack() as stack:
+            primary = stack.enter_context(Client(client)) if isinstance(client, str) else client
+            pointers = [stack.enter_context(c._handle.use()) for c in fallback_clients]
+            if pointers:
+                array = (c_void_p * len(pointers))(*pointers)
+                config.fallback_clients = array
+                config.fallback_client_count = len(pointers)
+            client_ptr = stack.enter_context(primary._handle.use())
+            check(lib.mysqlleader_elector_new(client_ptr, byref(config), trampoline, None, byref(out)))
+        # The temporary client is closed now: the elector keeps the pool it needs.
+
+        # 3. The Python object: its finalizer frees the handle (resigning) if close() is never called.
+        self._handle = Handle(out.value or 0, lib.mysqlleader_elector_free, "Elector")
+        self._hub = hub
+        self._finalizer = weakref.finalize(self, _close_elector, self._handle, hub, trampoline)
+        self._service_id = service_id
+        with self._handle.use() as ptr:
+            self._node_id = _copy_string(lib.mysqlleader_elector_node_id, ptr)
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stops the elector: a leader resigns first (unless ``resign_on_close=False``) so
+        another node takes over at once; the last events (e.g. ``STOPPED_LEADING`` with reason
+        ``SHUTDOWN``) are delivered before it returns, and no callback runs after. Idempotent;
+        may be called from ``on_event``."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._handle.closed
+
+    def __enter__(self) -> "Elector":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<mysqlleader.Elector service={self._service_id!r} node={self._node_id!r} closed>"
+        try:
+            status = self.snapshot()
+        except Exception:  # closed meanwhile
+            return f"<mysqlleader.Elector service={self._service_id!r} node={self._node_id!r}>"
+        role = "leading" if status.is_leader else "following"
+        return f"<mysqlleader.Elector service={self._service_id!r} node={self._node_id!r} {role} term={status.term}>"
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def service_id(self) -> str:
+        """The election group."""
+        return self._service_id
+
+    @property
+    def node_id(self) -> str:
+        """This node's id (the given one, or the ``hostname:pid`` default)."""
+        return self._node_id
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this node leads now: it holds the seat *and* its local deadline has not
+        passed at this very moment."""
+        out = c_bool()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_is_leader(ptr, byref(out)))
+        return bool(out.value)
+
+    @property
+    def term(self) -> int:
+        """The term seen last: while leading, the fencing token."""
+        out = c_uint64()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_term(ptr, byref(out)))
+        return int(out.value)
+
+    @property
+    def leader_id(self) -> Optional[str]:
+        """The leader seen last (this node's id while it leads); ``None`` when the seat was vacant."""
+        with self._handle.use() as ptr:
+            return _copy_string(library().mysqlleader_elector_leader_id, ptr) or None
+
+    @property
+    def valid_for_ms(self) -> int:
+        """Milliseconds this node may still act as leader without another renew; 0 when not leading."""
+        out = c_uint64()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_valid_for_ms(ptr, byref(out)))
+        return int(out.value)
+
+    @property
+    def valid_for(self) -> datetime.timedelta:
+        """:attr:`valid_for_ms` as a timedelta."""
+        return datetime.timedelta(milliseconds=self.valid_for_ms)
+
+    @property
+    def campaigning(self) -> bool:
+        """Whether the elector still campaigns (``False`` after :meth:`resign`)."""
+        return self.snapshot().campaigning
+
+    @property
+    def last_call_error(self) -> Optional[str]:
+        """The message of the elector's last failed call to the database (why a node does not
+        lead, e.g. ``"connection: Connection refused"``); ``None`` when it succeeded."""
+        with self._handle.use() as ptr:
+            return _copy_string(library().mysqlleader_elector_last_call_error, ptr) or None
+
+    def snapshot(self) -> ElectorState:
+        """A consistent snapshot of the state."""
+        out = ElectorStateStruct()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_snapshot(ptr, byref(out)))
+        return ElectorState._from_c(out)
+
+    # --- actions -----------------------------------------------------------------------------
+
+    def resign(self) -> bool:
+        """Steps down at once and ends this node's lease in the database, so another node takes
+        over on its next attempt; afterwards the elector no longer campaigns (it keeps observing
+        who leads). Returns whether this node held the seat. Blocks for at most twice the
+        request timeout; :class:`DatabaseConnectionError` when the database could not be told
+        (the node has stepped down all the same and its lease lapses)."""
+        out = c_bool()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_resign(ptr, byref(out)))
+        return bool(out.value)
+
+    def wait_for_leadership(self, timeout: Optional[Duration] = None) -> bool:
+        """Blocks until this node leads (``True``), or until ``timeout`` passes (a timedelta or
+        seconds; ``None``: no limit) or the elector stops campaigning (``False``)."""
+        seconds = _timeout_seconds(timeout)
+        deadline = None if seconds is None else time.monotonic() + seconds
+        lib = library()
+        out = c_bool()
+        while True:
+            # Waits in slices, so Ctrl-C and close() from another thread are noticed promptly.
+            left = _WAIT_SLICE_S if deadline is None else max(0.0, min(_WAIT_SLICE_S, deadline - time.monotonic()))
+            with self._handle.use() as ptr:
+                check(lib.mysqlleader_elector_wait_for_leadership(ptr, int(math.ceil(left * 1000)), byref(out)))
+            if out.value:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            if not self.snapshot().campaigning:
+                return False
+
+    def fenced(self) -> Transaction:
+        """Begins a fenced transaction: ``assert_leader(service, node, term)`` has succeeded in
+        it with the term this node leads at now (:attr:`Transaction.term`), so no takeover can
+        commit before its writes::
+
+            with elector.fenced() as tx:
+                tx.execute("UPDATE jobs SET owner = ? WHERE id = ?", [elector.node_id, 7])
+
+        Raises :class:`NotLeaderError` when this node does not lead now, or the database says
+        it no longer does; nothing is left open then."""
+        out = c_void_p()
+        term = c_uint64()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_txn_begin(ptr, byref(out), byref(term)))
+        return Transaction._adopt(out.value or 0, int(term.value))
+
+    def events(self, maxsize: int = 1024) -> EventStream:
+        """An :class:`EventStream` of the leadership changes from now on (earlier ones are not
+        replayed: read :meth:`snapshot` for the state at this moment). Ends when the elector is
+        closed."""
+        if not isinstance(maxsize, int) or isinstance(maxsize, bool):
+            raise TypeError(f"maxsize must be int, not {type(maxsize).__name__}")
+        if maxsize < 1:
+            raise InvalidArgumentError(f"invalid argument `maxsize`: maxsize must be at least 1, got {maxsize}", parameter="maxsize")
+        return EventStream(self._hub, maxsize)
+
+
+__all__ = ["Elector", "EventStream"]

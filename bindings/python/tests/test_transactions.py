@@ -1,0 +1,174 @@
+"""Transactions and fencing: Client.transaction(), Client.fenced(), commit/rollback, the context
+manager, parameters, the spent state, and the share lock that holds off a takeover."""
+
+from __future__ import annotations
+
+import decimal
+import threading
+import time
+from typing import Iterator
+
+import pytest
+
+import mysqlleader
+from conftest import query
+
+
+@pytest.fixture
+def table(url: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    name = "t_" + "".join(ch for ch in request.node.name if ch.isalnum())[:40]
+    query(url, f"DROP TABLE IF EXISTS `{name}`")
+    query(url, f"CREATE TABLE `{name}` (id INT PRIMARY KEY, s VARCHAR(64) NULL, b VARBINARY(16) NULL, "
+               f"n BIGINT NULL, f DOUBLE NULL, d DECIMAL(10,3) NULL, flag TINYINT NULL)")
+    yield name
+    query(url, f"DROP TABLE IF EXISTS `{name}`")
+
+
+def rows(url: str, table: str) -> list:
+    return query(url, f"SELECT id, s, b, n, f, d, flag FROM `{table}` ORDER BY id")
+
+
+def test_commit_and_parameters(client: mysqlleader.Client, url: str, table: str) -> None:
+    with client.transaction() as tx:
+        assert tx.term is None
+        changed = tx.execute(
+            f"INSERT INTO `{table}` VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [1, "grüße", b"\x01\xff", -(2**62), 1.25, decimal.Decimal("3.141"), True],
+        )
+        assert changed == 1
+        assert tx.execute(f"INSERT INTO `{table}` (id, s) VALUES (?, ?)", (2, None)) == 1
+        assert rows(url, table) == [], "not visible before the commit"
+    assert rows(url, table) == [
+        (1, "grüße", b"\x01\xff", -(2**62), 1.25, decimal.Decimal("3.141"), 1),
+        (2, None, None, None, None, None, None),
+    ]
+    assert tx.closed
+    with client.transaction() as tx:
+        assert tx.execute(f"UPDATE `{table}` SET n = n + 1 WHERE id >= ?", [1]) == 1
+        assert tx.execute(f"DELETE FROM `{table}` WHERE id = 2") == 1
+
+
+def test_an_exception_rolls_back(client: mysqlleader.Client, url: str, table: str) -> None:
+    with pytest.raises(RuntimeError):
+        with client.transaction() as tx:
+            tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+            raise RuntimeError("boom")
+    assert tx.closed
+    assert rows(url, table) == []
+
+
+def test_explicit_commit_rollback_and_close(client: mysqlleader.Client, url: str, table: str) -> None:
+    tx = client.transaction()
+    tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+    tx.rollback()
+    tx.rollback()  # always allowed
+    with pytest.raises(mysqlleader.InvalidStateError):
+        tx.execute(f"INSERT INTO `{table}` (id) VALUES (2)")
+    tx.close()
+    tx.close()  # idempotent
+    with pytest.raises(mysqlleader.InvalidStateError, match="closed"):
+        tx.commit()
+
+    tx = client.transaction()
+    tx.execute(f"INSERT INTO `{table}` (id) VALUES (3)")
+    tx.commit()
+    with pytest.raises(mysqlleader.InvalidStateError):
+        tx.commit()
+    with tx:  # leaving the block after an explicit commit only closes
+        pass
+    assert [r[0] for r in rows(url, table)] == [3]
+
+    tx = client.transaction()
+    tx.execute(f"INSERT INTO `{table}` (id) VALUES (4)")
+    tx.close()  # rolls back what was not committed
+    assert [r[0] for r in rows(url, table)] == [3]
+
+
+def test_a_failed_statement_spends_the_transaction(client: mysqlleader.Client, url: str, table: str) -> None:
+    with pytest.raises(mysqlleader.InvalidStateError):
+        with client.transaction() as tx:
+            tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+            with pytest.raises(mysqlleader.ServerError):
+                tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")  # duplicate key
+            with pytest.raises(mysqlleader.InvalidStateError, match="roll it back"):
+                tx.execute(f"INSERT INTO `{table}` (id) VALUES (2)")
+            # leaving the block "normally" must not commit a spent transaction
+    assert rows(url, table) == []
+
+
+def test_fenced_write_commits_while_leading(client: mysqlleader.Client, url: str, service: str, table: str) -> None:
+    term = client.campaign(service, "a", 10).term
+    with client.fenced(service, "a", term) as tx:
+        assert tx.term == term
+        tx.execute(f"INSERT INTO `{table}` (id, n) VALUES (?, ?)", [1, term])
+    assert rows(url, table)[0][3] == term
+
+
+def test_fenced_with_a_stale_term_writes_nothing(client: mysqlleader.Client, url: str, service: str, table: str) -> None:
+    client.campaign(service, "a", 10)
+    client.force_leader(service, "b", 10)
+    with pytest.raises(mysqlleader.NotLeaderError):
+        client.fenced(service, "a", 1)
+    tx = client.transaction()
+    tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+    with pytest.raises(mysqlleader.NotLeaderError):
+        tx.assert_leader(service, "a", 1)
+    with pytest.raises(mysqlleader.InvalidStateError):
+        tx.execute(f"INSERT INTO `{table}` (id) VALUES (2)")
+    with pytest.raises(mysqlleader.InvalidStateError):
+        tx.commit()
+    tx.rollback()
+    tx.close()
+    assert rows(url, table) == [], "the write made before the failed assert_leader was rolled back too"
+
+
+def test_assert_leader_holds_off_a_takeover_until_commit(client: mysqlleader.Client, url: str, service: str, table: str) -> None:
+    term = client.campaign(service, "a", 10).term
+    other = mysqlleader.Client(url, request_timeout=20)
+    done = threading.Event()
+    result: list = []
+
+    def force() -> None:
+        result.append(other.force_leader(service, "b", 10))
+        done.set()
+
+    with client.fenced(service, "a", term) as tx:
+        check = tx.assert_leader(service, "a", term)
+        assert check.is_leader and check.term == term
+        thread = threading.Thread(target=force)
+        thread.start()
+        assert not done.wait(1.0), "force_leader committed while the fenced transaction held the seat"
+        tx.execute(f"INSERT INTO `{table}` (id, n) VALUES (1, ?)", [term])
+    assert done.wait(20), "force_leader did not go through after the commit"
+    thread.join()
+    other.close()
+    assert result[0].term == term + 1
+    assert rows(url, table)[0][3] == term
+
+
+def test_transaction_collected_without_close_rolls_back(client: mysqlleader.Client, url: str, table: str) -> None:
+    import gc
+
+    tx = client.transaction()
+    tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+    finalizer = tx._finalizer
+    before = mysqlleader._handle.released_count["Transaction"]
+    del tx
+    gc.collect()
+    assert not finalizer.alive
+    assert mysqlleader._handle.released_count["Transaction"] == before + 1
+    assert rows(url, table) == []
+    # and the row lock went with it: the same key can be written now
+    with client.transaction() as tx:
+        tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+
+
+def test_statement_timeout_is_the_request_timeout(url: str) -> None:
+    with mysqlleader.Client(url, request_timeout=0.5) as client:
+        tx = client.transaction()
+        started = time.monotonic()
+        with pytest.raises(mysqlleader.DatabaseConnectionError) as info:
+            tx.execute("DO SLEEP(5)")
+        assert time.monotonic() - started < 4
+        assert info.value.transient
+        tx.close()

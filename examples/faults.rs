@@ -1,0 +1,834 @@
+//! The fault-injection harness of issue 8. See docs/faults.md.
+//!
+//! ```text
+//! cargo build --release --examples
+//! target/release/examples/faults --seed 42 --faults 300 --candidates 5 --services 2 --lease 1s
+//! ```
+//!
+//! 1. Starts a throwaway mariadbd with `scripts/testdb.sh` (or uses `--url`, without server
+//!    faults), creates a database, migrates it, and creates the fencing tables.
+//! 2. Starts N candidates (`examples/candidate.rs`), each on every service, each connected to
+//!    every server through a TCP proxy of the harness's own.
+//! 3. Injects faults chosen with a seeded generator (the seed is printed; the same seed gives
+//!    the same sequence of kinds, roles, durations and gaps), logging each one to `faults.jsonl`.
+//! 4. Stops everything, dumps the history and fencing tables, runs the checker, and writes
+//!    `report.md` and `timeline.svg` into the run directory. Exits 1 on any violation.
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::Pool;
+use mysqlleader::procedures;
+use serde_json::json;
+use tokio::process::{Child, Command};
+use tokio::time::sleep;
+
+#[path = "../tests/faults/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod faults;
+
+use faults::checker;
+use faults::clock::mono_ns;
+use faults::proxy::{self, Mode, Proxy};
+use faults::rng::Rng;
+use faults::servers::{ExternalServers, ServerControl, ServerFault, TestDbServer};
+
+// ---------------------------------------------------------------------------------------------
+// Parameters.
+
+#[derive(Clone, Debug)]
+struct Args {
+    seed: u64,
+    faults: usize,
+    candidates: usize,
+    services: usize,
+    lease: Duration,
+    renew: Option<Duration>,
+    retry: Option<Duration>,
+    timeout: Option<Duration>,
+    gap: Option<Duration>,
+    slack: Option<Duration>,
+    out: Option<PathBuf>,
+    urls: Vec<String>,
+    kinds: Option<Vec<String>>,
+    experiment: Option<String>,
+    keep_server: bool,
+    title: Option<String>,
+    /// Candidates leave MariaDB's idle_transaction_timeout alone (to see what it protects).
+    no_idle_tx_timeout: bool,
+}
+
+const USAGE: &str = "usage: faults [--seed S] [--faults N] [--candidates N] [--services N] [--lease D] [--renew D] [--retry D] \
+[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--title T]
+  durations D: 500ms, 1s, 1.5s, 2m. Fault kinds: kill-leader kill-follower stop-leader server-kill server-pause
+  net-cut net-stall net-delay net-lossy op-resign op-reelect op-force (all by default; server faults need the harness's own server)";
+
+fn usage(msg: &str) -> ! {
+    eprintln!("faults: {msg}\n{USAGE}");
+    std::process::exit(2);
+}
+
+fn parse_duration(s: &str) -> Duration {
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        usage(&format!("a duration needs a unit (ms, s, m): {s}"))
+    };
+    let v: f64 = num.parse().unwrap_or_else(|_| usage(&format!("not a duration: {s}")));
+    Duration::from_millis((v * mult * 1000.0).round() as u64)
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        seed: {
+            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+            (t.as_nanos() as u64 ^ u64::from(std::process::id())) % 1_000_000_000
+        },
+        faults: 30,
+        candidates: 5,
+        services: 2,
+        lease: Duration::from_secs(2),
+        renew: None,
+        retry: None,
+        timeout: None,
+        gap: None,
+        slack: None,
+        out: None,
+        urls: Vec::new(),
+        kinds: None,
+        experiment: None,
+        keep_server: false,
+        title: None,
+        no_idle_tx_timeout: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
+        if flag == "--keep-server" {
+            a.keep_server = true;
+            continue;
+        }
+        if flag == "--no-idle-tx-timeout" {
+            a.no_idle_tx_timeout = true;
+            continue;
+        }
+        let v = it.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+        let n = || v.parse::<u64>().unwrap_or_else(|_| usage(&format!("{flag}: not a number: {v}")));
+        match flag.as_str() {
+            "--seed" => a.seed = n(),
+            "--faults" => a.faults = n() as usize,
+            "--candidates" => a.candidates = n() as usize,
+            "--services" => a.services = n() as usize,
+            "--lease" => a.lease = parse_duration(&v),
+            "--renew" => a.renew = Some(parse_duration(&v)),
+            "--retry" => a.retry = Some(parse_duration(&v)),
+            "--timeout" => a.timeout = Some(parse_duration(&v)),
+            "--gap" => a.gap = Some(parse_duration(&v)),
+            "--slack" => a.slack = Some(parse_duration(&v)),
+            "--out" => a.out = Some(PathBuf::from(v)),
+            "--url" => a.urls.push(v),
+            "--kinds" => a.kinds = Some(v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect()),
+            "--experiment" => a.experiment = Some(v),
+            "--title" => a.title = Some(v),
+            _ => usage(&format!("unknown argument {flag}")),
+        }
+    }
+    if a.candidates < 2 || a.services < 1 {
+        usage("at least 2 candidates and 1 service");
+    }
+    if let Some(e) = &a.experiment {
+        if e != "clock-step" {
+            usage(&format!("unknown experiment {e} (known: clock-step)"));
+        }
+    }
+    a
+}
+
+/// The intervals of the elector, as the candidates get them (the library's defaults unless set).
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    lease: Duration,
+    renew: Duration,
+    retry: Duration,
+    timeout: Duration,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    KillLeader,
+    KillFollower,
+    StopLeader,
+    ServerKill,
+    ServerPause,
+    NetCut,
+    NetStall,
+    NetDelay,
+    NetLossy,
+    OpResign,
+    OpReelect,
+    OpForce,
+    /// Only in the clock-step experiment: the server's clock jumps forward.
+    ClockStep,
+}
+
+const ALL_KINDS: [(Kind, &str, u32); 12] = [
+    (Kind::KillLeader, "kill-leader", 10),
+    (Kind::KillFollower, "kill-follower", 6),
+    (Kind::StopLeader, "stop-leader", 10),
+    (Kind::ServerKill, "server-kill", 4),
+    (Kind::ServerPause, "server-pause", 5),
+    (Kind::NetCut, "net-cut", 8),
+    (Kind::NetStall, "net-stall", 8),
+    (Kind::NetDelay, "net-delay", 6),
+    (Kind::NetLossy, "net-lossy", 6),
+    (Kind::OpResign, "op-resign", 4),
+    (Kind::OpReelect, "op-reelect", 4),
+    (Kind::OpForce, "op-force", 4),
+];
+
+fn kind_name(k: Kind) -> &'static str {
+    if k == Kind::ClockStep {
+        return "clock-step";
+    }
+    ALL_KINDS.iter().find(|(x, _, _)| *x == k).map(|(_, n, _)| *n).unwrap()
+}
+
+/// One fault, fully decided by the generator before it is injected (the same draws every
+/// time, whatever the state of the run: that is what makes a seed replayable).
+#[derive(Clone, Debug)]
+struct Plan {
+    kind: Kind,
+    /// Index of the service whose leader (or follower) is targeted.
+    svc: usize,
+    /// A number to choose a follower, or the node to force, with.
+    pick: usize,
+    /// For net faults: target the leader (else a follower).
+    at_leader: bool,
+    /// How long the fault lasts.
+    dur: Duration,
+    /// Kind-specific: one-way delay (net-delay), loss in per mille (net-lossy), step in s (clock-step).
+    param: u64,
+    /// Pause before this fault.
+    gap: Duration,
+}
+
+fn plan(rng: &mut Rng, kinds: &[(Kind, &str, u32)], t: &Timing, gap_mean: Duration, services: usize) -> Plan {
+    // Always the same seven draws.
+    let k = rng.weighted(&kinds.iter().map(|(_, _, w)| *w).collect::<Vec<_>>());
+    let svc = rng.below(services);
+    let pick = rng.below(1 << 20);
+    let at_leader = rng.chance(0.65);
+    let u = rng.unit();
+    let v = rng.unit();
+    let g = rng.range_f(0.5, 1.5);
+    let kind = kinds[k].0;
+    let lease = t.lease.as_secs_f64();
+    let between = |lo: f64, hi: f64| Duration::from_secs_f64(lease * (lo + (hi - lo) * u));
+    let (dur, param) = match kind {
+        Kind::KillLeader | Kind::KillFollower => (between(0.3, 2.0), 0),
+        // Longer than the lease: the paused leader's lease runs out while it sleeps.
+        Kind::StopLeader => (between(1.2, 2.0), 0),
+        Kind::ServerKill => (between(0.2, 1.0), 0),
+        Kind::ServerPause => (between(0.3, 2.0), 0),
+        Kind::NetCut | Kind::NetStall => (between(0.5, 2.5), 0),
+        // A slow link: up to 45% of the request timeout each way.
+        Kind::NetDelay => (between(0.5, 2.5), (t.timeout.as_millis() as f64 * (0.05 + 0.40 * v)) as u64),
+        Kind::NetLossy => (between(0.5, 2.5), (100.0 + 300.0 * v) as u64),
+        Kind::OpResign | Kind::OpReelect | Kind::OpForce => (Duration::ZERO, 0),
+        // Forward by 1.5 to 4 leases.
+        Kind::ClockStep => (Duration::ZERO, ((1.5 + 2.5 * v) * lease).ceil() as u64),
+    };
+    Plan { kind, svc, pick, at_leader, dur, param, gap: gap_mean.mul_f64(g) }
+}
+
+/// `faults.jsonl`: one `inject` and one `heal` line per fault.
+struct FaultLog {
+    file: Mutex<std::fs::File>,
+}
+
+impl FaultLog {
+    fn write(&self, v: serde_json::Value) {
+        let mut line = v.to_string();
+        line.push('\n');
+        self.file.lock().unwrap().write_all(line.as_bytes()).expect("write faults.jsonl");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidates.
+
+struct Node {
+    name: String,
+    /// One proxy per server, in the order of the servers.
+    proxies: Vec<Proxy>,
+    child: tokio::sync::Mutex<Option<Child>>,
+    pid: Mutex<Option<u32>>,
+}
+
+struct Harness {
+    idle_tx_timeout: bool,
+    timing: Timing,
+    dir: PathBuf,
+    candidate_bin: PathBuf,
+    services: Vec<String>,
+    nodes: Vec<Arc<Node>>,
+    servers: Arc<dyn ServerControl>,
+    /// Candidate URLs per server (database path), before proxying.
+    db_urls: Vec<String>,
+    /// The harness's own, direct connection (the operator's, and who-leads look-ups).
+    admin: Pool,
+    log: Arc<FaultLog>,
+    busy: Mutex<HashSet<usize>>,
+    faketime_file: Option<PathBuf>,
+}
+
+impl Harness {
+    async fn spawn(&self, i: usize) {
+        let node = &self.nodes[i];
+        let log = self.dir.join("nodes").join(format!("{}.jsonl", node.name));
+        let stderr = std::fs::OpenOptions::new().create(true).append(true)
+            .open(self.dir.join("nodes").join(format!("{}.stderr", node.name))).expect("candidate stderr file");
+        let mut cmd = Command::new(&self.candidate_bin);
+        cmd.arg("--node").arg(&node.name).arg("--log").arg(&log);
+        for s in &self.services {
+            cmd.arg("--service").arg(s);
+        }
+        for (j, p) in node.proxies.iter().enumerate() {
+            cmd.arg("--url").arg(p.url_for(&self.db_urls[j]));
+        }
+        let t = &self.timing;
+        cmd.arg("--lease-ms").arg(t.lease.as_millis().to_string())
+            .arg("--renew-ms").arg(t.renew.as_millis().to_string())
+            .arg("--retry-ms").arg(t.retry.as_millis().to_string())
+            .arg("--timeout-ms").arg(t.timeout.as_millis().to_string());
+        if self.idle_tx_timeout {
+            // A paused or cut-off leader's fenced transaction (holding assert_leader's share
+            // lock) is aborted by the server after one lease, rounded up to whole seconds.
+            cmd.arg("--idle-tx-timeout-s").arg(t.lease.as_secs_f64().ceil().max(1.0).to_string());
+        }
+        cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(stderr);
+        cmd.kill_on_drop(true);
+        let child = cmd.spawn().expect("start a candidate (build it: cargo build --release --examples)");
+        *node.pid.lock().unwrap() = child.id();
+        *node.child.lock().await = Some(child);
+    }
+
+    async fn kill(&self, i: usize) {
+        let node = &self.nodes[i];
+        let mut guard = node.child.lock().await;
+        if let Some(mut child) = guard.take() {
+            if let Some(pid) = child.id() {
+                // SAFETY: signalling our own child process.
+                unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+            }
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+        *node.pid.lock().unwrap() = None;
+    }
+
+    fn signal(&self, i: usize, sig: i32) {
+        if let Some(pid) = *self.nodes[i].pid.lock().unwrap() {
+            // SAFETY: signalling our own child process.
+            unsafe { libc::kill(pid as i32, sig) };
+        }
+    }
+
+    /// The node leading `svc` now, by the database (direct connection), if any.
+    async fn leader_of(&self, svc: usize) -> Option<usize> {
+        let call = procedures::current_leader(&self.admin, &self.services[svc]);
+        let leader = tokio::time::timeout(Duration::from_millis(500), call).await.ok()?.ok()?.leader_id?;
+        self.nodes.iter().position(|n| n.name == leader)
+    }
+
+    fn free(&self, i: usize) -> bool { !self.busy.lock().unwrap().contains(&i) }
+
+    /// A free node other than `not`, chosen with `pick`.
+    fn pick_free(&self, pick: usize, not: Option<usize>) -> Option<usize> {
+        let n = self.nodes.len();
+        (0..n).map(|k| (pick + k) % n).find(|&i| Some(i) != not && self.free(i))
+    }
+
+    fn busy_count(&self) -> usize { self.busy.lock().unwrap().len() }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run.
+
+fn main() {
+    let args = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime");
+    let code = rt.block_on(run(args));
+    std::process::exit(code);
+}
+
+async fn run(args: Args) -> i32 {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = args.out.clone().unwrap_or_else(|| repo.join("target/faults").join(format!("seed-{}", args.seed)));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("nodes")).expect("create the run directory");
+    std::fs::create_dir_all(dir.join("db")).expect("create the run directory");
+    let dir = dir.canonicalize().unwrap();
+    let candidate_bin = std::env::current_exe().unwrap().with_file_name("candidate");
+    if !candidate_bin.exists() {
+        usage(&format!("{} is missing: build it with `cargo build --release --examples`", candidate_bin.display()));
+    }
+
+    // The elector's timing, as the library derives it from the lease unless set.
+    let lease = args.lease;
+    let timing = Timing {
+        lease,
+        renew: args.renew.unwrap_or(lease / 5),
+        retry: args.retry.unwrap_or(lease / 10),
+        timeout: args.timeout.unwrap_or((lease / 5).min(Duration::from_secs(2))),
+    };
+    let gap_mean = args.gap.unwrap_or(lease.mul_f64(0.75));
+    // The availability allowance (never applied to safety): scheduling on a shared machine, and
+    // a leader paused inside its fenced transaction, whose share lock holds a takeover until it
+    // wakes (pauses last up to two leases here).
+    let slack = args.slack.unwrap_or_else(|| lease.mul_f64(1.5).max(Duration::from_millis(1500)));
+    println!("faults: seed {} — replay with: target/release/examples/faults --seed {} --faults {} --candidates {} --services {} --lease {}ms{}",
+        args.seed, args.seed, args.faults, args.candidates, args.services, lease.as_millis(),
+        args.experiment.as_ref().map_or(String::new(), |e| format!(" --experiment {e}")));
+    println!("faults: run directory {}", dir.display());
+
+    // 1. The server(s).
+    let faketime_file = (args.experiment.as_deref() == Some("clock-step")).then(|| dir.join("faketime.rc"));
+    let servers: Arc<dyn ServerControl> = if !args.urls.is_empty() {
+        if faketime_file.is_some() {
+            usage("the clock-step experiment needs the harness's own server (no --url)");
+        }
+        Arc::new(ExternalServers { urls: args.urls.clone() })
+    } else {
+        let mut env = Vec::new();
+        if let Some(f) = &faketime_file {
+            let lib = faketime_library().unwrap_or_else(|e| usage(&e));
+            std::fs::write(f, "+0\n").unwrap();
+            env.push(("LD_PRELOAD".to_string(), lib));
+            env.push(("FAKETIME_TIMESTAMP_FILE".to_string(), f.display().to_string()));
+            env.push(("FAKETIME_DONT_FAKE_MONOTONIC".to_string(), "1".to_string()));
+            env.push(("FAKETIME_CACHE_DURATION".to_string(), "1".to_string()));
+        }
+        let script = repo.join("scripts/testdb.sh");
+        let sdir = dir.join("server");
+        match tokio::task::spawn_blocking(move || TestDbServer::start(&script, &sdir, env)).await.unwrap() {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                eprintln!("faults: could not start the server: {e}");
+                return 2;
+            }
+        }
+    };
+    println!("faults: database side: {}", servers.describe());
+    let code = match run_with(args.clone(), timing, gap_mean, slack, &dir, candidate_bin, servers.clone(), faketime_file).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("faults: {e}");
+            2
+        }
+    };
+    if !args.keep_server {
+        let s = servers.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || s.shutdown()).await.unwrap() {
+            eprintln!("faults: stopping the server: {e}");
+        }
+    }
+    code
+}
+
+/// The libfaketime preload library, installed with apt when missing and running as root.
+fn faketime_library() -> Result<String, String> {
+    let candidates = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+                      "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1"];
+    let find = || candidates.iter().find(|p| Path::new(p).exists()).map(|p| p.to_string());
+    if let Some(p) = find() {
+        return Ok(p);
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        return Err("libfaketime is not installed (Debian: sudo apt-get install libfaketime)".into());
+    }
+    eprintln!("faults: installing libfaketime with apt-get");
+    let ok = std::process::Command::new("sh")
+        .args(["-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y -q libfaketime >&2 || (apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libfaketime >&2)"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    match find() {
+        Some(p) if ok => Ok(p),
+        _ => Err("apt-get could not install libfaketime".into()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duration, dir: &Path, candidate_bin: PathBuf,
+                  servers: Arc<dyn ServerControl>, faketime_file: Option<PathBuf>) -> Result<i32, String> {
+    // 2. A database of the run's own, migrated, with the fencing tables.
+    let base_urls = servers.urls();
+    let db = if args.urls.is_empty() { "faults".to_string() } else { format!("faults_{}_{}", args.seed, std::process::id()) };
+    let db_urls: Vec<String> = base_urls.iter().map(|u| with_db(u, &db)).collect();
+    {
+        let root = mysqlleader::pool_from_url(&base_urls[0]).map_err(|e| e.to_string())?;
+        let mut c = root.get_conn().await.map_err(|e| format!("connect: {e}"))?;
+        c.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await.map_err(|e| e.to_string())?;
+        c.query_drop(format!("CREATE DATABASE `{db}`")).await.map_err(|e| e.to_string())?;
+        drop(c);
+        let _ = root.disconnect().await;
+    }
+    let admin = mysqlleader::pool_from_url(&db_urls[0]).map_err(|e| e.to_string())?;
+    mysqlleader::migrate(&admin).await.map_err(|e| format!("migrate: {e}"))?;
+    let services: Vec<String> = (1..=args.services).map(|i| format!("svc{i}")).collect();
+    {
+        let mut c = admin.get_conn().await.map_err(|e| e.to_string())?;
+        c.query_drop(
+            "CREATE TABLE faults_counter (service_id VARCHAR(128) NOT NULL PRIMARY KEY, value BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB",
+        ).await.map_err(|e| e.to_string())?;
+        c.query_drop(
+            "CREATE TABLE faults_fencing (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, service_id VARCHAR(128) NOT NULL, \
+             counter_value BIGINT UNSIGNED NOT NULL, term BIGINT UNSIGNED NOT NULL, node_id VARCHAR(128) NOT NULL, \
+             seen_term BIGINT UNSIGNED NULL, written_at DATETIME(6) NOT NULL) ENGINE=InnoDB",
+        ).await.map_err(|e| e.to_string())?;
+        for s in &services {
+            c.exec_drop("INSERT INTO faults_counter (service_id, value) VALUES (?, 0)", (s,)).await.map_err(|e| e.to_string())?;
+        }
+    }
+
+    // 3. Proxies and candidates.
+    let mut nodes = Vec::new();
+    for i in 0..args.candidates {
+        let mut proxies = Vec::new();
+        for (j, u) in db_urls.iter().enumerate() {
+            let p = Proxy::start(proxy::server_addr(u), args.seed ^ ((i as u64) << 40) ^ ((j as u64) << 32))
+                .await.map_err(|e| format!("proxy: {e}"))?;
+            proxies.push(p);
+        }
+        nodes.push(Arc::new(Node { name: format!("n{}", i + 1), proxies, child: tokio::sync::Mutex::new(None), pid: Mutex::new(None) }));
+    }
+    let log = Arc::new(FaultLog {
+        file: Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(dir.join("faults.jsonl")).unwrap()),
+    });
+    let h = Arc::new(Harness {
+        idle_tx_timeout: !args.no_idle_tx_timeout, timing, dir: dir.to_path_buf(), candidate_bin, services: services.clone(), nodes,
+        servers: servers.clone(), db_urls, admin: admin.clone(), log: log.clone(), busy: Mutex::new(HashSet::new()), faketime_file,
+    });
+    let title = args.title.clone().unwrap_or_else(|| match &args.experiment {
+        Some(e) => format!("experiment {e}"),
+        None => "fault run".to_string(),
+    });
+    let mut run_json = json!({
+        "seed": args.seed, "faults": args.faults, "lease_ms": timing.lease.as_millis() as u64, "renew_ms": timing.renew.as_millis() as u64,
+        "retry_ms": timing.retry.as_millis() as u64, "timeout_ms": timing.timeout.as_millis() as u64, "slack_ms": slack.as_millis() as u64,
+        "services": services, "nodes": h.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+        "servers": servers.describe(), "title": title, "experiment": args.experiment,
+        "expect_overlaps": args.experiment.is_some(), "t_start": mono_ns(), "t_end": 0,
+        "started_at": chrono_now(),
+    });
+    for i in 0..h.nodes.len() {
+        h.spawn(i).await;
+    }
+
+    // 4. Settle: every service has a leader.
+    let settle_until = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut all = true;
+        for s in 0..services.len() {
+            all &= h.leader_of(s).await.is_some();
+        }
+        if all || tokio::time::Instant::now() > settle_until {
+            break;
+        }
+        sleep(Duration::from_millis(100)).await;
+    }
+    sleep(timing.lease).await;
+
+    // 5. Faults.
+    let supported = servers.supported();
+    let kinds: Vec<(Kind, &str, u32)> = if args.experiment.is_some() {
+        vec![(Kind::ClockStep, "clock-step", 1)]
+    } else {
+        ALL_KINDS
+            .iter()
+            .copied()
+            .filter(|(k, name, _)| match k {
+                Kind::ServerKill => supported.contains(&ServerFault::KillRestart),
+                Kind::ServerPause => supported.contains(&ServerFault::Pause),
+                _ => true,
+            } && args.kinds.as_ref().is_none_or(|ks| ks.iter().any(|x| x == name)))
+            .collect()
+    };
+    if kinds.is_empty() {
+        return Err("no fault kind left to inject (check --kinds)".into());
+    }
+    let mut rng = Rng::new(args.seed);
+    let mut tasks = Vec::new();
+    let started = tokio::time::Instant::now();
+    for id in 1..=args.faults as u64 {
+        let p = plan(&mut rng, &kinds, &timing, gap_mean, services.len());
+        sleep(p.gap).await;
+        // At most two node faults at once; server faults and clock steps alone.
+        let alone = matches!(p.kind, Kind::ServerKill | Kind::ServerPause | Kind::ClockStep);
+        while h.busy_count() >= if alone { 1 } else { 2 } {
+            sleep(Duration::from_millis(20)).await;
+        }
+        if let Some(task) = inject(&h, id, &p).await {
+            tasks.push(task);
+        }
+        print!("\rfaults: {id}/{} injected ({:.0} s)   ", args.faults, started.elapsed().as_secs_f64());
+        let _ = std::io::stdout().flush();
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    println!();
+    // Let the last fault play out, then stop.
+    sleep(timing.lease * 2 + Duration::from_secs(1)).await;
+    run_json["t_end"] = json!(mono_ns());
+    for i in 0..h.nodes.len() {
+        h.kill(i).await;
+    }
+    for n in &h.nodes {
+        for p in &n.proxies {
+            p.heal();
+        }
+    }
+
+    // 6. The database's record: history, fencing rows, counters.
+    dump(&admin, dir).await?;
+    std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&run_json).unwrap()).unwrap();
+    let _ = admin.disconnect().await;
+
+    // 7. The checker.
+    let inputs = checker::load(dir)?;
+    let report = checker::check(&inputs);
+    std::fs::write(dir.join("report.md"), checker::markdown(&inputs, &report, "timeline.svg")).unwrap();
+    std::fs::write(dir.join("timeline.svg"), faults::svg::timeline(&inputs, &report)).unwrap();
+    print_summary(&inputs, &report, dir);
+    Ok(if report.passed() { 0 } else { 1 })
+}
+
+fn chrono_now() -> String {
+    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"]).output();
+    out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
+}
+
+pub fn print_summary(inputs: &checker::Inputs, r: &checker::Report, dir: &Path) {
+    let p = &inputs.params;
+    let judged: Vec<i64> = r.availability.iter().filter(|a| a.clean && a.leaderless_ns > 0).filter_map(|a| a.to_leader_ns).collect();
+    println!("faults: seed {}: {} faults, {} leadership intervals, {} terms", p.seed, inputs.faults.len(), r.intervals.len(), r.terms);
+    println!("faults: overlaps {} (after operator revocations: {}), stale-term commits {}, fenced commits {}, refused by assert_leader {} ({} from a node that still believed it led)",
+        r.real_overlaps(), r.overlaps.len() - r.real_overlaps(), r.stale_commits, r.commits_db, r.fenced, r.fenced_while_leading);
+    println!("faults: availability: {} judged leader losses, worst {} ms to a new leader (bound {} ms + {} ms slack)", judged.len(),
+        judged.iter().max().map_or("-".into(), |v| format!("{:.0}", *v as f64 / 1e6)), p.lease_ms + p.retry_ms, p.slack_ms);
+    for v in r.violations.iter().take(20) {
+        println!("faults: VIOLATION: {v}");
+    }
+    if r.violations.len() > 20 {
+        println!("faults: ... {} violations in all", r.violations.len());
+    }
+    println!("faults: {} — report {}/report.md, picture {}/timeline.svg", if r.passed() { "PASS" } else { "FAIL" }, dir.display(), dir.display());
+}
+
+fn with_db(url: &str, db: &str) -> String {
+    let (head, rest) = url.split_once("://").unwrap();
+    let (before_path, query) = match rest.split_once('?') { Some((a, q)) => (a, format!("?{q}")), None => (rest, String::new()) };
+    let hostpart = before_path.split('/').next().unwrap();
+    format!("{head}://{hostpart}/{db}{query}")
+}
+
+async fn dump(admin: &Pool, dir: &Path) -> Result<(), String> {
+    let mut c = admin.get_conn().await.map_err(|e| format!("dump: {e}"))?;
+    let epoch = "'1970-01-01 00:00:00'";
+    let history: Vec<(String, u64, String, i64, String, Option<i64>, Option<String>)> = c
+        .query(format!(
+            "SELECT CAST(service_id AS CHAR), term, CAST(leader_id AS CHAR), TIMESTAMPDIFF(MICROSECOND, {epoch}, began_at), \
+             CAST(began_how AS CHAR), TIMESTAMPDIFF(MICROSECOND, {epoch}, ended_at), CAST(ended_how AS CHAR) \
+             FROM leader_election_history ORDER BY service_id, term"))
+        .await
+        .map_err(|e| format!("dump history: {e}"))?;
+    let mut f = String::new();
+    for (svc, term, leader, began, began_how, ended, ended_how) in history {
+        f.push_str(&json!({"svc": svc, "term": term, "leader": leader, "began_us": began, "began_how": began_how,
+                           "ended_us": ended, "ended_how": ended_how}).to_string());
+        f.push('\n');
+    }
+    std::fs::write(dir.join("db/history.jsonl"), f).unwrap();
+    let fencing: Vec<(String, u64, u64, String, Option<u64>, i64)> = c
+        .query(format!("SELECT service_id, counter_value, term, node_id, seen_term, TIMESTAMPDIFF(MICROSECOND, {epoch}, written_at) \
+                        FROM faults_fencing ORDER BY service_id, counter_value"))
+        .await
+        .map_err(|e| format!("dump fencing: {e}"))?;
+    let mut f = String::new();
+    for (svc, value, term, node, seen, written) in fencing {
+        f.push_str(&json!({"svc": svc, "value": value, "term": term, "node": node, "seen_term": seen, "written_us": written}).to_string());
+        f.push('\n');
+    }
+    std::fs::write(dir.join("db/fencing.jsonl"), f).unwrap();
+    let counters: Vec<(String, u64)> = c.query("SELECT service_id, value FROM faults_counter").await.map_err(|e| e.to_string())?;
+    let mut f = String::new();
+    for (svc, value) in counters {
+        f.push_str(&json!({"svc": svc, "value": value}).to_string());
+        f.push('\n');
+    }
+    std::fs::write(dir.join("db/counter.jsonl"), f).unwrap();
+    Ok(())
+}
+
+/// Injects one fault; returns the task that heals it later, for node faults.
+async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::JoinHandle<()>> {
+    let svc_name = h.services[p.svc].clone();
+    let leader = h.leader_of(p.svc).await;
+    let name = kind_name(p.kind);
+    // from_heal: nobody can lead until the heal (server faults), so availability counts from
+    // there; lasting: the fault can take a leader down at any time until its heal (network
+    // and server faults), not only at its injection.
+    let lasting = matches!(p.kind, Kind::NetCut | Kind::NetStall | Kind::NetDelay | Kind::NetLossy | Kind::ServerKill | Kind::ServerPause);
+    let record = |target: String, detail: String, from_heal: bool| {
+        h.log.write(json!({"ev": "inject", "id": id, "kind": name, "target": target, "svc": svc_name, "detail": detail,
+                           "from_heal": from_heal, "lasting": lasting, "t": mono_ns()}));
+    };
+    let heal = move |h: &Harness| h.log.write(json!({"ev": "heal", "id": id, "t": mono_ns()}));
+    // The node a node fault hits: the leader of the service when wanted and free, else a follower.
+    let target = |want_leader: bool| -> Option<(usize, &'static str)> {
+        match leader {
+            Some(l) if want_leader && h.free(l) => Some((l, "leader")),
+            _ => h.pick_free(p.pick, leader).map(|i| (i, "follower")),
+        }
+    };
+    match p.kind {
+        Kind::KillLeader | Kind::KillFollower | Kind::StopLeader => {
+            let want_leader = p.kind != Kind::KillFollower;
+            let (i, role) = target(want_leader)?;
+            h.busy.lock().unwrap().insert(i);
+            let node = h.nodes[i].name.clone();
+            let h = h.clone();
+            let (kind, dur) = (p.kind, p.dur);
+            if kind == Kind::StopLeader {
+                record(node.clone(), format!("{role} of {svc_name}; SIGSTOP for {} ms", dur.as_millis()), false);
+                h.signal(i, libc::SIGSTOP);
+            } else {
+                record(node.clone(), format!("{role} of {svc_name}; SIGKILL, restart after {} ms", dur.as_millis()), false);
+                h.kill(i).await;
+            }
+            Some(tokio::spawn(async move {
+                sleep(dur).await;
+                if kind == Kind::StopLeader {
+                    h.signal(i, libc::SIGCONT);
+                } else {
+                    h.spawn(i).await;
+                }
+                heal(&h);
+                h.busy.lock().unwrap().remove(&i);
+            }))
+        }
+        Kind::NetCut | Kind::NetStall | Kind::NetDelay | Kind::NetLossy => {
+            let (i, role) = target(p.at_leader)?;
+            h.busy.lock().unwrap().insert(i);
+            let node = h.nodes[i].name.clone();
+            let mode = match p.kind {
+                Kind::NetCut => Mode::Cut,
+                Kind::NetStall => Mode::Stall,
+                Kind::NetDelay => Mode::Delay { one_way_ms: p.param },
+                _ => Mode::Lossy { permille: p.param as u32 },
+            };
+            record(node, format!("{role} of {svc_name}; {mode:?} for {} ms", p.dur.as_millis()), false);
+            for px in &h.nodes[i].proxies {
+                px.set_mode(mode);
+            }
+            let h = h.clone();
+            let dur = p.dur;
+            Some(tokio::spawn(async move {
+                sleep(dur).await;
+                for px in &h.nodes[i].proxies {
+                    px.heal();
+                }
+                heal(&h);
+                h.busy.lock().unwrap().remove(&i);
+            }))
+        }
+        Kind::ServerKill | Kind::ServerPause => {
+            h.busy.lock().unwrap().insert(usize::MAX);
+            let s = h.servers.clone();
+            if p.kind == Kind::ServerKill {
+                record("server".into(), format!("SIGKILL, relaunch after {} ms", p.dur.as_millis()), true);
+                let r = tokio::task::spawn_blocking(move || s.kill(0)).await.unwrap();
+                if let Err(e) = r {
+                    eprintln!("\nfaults: server kill: {e}");
+                }
+                sleep(p.dur).await;
+                let s = h.servers.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || s.relaunch(0)).await.unwrap() {
+                    eprintln!("\nfaults: server relaunch: {e}");
+                }
+            } else {
+                record("server".into(), format!("SIGSTOP for {} ms", p.dur.as_millis()), true);
+                let r = tokio::task::spawn_blocking(move || s.pause(0)).await.unwrap();
+                if let Err(e) = r {
+                    eprintln!("\nfaults: server pause: {e}");
+                }
+                sleep(p.dur).await;
+                let s = h.servers.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || s.resume(0)).await.unwrap() {
+                    eprintln!("\nfaults: server resume: {e}");
+                }
+            }
+            heal(h);
+            h.busy.lock().unwrap().remove(&usize::MAX);
+            None
+        }
+        Kind::OpResign | Kind::OpReelect | Kind::OpForce => {
+            let limit = h.timing.lease * 2;
+            let lease = h.timing.lease;
+            let (target, outcome) = match p.kind {
+                Kind::OpResign => match leader {
+                    Some(l) => {
+                        let node = h.nodes[l].name.clone();
+                        let r = tokio::time::timeout(limit, procedures::resign(&h.admin, &svc_name, &node)).await;
+                        (node, format!("{r:?}"))
+                    }
+                    None => ("-".to_string(), "no leader to resign".to_string()),
+                },
+                Kind::OpReelect => {
+                    let r = tokio::time::timeout(limit, procedures::reelect(&h.admin, &svc_name)).await;
+                    (leader.map_or("-".into(), |l| h.nodes[l].name.clone()), format!("{r:?}"))
+                }
+                _ => {
+                    let node = h.nodes[p.pick % h.nodes.len()].name.clone();
+                    let r = tokio::time::timeout(limit, procedures::force_leader(&h.admin, &svc_name, &node, lease)).await;
+                    (node, format!("{r:?}"))
+                }
+            };
+            record(target, format!("operator CALL on {svc_name}: {}", compact(&outcome)), false);
+            heal(h);
+            None
+        }
+        Kind::ClockStep => {
+            let Some(f) = &h.faketime_file else { return None };
+            // libfaketime reads an offset from real time: add this step to the total so far.
+            let total: u64 = std::fs::read_to_string(f).ok().and_then(|s| s.trim().trim_start_matches('+').parse().ok()).unwrap_or(0) + p.param;
+            record("server".into(), format!("server clock stepped forward {} s (now +{total} s)", p.param), false);
+            std::fs::write(f, format!("+{total}\n")).unwrap();
+            heal(h);
+            // Let the step play out before the next one.
+            sleep(h.timing.lease * 2).await;
+            None
+        }
+    }
+}
+
+fn compact(s: &str) -> String {
+    let s: String = s.chars().filter(|c| *c != '\n').collect();
+    if s.len() > 140 { format!("{}…", &s[..140]) } else { s }
+}

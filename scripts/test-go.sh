@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The Go binding's tests (bindings/go), against a real server.
+#
+#   scripts/test-go.sh [GO TEST ARGS...]        e.g. scripts/test-go.sh -run TestThreeProcesses -v
+#
+# 1. builds the release library when needed (cargo build --release --lib; a no-op when current):
+#    the package links target/release/libmysqlleader.a through cgo;
+# 2. go vet ./... (also with the build tag mysqlleader_dynamic);
+# 3. builds the example program both ways and checks with ldd that the default (static) build
+#    needs no libmysqlleader at run time and the mysqlleader_dynamic build does;
+# 4. go test -race -count=1 ./... against MYSQLLEADER_TEST_URL. When that is not set, it runs
+#    itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
+#
+# Go modules (none beyond the standard library today) come from the Go module proxy as usual.
+# Exits non-zero when anything fails, including the package's tests not running at all.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
+  exec scripts/testdb.sh run "$0" "$@"
+fi
+
+say() { echo "test-go: $*" >&2; }
+
+command -v go >/dev/null 2>&1 || { say "go is not installed (https://go.dev/dl/)"; exit 2; }
+say "$(go version)"
+
+# 1. The library the package links.
+say "cargo build --release --lib"
+"${CARGO:-cargo}" build --release --lib
+
+cd "$root/bindings/go"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-go.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# 2. Vet, both link modes.
+say "go vet ./..."
+go vet ./...
+go vet -tags mysqlleader_dynamic ./...
+
+# 3. Static by default: a built program needs no libmysqlleader at run time.
+say "go build ./examples/elect (static, then -tags mysqlleader_dynamic)"
+go build -o "$tmp/elect" ./examples/elect
+go build -tags mysqlleader_dynamic -o "$tmp/elect-dynamic" ./examples/elect
+if ldd "$tmp/elect" | grep -q libmysqlleader; then
+  ldd "$tmp/elect" >&2
+  say "the static build needs libmysqlleader at run time"
+  exit 1
+fi
+if ! ldd "$tmp/elect-dynamic" | grep -q 'libmysqlleader.so => /'; then
+  ldd "$tmp/elect-dynamic" >&2
+  say "the mysqlleader_dynamic build does not load target/release/libmysqlleader.so"
+  exit 1
+fi
+say "static example: $(ldd "$tmp/elect" | awk '{print $1}' | tr '\n' ' ')"
+
+# 4. The tests, with the race detector.
+say "go test -race -count=1 ./... $*"
+status=0
+go test -race -count=1 -timeout 20m "$@" ./... 2>&1 | tee "$tmp/test.log" || status=$?
+if [ "$status" -ne 0 ]; then
+  say "failed (go test exit status $status)"
+  exit "$status"
+fi
+if ! grep -Eq '^ok[[:space:]]+github.com/mysqlleader/mysqlleader/bindings/go[[:space:]]' "$tmp/test.log"; then
+  say "the package's tests did not run"
+  exit 1
+fi
+say "passed"

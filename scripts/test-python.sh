@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The Python binding's tests (bindings/python), against a real server.
+#
+#   scripts/test-python.sh [PYTEST ARGS...]
+#
+# 1. builds the release library when needed (cargo build --release --lib; a no-op when current);
+# 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
+#    PyPI, pytest, PyMySQL and the build backend (hatchling), then the package itself from
+#    bindings/python — as a wheel that carries libmysqlleader.so, as a user gets it;
+# 3. runs pytest on bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
+#    runs itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
+#
+# Exits non-zero when anything fails, including pytest collecting no test (its exit code 5).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
+  exec scripts/testdb.sh run "$0" "$@"
+fi
+
+say() { echo "test-python: $*" >&2; }
+
+# 1. The library the wheel will carry.
+say "cargo build --release --lib"
+"${CARGO:-cargo}" build --release --lib
+
+# 2. The virtualenv, with the package installed from its wheel.
+venv=$root/target/python-venv
+python=${PYTHON:-python3}
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
+  say "creating $venv"
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# The test tools and the build backend come from PyPI once; later runs reuse them (offline too).
+if ! "$venv/bin/python" -c 'import pytest, pymysql, hatchling' >/dev/null 2>&1; then
+  say "installing pytest, PyMySQL and hatchling into $venv"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "hatchling>=1.18"
+fi
+# The package, built into a wheel by its own build hook (which bundles target/release's library).
+# --force-reinstall: the version number stays the same while the library changes.
+say "installing bindings/python into $venv"
+"$venv/bin/python" -m pip install --quiet --no-build-isolation --force-reinstall --no-deps "$root/bindings/python"
+
+# The tests must use what was installed: not the source tree, not another library.
+unset MYSQLLEADER_LIB PYTHONPATH
+export MYSQLLEADER_TEST_INSTALLED=1
+"$venv/bin/python" - <<'PY'
+import os, mysqlleader
+lib = mysqlleader.library_path()
+here = os.path.dirname(mysqlleader.__file__)
+assert os.path.dirname(lib) == here, f"the installed package loaded {lib}, not its own copy in {here}"
+print(f"test-python: mysqlleader {mysqlleader.__version__} with {lib} (library {mysqlleader.version()})")
+PY
+
+# 3. The tests. The venv's pytest script (not `python -m pytest`) keeps the working directory
+# off sys.path, so `import mysqlleader` finds the installed package.
+status=0
+(cd "$root/bindings/python" && "$venv/bin/pytest" -p no:cacheprovider -ra "$@") || status=$?
+case $status in
+  0) say "passed" ;;
+  5) say "pytest collected no tests: that is a failure"; exit 1 ;;
+  *) say "failed (pytest exit status $status)"; exit "$status" ;;
+esac

@@ -1,0 +1,653 @@
+//! `mysqlleader_elector`: one node's part in the election of one service, run by the library's
+//! runtime, with leadership changes delivered to a C callback on a thread of its own.
+//!
+//! Threads: the elector's renew loop runs on the runtime; the callback (when given) runs on one
+//! dedicated thread per elector (`mysqlleader-cb`), one event at a time, in the order the node
+//! observed them. Inside a callback a program may call any function of the library, on this
+//! elector too: the queries (`_is_leader`, `_term`, ...) answer at once, `_resign` and
+//! `_txn_begin` make a round trip, and `mysqlleader_elector_free` on the callback's own elector
+//! is allowed — it shuts the elector down, delivers no further event, and the callback thread
+//! ends by itself once the current callback returns. A callback should return promptly: while
+//! it runs, later events wait (256 at most; beyond that a `MYSQLLEADER_EVENT_MISSED` event says
+//! how many were dropped).
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
+
+use super::client::{mysqlleader_client, ClientInner};
+use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
+use super::runtime::{block_on, block_on_timeout, block_on_within, runtime};
+use super::strings::{arg_out, arg_ref, arg_str, copy_out, id_field, write_out};
+use super::txn::mysqlleader_txn;
+use super::MYSQLLEADER_ID_BUFFER_SIZE;
+use crate::config::ElectorConfig;
+use crate::elector::{Elector, Event, State, StopReason};
+use crate::error::Error;
+
+/// Flag of `mysqlleader_elector_config.flags`: `mysqlleader_elector_free` does not resign; the
+/// lease is left to lapse (the default is to resign, so another node takes over at once).
+pub const MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE: u32 = 1;
+/// Flag of `mysqlleader_elector_config.flags`: followers retry at exactly `retry_ms`, without
+/// jitter (`retry_jitter` must then be 0).
+pub const MYSQLLEADER_ELECTOR_NO_JITTER: u32 = 2;
+/// `timeout_ms` of `mysqlleader_elector_wait_for_leadership` that waits without limit.
+pub const MYSQLLEADER_WAIT_FOREVER: u64 = u64::MAX;
+
+const KNOWN_FLAGS: u32 = MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE | MYSQLLEADER_ELECTOR_NO_JITTER;
+
+/// How an elector takes part in the election. Zero means "the default" for every number, so
+/// `mysqlleader_elector_config config = {0}; config.service_id = "billing";` is complete.
+///
+/// | field | default (0) | meaning |
+/// | --- | --- | --- |
+/// | `service_id` | (required) | the election group: 1 to 128 characters of UTF-8 |
+/// | `node_id` | NULL: `hostname:pid` | this node's name as others see it: 1 to 128 characters |
+/// | `lease_ms` | 10000 | how long a lease lasts after each acquisition or renew, 1 to 86400000 |
+/// | `renew_ms` | lease / 5 | how often the leader renews; at most (lease - drift margin) / 3 |
+/// | `retry_ms` | lease / 10 | the longest a follower waits between attempts; at most the lease |
+/// | `retry_jitter` | 0.2 | a follower's wait is shortened by a random part of up to this fraction (0 to < 1); for none, set `MYSQLLEADER_ELECTOR_NO_JITTER` |
+/// | `request_timeout_ms` | min(lease / 5, 2000) | the longest one call may take; below lease - drift margin |
+/// | `drift_margin_ms` | lease / 100 | subtracted from every local deadline for clock-rate drift; below the lease |
+/// | `flags` | 0 | `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`, `MYSQLLEADER_ELECTOR_NO_JITTER` |
+/// | `fallback_clients` | NULL | more servers of one Galera cluster, tried in turn when a call fails with a connection or cluster error |
+/// | `fallback_client_count` | 0 | the number of `fallback_clients` |
+///
+/// The strings are copied by `mysqlleader_elector_new`; the struct need not outlive the call.
+#[repr(C)]
+pub struct mysqlleader_elector_config {
+    pub service_id: *const c_char,
+    pub node_id: *const c_char,
+    pub lease_ms: u64,
+    pub renew_ms: u64,
+    pub retry_ms: u64,
+    pub retry_jitter: f64,
+    pub request_timeout_ms: u64,
+    pub drift_margin_ms: u64,
+    pub flags: u32,
+    pub fallback_clients: *const *const mysqlleader_client,
+    pub fallback_client_count: usize,
+}
+
+/// What happened, in `mysqlleader_event.kind`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mysqlleader_event_kind {
+    /// This node became leader at `term`; `valid_for_ms` is how long it may act as leader
+    /// without another renew, as of the delivery.
+    MYSQLLEADER_EVENT_STARTED_LEADING = 1,
+    /// This node stopped leading `term`, for `reason`.
+    MYSQLLEADER_EVENT_STOPPED_LEADING = 2,
+    /// Another leader (`leader_id`; NULL for a vacant seat) or a new `term` was seen.
+    MYSQLLEADER_EVENT_LEADER_CHANGED = 3,
+    /// `missed` events were dropped because callbacks fell behind; ask the elector for its
+    /// current state.
+    MYSQLLEADER_EVENT_MISSED = 4,
+}
+
+/// Why a node stopped leading, in `mysqlleader_event.reason`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mysqlleader_stop_reason {
+    /// Not a `MYSQLLEADER_EVENT_STOPPED_LEADING` event.
+    MYSQLLEADER_STOP_NONE = 0,
+    /// Another node holds the seat (forced out, or the lease lapsed and was taken).
+    MYSQLLEADER_STOP_LOST_SEAT = 1,
+    /// No renew succeeded before the local deadline (failed, slow or lost calls).
+    MYSQLLEADER_STOP_DEADLINE_PASSED = 2,
+    /// This node resigned (`mysqlleader_elector_resign`).
+    MYSQLLEADER_STOP_RESIGNED = 3,
+    /// The elector was shut down (`mysqlleader_elector_free`).
+    MYSQLLEADER_STOP_SHUTDOWN = 4,
+}
+
+/// A leadership change, as the callback receives it. The struct and `leader_id` are valid
+/// only during the callback; copy what you need.
+#[repr(C)]
+pub struct mysqlleader_event {
+    /// What happened: a `MYSQLLEADER_EVENT_*` value.
+    pub kind: mysqlleader_event_kind,
+    /// The term the event is about.
+    pub term: u64,
+    /// For `MYSQLLEADER_EVENT_STOPPED_LEADING`; `MYSQLLEADER_STOP_NONE` otherwise.
+    pub reason: mysqlleader_stop_reason,
+    /// The leader: this node for `STARTED_LEADING`, the new leader or NULL (vacant seat) for
+    /// `LEADER_CHANGED`, NULL otherwise.
+    pub leader_id: *const c_char,
+    /// For `STARTED_LEADING`: milliseconds this node may act as leader without a renew.
+    pub valid_for_ms: u64,
+    /// For `MYSQLLEADER_EVENT_MISSED`: how many events were dropped.
+    pub missed: u64,
+}
+
+/// A callback for leadership changes: `userdata` is the pointer given to
+/// `mysqlleader_elector_new`, `event` is valid until the callback returns. It runs on the
+/// elector's own callback thread (see docs/c-api.md, "Callbacks").
+pub type mysqlleader_event_callback = Option<unsafe extern "C" fn(userdata: *mut c_void, event: *const mysqlleader_event)>;
+
+/// A snapshot of an elector's state, from `mysqlleader_elector_snapshot`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mysqlleader_elector_state {
+    /// Whether this node leads now (its local deadline included, as `_is_leader`).
+    pub is_leader: bool,
+    /// The term seen last: while leading, the fencing token.
+    pub term: u64,
+    /// Milliseconds this node may still act as leader without a renew; 0 when not leading.
+    pub valid_for_ms: u64,
+    /// Whether the elector still campaigns (false after `_resign`).
+    pub campaigning: bool,
+    /// `MYSQLLEADER_OK` when the elector's last call to the database succeeded, else its
+    /// error class (`mysqlleader_elector_last_call_error` gives the message).
+    pub last_call_result: mysqlleader_result,
+    /// The leader seen last, NUL-terminated; "" when the seat was vacant.
+    pub leader_id: [c_char; MYSQLLEADER_ID_BUFFER_SIZE],
+}
+
+/// An elector, made by `mysqlleader_elector_new` and released by `mysqlleader_elector_free`.
+/// All functions taking a `const mysqlleader_elector *` may be called from any thread at once
+/// (also from its callback); `_free` must not race with calls from other threads.
+pub struct mysqlleader_elector {
+    /// `None` once `_free` has begun.
+    elector: RwLock<Option<Elector>>,
+    state: watch::Receiver<State>,
+    config: ElectorConfig,
+    /// The primary server's pool (fenced transactions use it); it and the fallbacks stay open
+    /// while the elector lives.
+    client: Arc<ClientInner>,
+    _fallbacks: Vec<Arc<ClientInner>>,
+    callback: Option<CallbackThread>,
+}
+
+struct CallbackThread {
+    join: JoinHandle<()>,
+    /// Set when the elector was freed from its own callback: deliver nothing more.
+    detached: Arc<AtomicBool>,
+}
+
+/// The C callback and its userdata, moved to the callback thread.
+struct Callback {
+    function: unsafe extern "C" fn(*mut c_void, *const mysqlleader_event),
+    userdata: *mut c_void,
+}
+
+// SAFETY: the conventions make the caller responsible for userdata being usable on the
+// callback thread; the library only passes the pointer along.
+unsafe impl Send for Callback {}
+
+impl mysqlleader_elector {
+    /// The longest a resign or a shutdown may wait for the renew loop: a call in flight, then
+    /// the resign call, each bounded by the request timeout, and a margin.
+    fn command_limit(&self) -> Duration {
+        self.config.request_timeout * 2 + Duration::from_secs(2)
+    }
+
+    fn valid_for(state: &State, now: Instant) -> Duration {
+        match state.valid_until {
+            Some(deadline) if state.leads_at(now) => deadline - now,
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Stops the renew loop (resigning when configured), then waits for the callback thread to
+    /// deliver the last events — or, when called on that very thread, lets it finish by itself.
+    fn close(mut self: Box<Self>) {
+        let elector = self.elector.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(elector) = elector {
+            let limit = self.command_limit();
+            let _ = block_on_within(limit, elector.shutdown());
+        }
+        if let Some(callback) = self.callback.take() {
+            if std::thread::current().id() == callback.join.thread().id() {
+                callback.detached.store(true, Ordering::SeqCst);
+                drop(callback.join); // detached: it ends once the current callback returns
+            } else {
+                let _ = callback.join.join();
+            }
+        }
+        // The pools close here when no client, elector or transaction uses them any more.
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A C string for an event; a NUL inside an id (never written by this library) is escaped.
+fn event_string(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// The body of the callback thread: one event at a time, in order, until the renew loop has
+/// ended and every event is delivered.
+fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, detached: Arc<AtomicBool>, node_id: String) {
+    let node_id = event_string(&node_id);
+    loop {
+        let received = block_on(events.recv());
+        let mut leader: Option<CString> = None;
+        let event = match received {
+            Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(missed)) => mysqlleader_event {
+                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_MISSED,
+                term: 0,
+                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
+                leader_id: std::ptr::null(),
+                valid_for_ms: 0,
+                missed,
+            },
+            Ok(Event::StartedLeading { term, valid_until }) => mysqlleader_event {
+                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STARTED_LEADING,
+                term,
+                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
+                leader_id: node_id.as_ptr(),
+                valid_for_ms: ms(valid_until.saturating_duration_since(Instant::now())),
+                missed: 0,
+            },
+            Ok(Event::StoppedLeading { term, reason }) => mysqlleader_event {
+                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STOPPED_LEADING,
+                term,
+                reason: match reason {
+                    StopReason::LostSeat => mysqlleader_stop_reason::MYSQLLEADER_STOP_LOST_SEAT,
+                    StopReason::DeadlinePassed => mysqlleader_stop_reason::MYSQLLEADER_STOP_DEADLINE_PASSED,
+                    StopReason::Resigned => mysqlleader_stop_reason::MYSQLLEADER_STOP_RESIGNED,
+                    StopReason::Shutdown => mysqlleader_stop_reason::MYSQLLEADER_STOP_SHUTDOWN,
+                },
+                leader_id: std::ptr::null(),
+                valid_for_ms: 0,
+                missed: 0,
+            },
+            Ok(Event::LeaderChanged { leader_id, term }) => {
+                leader = leader_id.as_deref().map(event_string);
+                mysqlleader_event {
+                    kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_LEADER_CHANGED,
+                    term,
+                    reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
+                    leader_id: leader.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
+                    valid_for_ms: 0,
+                    missed: 0,
+                }
+            }
+        };
+        if detached.load(Ordering::SeqCst) {
+            continue; // freed from a callback: drain quietly until the loop has ended
+        }
+        // SAFETY: the function and userdata are the caller's; `event` and the strings it
+        // points to live until the call returns.
+        unsafe { (callback.function)(callback.userdata, &event) };
+        drop(leader);
+    }
+}
+
+/// Renames the Rust configuration's field names to the C struct's in a validation error.
+fn config_failure(error: Error) -> Failure {
+    match error {
+        Error::InvalidArgument { parameter, message } => {
+            let field = match parameter.as_str() {
+                "lease" => "lease_ms",
+                "renew_interval" => "renew_ms",
+                "retry_interval" => "retry_ms",
+                "request_timeout" => "request_timeout_ms",
+                "drift_margin" => "drift_margin_ms",
+                other => other,
+            };
+            Failure::invalid(&format!("config->{field}"), message)
+        }
+        other => other.into(),
+    }
+}
+
+/// Makes an elector and starts it campaigning at once, in the background; it never blocks on
+/// the database. `config` is described at `mysqlleader_elector_config`. `callback` (may be NULL)
+/// receives every leadership change on the elector's callback thread, with `userdata` (any
+/// value, passed along untouched) as its first argument.
+///
+/// The elector keeps the client's pool (and the fallback clients' pools) alive: the clients may
+/// be freed before it.
+///
+/// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `config->service_id`,
+/// `config->fallback_clients`, `elector_out`), `MYSQLLEADER_INVALID_UTF8`,
+/// `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field, e.g. `config->renew_ms`).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_new(
+    client: *const mysqlleader_client,
+    config: *const mysqlleader_elector_config,
+    callback: mysqlleader_event_callback,
+    userdata: *mut c_void,
+    elector_out: *mut *mut mysqlleader_elector,
+) -> mysqlleader_result {
+    boundary(|| {
+        // SAFETY (every unsafe block of this function): pointers follow the conventions.
+        let client = unsafe { arg_ref(client, "client") }?;
+        let c = unsafe { arg_ref(config, "config") }?;
+        let elector_out = arg_out(elector_out, "elector_out")?;
+        let service_id = unsafe { arg_str(c.service_id, "config->service_id") }?;
+        let node_id = if c.node_id.is_null() { None } else { Some(unsafe { arg_str(c.node_id, "config->node_id") }?) };
+        if c.fallback_client_count > 0 && c.fallback_clients.is_null() {
+            return Err(Failure::null("config->fallback_clients"));
+        }
+        let mut fallbacks = Vec::with_capacity(c.fallback_client_count);
+        for i in 0..c.fallback_client_count {
+            let fallback = unsafe { arg_ref(*c.fallback_clients.add(i), &format!("config->fallback_clients[{i}]")) }?;
+            fallbacks.push(fallback.inner.clone());
+        }
+        if c.flags & !KNOWN_FLAGS != 0 {
+            return Err(Failure::invalid("config->flags", format!("unknown flag bits 0x{:x}", c.flags & !KNOWN_FLAGS)));
+        }
+        let jitter = if c.flags & MYSQLLEADER_ELECTOR_NO_JITTER != 0 {
+            if c.retry_jitter != 0.0 {
+                return Err(Failure::invalid("config->retry_jitter", "retry_jitter must be 0 with MYSQLLEADER_ELECTOR_NO_JITTER"));
+            }
+            Some(0.0)
+        } else if c.retry_jitter == 0.0 {
+            None
+        } else {
+            Some(c.retry_jitter)
+        };
+
+        // 1. The configuration, validated once: every default derived from the lease.
+        let mut builder = Elector::builder(client.inner.pool.clone(), service_id)
+            .resign_on_drop(c.flags & MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE == 0);
+        if let Some(node_id) = node_id {
+            builder = builder.node_id(node_id);
+        }
+        if c.lease_ms != 0 {
+            builder = builder.lease(Duration::from_millis(c.lease_ms));
+        }
+        if c.renew_ms != 0 {
+            builder = builder.renew_interval(Duration::from_millis(c.renew_ms));
+        }
+        if c.retry_ms != 0 {
+            builder = builder.retry_interval(Duration::from_millis(c.retry_ms));
+        }
+        if let Some(jitter) = jitter {
+            builder = builder.retry_jitter(jitter);
+        }
+        if c.request_timeout_ms != 0 {
+            builder = builder.request_timeout(Duration::from_millis(c.request_timeout_ms));
+        }
+        if c.drift_margin_ms != 0 {
+            builder = builder.drift_margin(Duration::from_millis(c.drift_margin_ms));
+        }
+        let config = builder.config().map_err(config_failure)?;
+
+        // 2. The renew loop on the library's runtime, subscribed to its events from the start.
+        let pools = std::iter::once(client.inner.pool.clone()).chain(fallbacks.iter().map(|f| f.pool.clone())).collect();
+        let (elector, events) = {
+            let _guard = runtime().enter();
+            Elector::start_subscribed(pools, config.clone()).map_err(config_failure)?
+        };
+        let state = elector.watch();
+
+        // 3. The callback thread.
+        let callback = match callback {
+            None => {
+                drop(events);
+                None
+            }
+            Some(function) => {
+                let detached = Arc::new(AtomicBool::new(false));
+                let cb = Callback { function, userdata };
+                let (flag, node) = (detached.clone(), config.node_id.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("mysqlleader-cb".into())
+                    .spawn(move || run_callbacks(cb, events, flag, node));
+                match spawned {
+                    Ok(join) => Some(CallbackThread { join, detached }),
+                    Err(e) => {
+                        let _ = block_on_within(config.request_timeout * 2, elector.shutdown());
+                        return Err(Error::Connection { message: format!("could not start the callback thread: {e}") }.into());
+                    }
+                }
+            }
+        };
+        let handle = Box::new(mysqlleader_elector {
+            elector: RwLock::new(Some(elector)),
+            state,
+            config,
+            client: client.inner.clone(),
+            _fallbacks: fallbacks,
+            callback,
+        });
+        unsafe { write_out(elector_out, Box::into_raw(handle)) };
+        Ok(())
+    })
+}
+
+/// Whether this node leads now: true only while it holds the seat *and* its local deadline
+/// has not passed at this very moment (a process paused past it sees false on waking).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_is_leader(elector: *const mysqlleader_elector, is_leader_out: *mut bool) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(is_leader_out, "is_leader_out")?;
+        let leading = e.state.borrow().leads_at(Instant::now());
+        unsafe { write_out(out, leading) };
+        Ok(())
+    })
+}
+
+/// The term seen last: while leading, the fencing token to pass to `assert_leader`.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_term(elector: *const mysqlleader_elector, term_out: *mut u64) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(term_out, "term_out")?;
+        let term = e.state.borrow().term;
+        unsafe { write_out(out, term) };
+        Ok(())
+    })
+}
+
+/// Milliseconds this node may still act as leader without another renew; 0 when not leading.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_valid_for_ms(elector: *const mysqlleader_elector, valid_for_ms_out: *mut u64) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(valid_for_ms_out, "valid_for_ms_out")?;
+        let valid = mysqlleader_elector::valid_for(&e.state.borrow(), Instant::now());
+        unsafe { write_out(out, ms(valid)) };
+        Ok(())
+    })
+}
+
+/// Copies the leader seen last into `buf` ("" when the seat was vacant); `buf`, `buf_len` and
+/// `needed_out` (may be NULL) as in `mysqlleader_last_error_copy`. `MYSQLLEADER_ID_BUFFER_SIZE`
+/// bytes always suffice.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_leader_id(
+    elector: *const mysqlleader_elector,
+    buf: *mut c_char,
+    buf_len: usize,
+    needed_out: *mut usize,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let leader = e.state.borrow().leader_id.clone().unwrap_or_default();
+        unsafe { copy_out(leader.as_bytes(), buf, buf_len, needed_out) }
+    })
+}
+
+/// Copies this elector's node id (the configured one, or the `hostname:pid` default) into
+/// `buf`, as `mysqlleader_elector_leader_id`.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_node_id(
+    elector: *const mysqlleader_elector,
+    buf: *mut c_char,
+    buf_len: usize,
+    needed_out: *mut usize,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        unsafe { copy_out(e.config.node_id.as_bytes(), buf, buf_len, needed_out) }
+    })
+}
+
+/// A consistent snapshot of the elector's state.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_snapshot(elector: *const mysqlleader_elector, state_out: *mut mysqlleader_elector_state) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(state_out, "state_out")?;
+        let now = Instant::now();
+        let state = e.state.borrow().clone();
+        let status = mysqlleader_elector_state {
+            is_leader: state.leads_at(now),
+            term: state.term,
+            valid_for_ms: ms(mysqlleader_elector::valid_for(&state, now)),
+            campaigning: state.campaigning,
+            last_call_result: state.last_error.clone().map_or(mysqlleader_result::MYSQLLEADER_OK, |err| Failure::from(err).code),
+            leader_id: id_field(state.leader_id.as_deref())?,
+        };
+        unsafe { write_out(out, status) };
+        Ok(())
+    })
+}
+
+/// Copies the message of the elector's last failed call to the database ("" when it
+/// succeeded) into `buf`, as `mysqlleader_elector_leader_id`: why a node does not lead, e.g.
+/// "connection: Connection refused".
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_last_call_error(
+    elector: *const mysqlleader_elector,
+    buf: *mut c_char,
+    buf_len: usize,
+    needed_out: *mut usize,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let message = e.state.borrow().last_error.as_ref().map(|err| crate::error::redact(&err.to_string())).unwrap_or_default();
+        unsafe { copy_out(message.as_bytes(), buf, buf_len, needed_out) }
+    })
+}
+
+/// Steps down at once and ends this node's lease in the database, so another node takes over
+/// on its next attempt; afterwards the elector no longer campaigns (it keeps observing who
+/// leads). `*resigned_out` (may be NULL) receives whether this node held the seat. Blocks for at
+/// most twice the request timeout. `MYSQLLEADER_CONNECTION` when the database could not be told:
+/// the node has stepped down all the same and its lease lapses.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_resign(elector: *const mysqlleader_elector, resigned_out: *mut bool) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
+        let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
+        let resigned = block_on_timeout(e.command_limit(), elector.resign())?;
+        unsafe { write_out(resigned_out, resigned) };
+        Ok(())
+    })
+}
+
+/// Waits until this node leads (`*leading_out` = true), or until `timeout_ms` pass or the
+/// elector stops campaigning (after `_resign`) (false). `timeout_ms` 0 only looks;
+/// `MYSQLLEADER_WAIT_FOREVER` waits without limit.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_wait_for_leadership(
+    elector: *const mysqlleader_elector,
+    timeout_ms: u64,
+    leading_out: *mut bool,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(leading_out, "leading_out")?;
+        let mut rx = e.state.clone();
+        let wait = async move {
+            loop {
+                {
+                    let state = rx.borrow_and_update();
+                    if state.leads_at(Instant::now()) {
+                        return true;
+                    }
+                    if !state.campaigning {
+                        return false;
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        let leading = if timeout_ms == MYSQLLEADER_WAIT_FOREVER {
+            block_on(wait)
+        } else {
+            block_on(async { tokio::time::timeout(Duration::from_millis(timeout_ms), wait).await.unwrap_or(false) })
+        };
+        unsafe { write_out(out, leading) };
+        Ok(())
+    })
+}
+
+/// Begins a fenced transaction for this elector: a transaction on the elector's (primary)
+/// client in which `assert_leader(service, node, term)` has already succeeded, with the term
+/// this node leads at now (written to `*term_out`, which may be NULL). Add the writes with
+/// `mysqlleader_txn_execute`, then `mysqlleader_txn_commit`; no takeover can commit before them.
+///
+/// `MYSQLLEADER_NOT_LEADER` when this node does not lead now (no round trip then) or the
+/// database says it no longer does; nothing is written to `*txn_out` then.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
+    elector: *const mysqlleader_elector,
+    txn_out: *mut *mut mysqlleader_txn,
+    term_out: *mut u64,
+) -> mysqlleader_result {
+    boundary(|| -> FfiResult {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let txn_out = arg_out(txn_out, "txn_out")?;
+        let (leading, term) = {
+            let state = e.state.borrow();
+            (state.leads_at(Instant::now()), state.term)
+        };
+        if !leading {
+            return Err(Error::NotLeader {
+                message: format!("node {} does not lead service {} now (term seen last: {term})", e.config.node_id, e.config.service_id),
+            }
+            .into());
+        }
+        let mut txn = mysqlleader_txn::begin(&e.client)?;
+        txn.assert_leader(&e.config.service_id, &e.config.node_id, term)?;
+        unsafe { write_out(txn_out, Box::into_raw(txn)) };
+        unsafe { write_out(term_out, term) };
+        Ok(())
+    })
+}
+
+/// Stops the elector and releases it. When the configuration does not say
+/// `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`, a leader resigns first so another node takes over
+/// at once (waiting at most twice the request timeout). The last events (e.g. stopped leading,
+/// reason `MYSQLLEADER_STOP_SHUTDOWN`) are delivered before it returns; no callback runs after it
+/// returns.
+///
+/// May be called from the elector's own callback: then it shuts the elector down the same way,
+/// the callback thread delivers nothing more and ends by itself after the callback returns.
+/// `mysqlleader_elector_free(NULL)` does nothing.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_free(elector: *mut mysqlleader_elector) {
+    if elector.is_null() {
+        return;
+    }
+    boundary_void(|| {
+        // SAFETY: `elector` came from mysqlleader_elector_new and is freed once (the conventions).
+        let handle = unsafe { Box::from_raw(elector) };
+        handle.close();
+    });
+}
+
+/// The name of a stop reason: `"lost_seat"`, `"deadline_passed"`, `"resigned"`, `"shutdown"`,
+/// `"none"`, or `"unknown"` for a number this version does not know. A static string.
+#[no_mangle]
+pub extern "C" fn mysqlleader_stop_reason_name(reason: u32) -> *const c_char {
+    let name = match reason {
+        0 => c"none",
+        1 => c"lost_seat",
+        2 => c"deadline_passed",
+        3 => c"resigned",
+        4 => c"shutdown",
+        _ => c"unknown",
+    };
+    name.as_ptr()
+}

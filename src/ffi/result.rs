@@ -1,0 +1,326 @@
+//! The one result enum, the thread-local last error, and the panic boundary that every
+//! exported body runs in.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::{redact, Error};
+
+/// The result of every fallible call. The numbers are stable: a code is never renumbered or
+/// reused, new codes are only appended. `MYSQLLEADER_OK` is 0, so `if (rc) { ... }` tests for
+/// failure. After a failure, `mysqlleader_last_error()` tells what went wrong.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mysqlleader_result {
+    /// Success.
+    MYSQLLEADER_OK = 0,
+    /// A pointer argument that must not be NULL was NULL; the message names it.
+    MYSQLLEADER_NULL_ARGUMENT = 1,
+    /// A value was rejected, by this library or by the procedures (SQLSTATE 45000): an empty or
+    /// over-long id (more than 128 characters), a lease outside 1 to 86,400,000 ms, an
+    /// inconsistent elector configuration, a malformed URL. The message names the parameter.
+    MYSQLLEADER_INVALID_ARGUMENT = 2,
+    /// A string argument is not valid UTF-8; the message names it and the byte offset.
+    MYSQLLEADER_INVALID_UTF8 = 3,
+    /// The node does not lead at the given term (`assert_leader`, SQLSTATE 45001), or an
+    /// elector asked to fence a transaction does not lead now.
+    MYSQLLEADER_NOT_LEADER = 4,
+    /// The server could not be reached, the connection broke, or the request timed out. The
+    /// outcome of a write that failed this way is unknown; the call may be tried again.
+    MYSQLLEADER_CONNECTION = 5,
+    /// The election procedures or tables are missing from the database: call
+    /// `mysqlleader_migrate` (or run `mysqlleader migrate`) first.
+    MYSQLLEADER_NOT_MIGRATED = 6,
+    /// Any other error the server reported; `mysqlleader_last_error_server_code()` gives its
+    /// number and `mysqlleader_last_error_is_transient()` whether a retry may succeed.
+    MYSQLLEADER_SERVER = 7,
+    /// A migration could not be applied.
+    MYSQLLEADER_MIGRATION = 8,
+    /// The caller's buffer is too small; the needed size (NUL included) was written to the
+    /// `needed_out` argument.
+    MYSQLLEADER_BUFFER_TOO_SMALL = 9,
+    /// A bug inside the library: a Rust panic was caught at the boundary. The handle involved
+    /// may be in an inconsistent state; free it.
+    MYSQLLEADER_PANIC = 10,
+    /// The handle cannot do this now: the transaction has ended or failed earlier (roll it
+    /// back), or the elector is being freed.
+    MYSQLLEADER_INVALID_STATE = 11,
+}
+
+use mysqlleader_result::*;
+
+impl mysqlleader_result {
+    /// The constant's name as it is spelled in the header.
+    pub fn name(self) -> &'static CStr {
+        match self {
+            MYSQLLEADER_OK => c"MYSQLLEADER_OK",
+            MYSQLLEADER_NULL_ARGUMENT => c"MYSQLLEADER_NULL_ARGUMENT",
+            MYSQLLEADER_INVALID_ARGUMENT => c"MYSQLLEADER_INVALID_ARGUMENT",
+            MYSQLLEADER_INVALID_UTF8 => c"MYSQLLEADER_INVALID_UTF8",
+            MYSQLLEADER_NOT_LEADER => c"MYSQLLEADER_NOT_LEADER",
+            MYSQLLEADER_CONNECTION => c"MYSQLLEADER_CONNECTION",
+            MYSQLLEADER_NOT_MIGRATED => c"MYSQLLEADER_NOT_MIGRATED",
+            MYSQLLEADER_SERVER => c"MYSQLLEADER_SERVER",
+            MYSQLLEADER_MIGRATION => c"MYSQLLEADER_MIGRATION",
+            MYSQLLEADER_BUFFER_TOO_SMALL => c"MYSQLLEADER_BUFFER_TOO_SMALL",
+            MYSQLLEADER_PANIC => c"MYSQLLEADER_PANIC",
+            MYSQLLEADER_INVALID_STATE => c"MYSQLLEADER_INVALID_STATE",
+        }
+    }
+
+    const ALL: [mysqlleader_result; 12] = [
+        MYSQLLEADER_OK,
+        MYSQLLEADER_NULL_ARGUMENT,
+        MYSQLLEADER_INVALID_ARGUMENT,
+        MYSQLLEADER_INVALID_UTF8,
+        MYSQLLEADER_NOT_LEADER,
+        MYSQLLEADER_CONNECTION,
+        MYSQLLEADER_NOT_MIGRATED,
+        MYSQLLEADER_SERVER,
+        MYSQLLEADER_MIGRATION,
+        MYSQLLEADER_BUFFER_TOO_SMALL,
+        MYSQLLEADER_PANIC,
+        MYSQLLEADER_INVALID_STATE,
+    ];
+}
+
+/// Why a call failed: the code to return and what the last error will say.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    pub code: mysqlleader_result,
+    pub message: String,
+    pub server_code: u16,
+    pub transient: bool,
+}
+
+impl Failure {
+    pub fn new(code: mysqlleader_result, message: impl Into<String>) -> Self {
+        Failure { code, message: message.into(), server_code: 0, transient: false }
+    }
+
+    pub fn null(name: &str) -> Self {
+        Failure::new(MYSQLLEADER_NULL_ARGUMENT, format!("{name} must not be NULL"))
+    }
+
+    pub fn invalid(name: &str, message: impl std::fmt::Display) -> Self {
+        Failure::new(MYSQLLEADER_INVALID_ARGUMENT, format!("invalid argument `{name}`: {message}"))
+    }
+
+    pub fn state(message: impl Into<String>) -> Self {
+        Failure::new(MYSQLLEADER_INVALID_STATE, message)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        let code = match &error {
+            // The elector's own "it has stopped" is a state, not an argument of the caller's.
+            Error::InvalidArgument { parameter, .. } if parameter == "elector" => MYSQLLEADER_INVALID_STATE,
+            Error::InvalidArgument { .. } => MYSQLLEADER_INVALID_ARGUMENT,
+            Error::NotLeader { .. } => MYSQLLEADER_NOT_LEADER,
+            Error::Connection { .. } => MYSQLLEADER_CONNECTION,
+            Error::NotMigrated { .. } => MYSQLLEADER_NOT_MIGRATED,
+            Error::Server { .. } => MYSQLLEADER_SERVER,
+            Error::Migration { .. } => MYSQLLEADER_MIGRATION,
+            #[allow(unreachable_patterns)] // Error is non_exhaustive
+            _ => MYSQLLEADER_SERVER,
+        };
+        Failure {
+            code,
+            message: error.to_string(),
+            server_code: error.server_code().unwrap_or(0),
+            transient: error.is_transient(),
+        }
+    }
+}
+
+pub(crate) type FfiResult<T = ()> = Result<T, Failure>;
+
+/// The last failure of a call on this thread.
+struct LastError {
+    code: mysqlleader_result,
+    /// Redacted; never holds a password.
+    message: CString,
+    server_code: u16,
+    transient: bool,
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError {
+        code: MYSQLLEADER_OK,
+        message: CString::default(),
+        server_code: 0,
+        transient: false,
+    });
+}
+
+fn set_last_error(failure: Failure) {
+    // Passwords never reach the caller, whatever produced the text; a NUL inside a server's
+    // message would end the C string early, so it is replaced.
+    let text = redact(&failure.message).replace('\0', "\\0");
+    let message = CString::new(text).unwrap_or_default();
+    LAST_ERROR.with(|last| {
+        *last.borrow_mut() = LastError {
+            code: failure.code,
+            message,
+            server_code: failure.server_code,
+            transient: failure.transient,
+        }
+    });
+}
+
+fn clear_last_error() {
+    LAST_ERROR.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.code != MYSQLLEADER_OK {
+            *last = LastError { code: MYSQLLEADER_OK, message: CString::default(), server_code: 0, transient: false };
+        }
+    });
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    format!("internal error (a bug in mysqlleader, please report it): {what}")
+}
+
+/// Runs the body of an exported function: catches panics, and records the outcome as this
+/// thread's last error (cleared on success). Returns the code to hand to C.
+pub(crate) fn boundary(body: impl FnOnce() -> FfiResult) -> mysqlleader_result {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => {
+            clear_last_error();
+            MYSQLLEADER_OK
+        }
+        Ok(Err(failure)) => {
+            let code = failure.code;
+            set_last_error(failure);
+            code
+        }
+        Err(payload) => {
+            set_last_error(Failure::new(MYSQLLEADER_PANIC, panic_message(payload.as_ref())));
+            MYSQLLEADER_PANIC
+        }
+    }
+}
+
+/// The panic boundary of a function that cannot report anything (the `_free` functions): a
+/// panic is caught and dropped, the last error is left as it was.
+pub(crate) fn boundary_void(body: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(body));
+}
+
+/// The message of the last failed call on this thread: a NUL-terminated string, never NULL,
+/// empty when that call succeeded. It includes the server's own text when the server
+/// reported the error, and never a password.
+///
+/// The pointer is borrowed: it stays valid until the next call of a mysqlleader function on
+/// this thread other than the `mysqlleader_last_error*` and `mysqlleader_result_name`
+/// functions. Copy it (or use `mysqlleader_last_error_copy`) to keep it longer.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error() -> *const c_char {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().message.as_ptr())).unwrap_or(c"".as_ptr())
+}
+
+/// Copies the message of the last failed call on this thread (see `mysqlleader_last_error`)
+/// into `buf` of `buf_len` bytes, NUL-terminated. `*needed_out` (may be NULL) receives the bytes
+/// needed, NUL included, on success and on `MYSQLLEADER_BUFFER_TOO_SMALL`. `buf` may be NULL when
+/// `buf_len` is 0, to ask for the size. This function never changes the last error itself.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_last_error_copy(buf: *mut c_char, buf_len: usize, needed_out: *mut usize) -> mysqlleader_result {
+    let copied = catch_unwind(AssertUnwindSafe(|| {
+        LAST_ERROR.with(|last| {
+            let last = last.borrow();
+            // SAFETY: the caller's buffer and needed_out follow the conventions.
+            unsafe { super::strings::copy_out(last.message.as_bytes(), buf, buf_len, needed_out) }
+        })
+    }));
+    match copied {
+        Ok(Ok(())) => MYSQLLEADER_OK,
+        Ok(Err(failure)) => failure.code,
+        Err(_) => MYSQLLEADER_PANIC,
+    }
+}
+
+/// The result code of the last call on this thread: `MYSQLLEADER_OK` when it succeeded.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_code() -> mysqlleader_result {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().code)).unwrap_or(MYSQLLEADER_PANIC)
+}
+
+/// The server's error number (e.g. 1213 for a deadlock) when the last failed call on this
+/// thread failed with `MYSQLLEADER_SERVER`; 0 otherwise.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_server_code() -> u32 {
+    catch_unwind(|| LAST_ERROR.with(|last| u32::from(last.borrow().server_code))).unwrap_or(0)
+}
+
+/// Whether the last failed call on this thread may simply be tried again: a lost connection,
+/// a timeout, a deadlock or lock wait, a Galera node out of the primary component. The failed
+/// attempt's outcome is unknown or "not done"; never assume it took effect.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_is_transient() -> bool {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().transient)).unwrap_or(false)
+}
+
+/// The name of a result code as spelled in the header (`"MYSQLLEADER_NOT_LEADER"`), or
+/// `"MYSQLLEADER_UNKNOWN_RESULT"` for a number this version does not know. A static string,
+/// never NULL, never to be freed.
+#[no_mangle]
+pub extern "C" fn mysqlleader_result_name(result: u32) -> *const c_char {
+    mysqlleader_result::ALL
+        .iter()
+        .find(|r| **r as u32 == result)
+        .map_or(c"MYSQLLEADER_UNKNOWN_RESULT", |r| r.name())
+        .as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last() -> String {
+        unsafe { CStr::from_ptr(mysqlleader_last_error()) }.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn numbers_are_stable() {
+        let numbers: Vec<u32> = mysqlleader_result::ALL.iter().map(|r| *r as u32).collect();
+        assert_eq!(numbers, (0..12).collect::<Vec<u32>>());
+        assert_eq!(MYSQLLEADER_NOT_LEADER as u32, 4);
+        assert_eq!(MYSQLLEADER_PANIC as u32, 10);
+    }
+
+    #[test]
+    fn boundary_records_and_clears_the_last_error() {
+        let rc = boundary(|| Err(Failure::from(Error::Connection { message: "mysql://u:hunter2@h/db refused".into() })));
+        assert_eq!(rc, MYSQLLEADER_CONNECTION);
+        assert!(last().contains("mysql://u:***@h/db"), "{}", last());
+        assert!(!last().contains("hunter2"));
+        assert!(mysqlleader_last_error_is_transient());
+        assert_eq!(mysqlleader_last_error_code(), MYSQLLEADER_CONNECTION);
+        assert_eq!(boundary(|| Ok(())), MYSQLLEADER_OK);
+        assert_eq!(last(), "");
+        assert_eq!(mysqlleader_last_error_code(), MYSQLLEADER_OK);
+    }
+
+    #[test]
+    fn a_panic_becomes_a_code() {
+        let rc = boundary(|| panic!("boom"));
+        assert_eq!(rc, MYSQLLEADER_PANIC);
+        assert!(last().contains("boom"));
+    }
+
+    #[test]
+    fn names() {
+        let name = |r: u32| unsafe { CStr::from_ptr(mysqlleader_result_name(r)) }.to_str().unwrap();
+        assert_eq!(name(0), "MYSQLLEADER_OK");
+        assert_eq!(name(9), "MYSQLLEADER_BUFFER_TOO_SMALL");
+        assert_eq!(name(999), "MYSQLLEADER_UNKNOWN_RESULT");
+    }
+}

@@ -1,0 +1,247 @@
+//! `mysqlleader_txn`: a transaction on one pooled connection of a client, for writes that must
+//! be fenced with `assert_leader`.
+//!
+//! The fencing recipe (docs/c-api.md, "Fencing"): begin, `assert_leader` with the term the
+//! node leads at, the writes, commit. `assert_leader` share-locks the election row until the
+//! transaction ends, so no takeover can commit in between; when the node no longer leads at
+//! that term, it fails with `MYSQLLEADER_NOT_LEADER` and the server has already rolled the
+//! whole transaction back.
+//!
+//! Safety rule: after *any* failed `assert_leader` or `execute` — a bad argument included —
+//! the transaction is spent: `execute` and `commit` return `MYSQLLEADER_INVALID_STATE` until it
+//! is rolled back or freed. Without this rule a program that ignored a `NOT_LEADER` would go on
+//! writing outside any transaction (autocommit), unfenced.
+
+use std::ffi::{c_char, CStr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Params, Transaction, TxOpts, Value};
+
+use super::calls::{leader_check, mysqlleader_leader_check};
+use super::client::{mysqlleader_client, ClientInner};
+use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
+use super::runtime::{block_on_timeout, drop_in_runtime};
+use super::strings::{arg_id, arg_out, arg_str, write_out};
+use crate::error::Error;
+use crate::procedures;
+
+/// A transaction on one connection, begun by `mysqlleader_txn_begin` (or, fenced already,
+/// by `mysqlleader_elector_txn_begin`) and released by `mysqlleader_txn_free`, which rolls back
+/// what was not committed. Use it from one thread at a time.
+pub struct mysqlleader_txn {
+    /// Keeps the pool open while the transaction lives.
+    _client: Arc<ClientInner>,
+    timeout: Duration,
+    /// The open transaction; `None` once committed, rolled back, or lost with its connection.
+    tx: Option<Transaction<'static>>,
+    /// Why no more statements may run, once that is so.
+    spent: Option<String>,
+}
+
+impl mysqlleader_txn {
+    /// Begins a transaction on a connection of `client`.
+    pub(crate) fn begin(client: &Arc<ClientInner>) -> FfiResult<Box<mysqlleader_txn>> {
+        let timeout = client.request_timeout();
+        let pool = client.pool.clone();
+        let tx = block_on_timeout(timeout, async move {
+            pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
+        })?;
+        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None }))
+    }
+
+    /// The open transaction, or `MYSQLLEADER_INVALID_STATE` saying why there is none.
+    fn open(&mut self) -> FfiResult<&mut Transaction<'static>> {
+        if let Some(why) = &self.spent {
+            return Err(Failure::state(format!("the transaction cannot be used any more: {why}")));
+        }
+        self.tx.as_mut().ok_or_else(|| Failure::state("the transaction has ended"))
+    }
+
+    /// Runs one step; any failure spends the transaction. After a timeout or a broken
+    /// connection the connection is dropped (never reused; the server rolls back).
+    fn step<T>(&mut self, what: &str, run: impl FnOnce(&mut Transaction<'static>, Duration) -> crate::Result<T>) -> FfiResult<T> {
+        let timeout = self.timeout;
+        let tx = self.open()?;
+        match run(tx, timeout) {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                self.spent = Some(format!("{what} failed ({error}); roll it back"));
+                if matches!(error, Error::Connection { .. }) {
+                    drop_in_runtime(self.tx.take());
+                }
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Runs a whole exported call on this transaction; any failure spends it.
+    fn spend_on_failure<T>(&mut self, what: &str, call: impl FnOnce(&mut Self) -> FfiResult<T>) -> FfiResult<T> {
+        let result = call(self);
+        if let Err(failure) = &result {
+            if self.spent.is_none() && failure.code != mysqlleader_result::MYSQLLEADER_INVALID_STATE {
+                self.spent = Some(format!("{what} failed ({}); roll it back", failure.message));
+            }
+        }
+        result
+    }
+
+    /// `CALL assert_leader` inside this transaction.
+    pub(crate) fn assert_leader(&mut self, service_id: &str, node_id: &str, term: u64) -> FfiResult<procedures::LeaderCheck> {
+        self.step("assert_leader", |tx, timeout| {
+            block_on_timeout(timeout, procedures::assert_leader(tx, service_id, node_id, term))
+        })
+    }
+
+    /// Rolls back (bounded by the timeout); without an open transaction there is nothing to do.
+    fn rollback(&mut self) -> FfiResult {
+        self.spent = None;
+        match self.tx.take() {
+            None => Ok(()),
+            Some(tx) => Ok(block_on_timeout(self.timeout, async move { tx.rollback().await.map_err(Error::from_mysql) })?),
+        }
+    }
+}
+
+impl Drop for mysqlleader_txn {
+    fn drop(&mut self) {
+        let _ = self.rollback();
+        // The connection goes back to the pool in the runtime's context.
+        drop_in_runtime(self.tx.take());
+        // `_client` is dropped after this, so the pool outlives the connection.
+    }
+}
+
+/// Begins a transaction on a connection of `client` (`START TRANSACTION`), bounded by the
+/// client's request timeout. For fenced writes, call `mysqlleader_txn_assert_leader` next.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_begin(client: *const mysqlleader_client, txn_out: *mut *mut mysqlleader_txn) -> mysqlleader_result {
+    boundary(|| {
+        // SAFETY (every unsafe block of this module): pointers follow the conventions.
+        let client = unsafe { super::strings::arg_ref(client, "client") }?;
+        let txn_out = arg_out(txn_out, "txn_out")?;
+        let txn = mysqlleader_txn::begin(&client.inner)?;
+        unsafe { write_out(txn_out, Box::into_raw(txn)) };
+        Ok(())
+    })
+}
+
+/// `CALL assert_leader(service_id, node_id, term)` inside the transaction: the fencing guard.
+/// `MYSQLLEADER_OK` when `node_id` holds a valid lease at exactly `term`; the election row then
+/// stays share-locked until the transaction ends, so no takeover can commit before your
+/// writes do. `MYSQLLEADER_NOT_LEADER` otherwise: the server has rolled the transaction back.
+/// After any failure (a bad argument included) the handle accepts only `_rollback` and `_free`,
+/// so a program that misses an error cannot go on writing unfenced. `*check_out` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
+    txn: *mut mysqlleader_txn,
+    service_id: *const c_char,
+    node_id: *const c_char,
+    term: u64,
+    check_out: *mut mysqlleader_leader_check,
+) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
+        txn.spend_on_failure("assert_leader", |txn| {
+            let service_id = unsafe { arg_id(service_id, "service_id") }?;
+            let node_id = unsafe { arg_id(node_id, "node_id") }?;
+            let check = txn.assert_leader(service_id, node_id, term)?;
+            unsafe { write_out(check_out, leader_check(&check)) };
+            Ok(())
+        })
+    })
+}
+
+/// Runs one SQL statement in the transaction; rows it returns are discarded (use it for
+/// `INSERT`, `UPDATE`, `DELETE`, DDL, ...). `*affected_rows_out` (may be NULL) receives the rows
+/// the statement changed.
+///
+/// With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
+/// NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.
+/// Always pass values as parameters, never by formatting them into `sql`. `params` may be
+/// NULL when `param_count` is 0; the statement then runs as plain text.
+///
+/// Any failure, a bad argument included, spends the transaction: only `_rollback` and `_free`
+/// are accepted afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_execute(
+    txn: *mut mysqlleader_txn,
+    sql: *const c_char,
+    params: *const *const c_char,
+    param_count: usize,
+    affected_rows_out: *mut u64,
+) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
+        txn.spend_on_failure("a statement", |txn| {
+            let sql = unsafe { arg_str(sql, "sql") }?;
+            if params.is_null() && param_count > 0 {
+                return Err(Failure::null("params"));
+            }
+            let values: Vec<Value> = (0..param_count)
+                .map(|i| {
+                    // SAFETY: params holds param_count pointers, each NULL or a C string.
+                    let p = unsafe { *params.add(i) };
+                    if p.is_null() {
+                        Value::NULL
+                    } else {
+                        Value::Bytes(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec())
+                    }
+                })
+                .collect();
+            let affected = txn.step("a statement", |tx, timeout| {
+                block_on_timeout(timeout, async move {
+                    if values.is_empty() {
+                        tx.query_drop(sql).await.map_err(Error::from_mysql)?;
+                    } else {
+                        tx.exec_drop(sql, Params::Positional(values)).await.map_err(Error::from_mysql)?;
+                    }
+                    Ok(tx.affected_rows())
+                })
+            })?;
+            unsafe { write_out(affected_rows_out, affected) };
+            Ok(())
+        })
+    })
+}
+
+/// Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
+/// none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
+/// always with a lost connection). Either way the transaction has ended; free the handle.
+/// `MYSQLLEADER_INVALID_STATE` when an earlier call failed: roll back instead.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
+        txn.open()?;
+        let tx = txn.tx.take().expect("open() checked");
+        txn.spent = Some("it has been committed or rolled back".into());
+        Ok(block_on_timeout(txn.timeout, async move { tx.commit().await.map_err(Error::from_mysql) })?)
+    })
+}
+
+/// Rolls the transaction back. Always allowed, also after a failure or when it has ended
+/// (then it does nothing).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_rollback(txn: *mut mysqlleader_txn) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
+        let result = txn.rollback();
+        txn.spent = Some("it has been committed or rolled back".into());
+        result
+    })
+}
+
+/// Releases the handle; a transaction still open is rolled back first (bounded by the
+/// request timeout). `mysqlleader_txn_free(NULL)` does nothing.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_free(txn: *mut mysqlleader_txn) {
+    if txn.is_null() {
+        return;
+    }
+    boundary_void(|| {
+        // SAFETY: `txn` came from a _begin function and is freed once (the conventions).
+        drop(unsafe { Box::from_raw(txn) });
+    });
+}
