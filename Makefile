@@ -23,7 +23,7 @@ demo:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-sql-client test-c test-python test-go test-galera
+test-all: test-rust test-sql-client test-c test-python test-go test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
