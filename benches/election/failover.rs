@@ -83,7 +83,13 @@ impl Group {
     }
 
     fn spawn(&mut self, i: usize) -> Res<()> {
-        let exe = std::env::current_exe()?;
+        // This very executable, even if a build replaced its file meanwhile (the kernel keeps the
+        // running image, and /proc/self/exe in the new process still names it).
+        let exe = if std::path::Path::new("/proc/self/exe").exists() {
+            std::path::PathBuf::from("/proc/self/exe")
+        } else {
+            std::env::current_exe()?
+        };
         let mut child = Command::new(exe)
             .args(["--candidate", &self.url, &self.service, &self.node_id(i), &self.lease_ms.to_string()])
             .stdin(Stdio::piped())
