@@ -453,6 +453,11 @@ impl Task {
     /// 1. One campaign call: acquire, renew, or learn who leads. Returns when to try next.
     async fn attempt(&mut self) -> Next {
         let config = self.config.clone();
+        // A process that slept past its deadline (paused, starved) stops leading before it
+        // sends anything, and then campaigns with a full request timeout.
+        if self.deadline().is_some_and(|d| d <= Instant::now()) {
+            self.step_down(StopReason::DeadlinePassed);
+        }
         let sent_at = Instant::now();
         // A renew in flight never outlives the deadline it would extend.
         let limit = match self.deadline() {

@@ -70,10 +70,15 @@ pub struct Resign {
     pub term: u64,
 }
 
-/// A lease as the procedures take it: whole milliseconds. Out-of-range values are passed on
-/// as they are (saturated), so that the procedure rejects them with its own message.
-fn lease_ms(lease: Duration) -> i64 {
-    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
+/// A lease as the procedures take it: whole milliseconds; a fraction is rejected, never
+/// rounded. Out-of-range values are passed on as they are (saturated), so that the procedure
+/// rejects them with its own message.
+fn lease_ms(lease: Duration) -> Result<i64> {
+    if lease.subsec_nanos() % 1_000_000 != 0 {
+        return Err(Error::invalid("lease_ms", format!(
+            "mysqlleader: lease_ms must be a whole number of milliseconds (got {lease:?})")));
+    }
+    Ok(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Runs one `CALL` and returns its single row.
@@ -135,7 +140,7 @@ pub async fn campaign<'a, 't: 'a, C>(conn: C, service_id: &str, node_id: &str, l
 where
     C: ToConnection<'a, 't> + 'a,
 {
-    let row = call_row(conn, "CALL campaign(?, ?, ?)", (service_id, node_id, lease_ms(lease)).into()).await?;
+    let row = call_row(conn, "CALL campaign(?, ?, ?)", (service_id, node_id, lease_ms(lease)?).into()).await?;
     campaign_from(&row)
 }
 
@@ -166,7 +171,7 @@ pub async fn force_leader<'a, 't: 'a, C>(conn: C, service_id: &str, node_id: &st
 where
     C: ToConnection<'a, 't> + 'a,
 {
-    let row = call_row(conn, "CALL force_leader(?, ?, ?)", (service_id, node_id, lease_ms(lease)).into()).await?;
+    let row = call_row(conn, "CALL force_leader(?, ?, ?)", (service_id, node_id, lease_ms(lease)?).into()).await?;
     campaign_from(&row)
 }
 

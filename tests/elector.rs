@@ -436,3 +436,20 @@ async fn resign_wakes_a_follower_at_once_through_the_wakeup_lock() {
     }
     db.drop_db().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_calls_reject_a_fractional_lease_instead_of_rounding_it() {
+    let db = common::TestDb::migrated("elfrac").await;
+    for call in [
+        procedures::campaign(&db.pool, "s", "n", Duration::from_micros(1500)).await.map(|_| ()),
+        procedures::force_leader(&db.pool, "s", "n", Duration::from_micros(10_000_001)).await.map(|_| ()),
+    ] {
+        match call {
+            Err(Error::InvalidArgument { parameter, .. }) => assert_eq!(parameter, "lease_ms"),
+            other => panic!("expected lease_ms to be rejected, got {other:?}"),
+        }
+    }
+    let seat = procedures::current_leader(&db.pool, "s").await.unwrap();
+    assert_eq!((seat.leader_id, seat.term), (None, 0), "nothing was written");
+    db.drop_db().await;
+}
