@@ -159,6 +159,39 @@ async fn a_frozen_leaders_command_is_gone_by_its_deadline_before_the_next_starts
     db.drop_db().await;
 }
 
+/// `--fallback-url` (a Galera cluster's other nodes): a leader cut off from its first server
+/// renews through the next one before its deadline, so its COMMAND keeps running and nobody
+/// takes over. (Here both URLs reach one server: the first through a proxy that gets cut.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_cut_off_from_its_first_server_keeps_leading_through_a_fallback() {
+    let db = common::TestDb::migrated("run_fallback").await;
+    let dir = Scratch::new("run_fallback");
+    let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
+    let cut_url = proxy.url_for(&db.url);
+
+    let mut a = RunProc::worker(&cut_url, &dir.0, "jobs", "node-a", &["--lease", LEASE, "--fallback-url", &db.url]);
+    assert!(wait_until(PATIENCE, || worker_of(&dir.0, "node-a").is_some()), "{}", a.log());
+    let mut b = RunProc::worker(&db.url, &dir.0, "jobs", "node-b", &["--lease", LEASE]);
+    let worker = worker_of(&dir.0, "node-a").unwrap();
+    proxy.cut();
+    // Three leases: time enough for a takeover, were node-a's lease to run out.
+    std::thread::sleep(Duration::from_nanos(3 * LEASE_NS));
+    assert!(alive(worker), "the leader's COMMAND was stopped although a fallback server answered: {}", a.log());
+    assert_eq!(leader_of(&db.url, "jobs").as_deref(), Some("node-a"), "{}", b.log());
+    assert_eq!(lives_in_order(&dir.0).len(), 1, "{}", b.log());
+
+    // A --fallback-url that is not a URL is refused, by name, before anything starts.
+    let out = cli(Some(&db.url), &["run", "--service", "jobs", "--fallback-url", "not a url", "--", "true"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("invalid --fallback-url"), "{}", out.stderr);
+
+    for run in [&mut a, &mut b] {
+        signal(run.pid(), libc::SIGTERM);
+        assert_eq!(run.wait(PATIENCE), Some(143), "{}", run.log());
+    }
+    db.drop_db().await;
+}
+
 // Multi-threaded: the proxy's tasks run while the test body blocks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_cut_off_from_the_database_stops_its_command_before_its_lease_ends() {

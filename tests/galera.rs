@@ -58,6 +58,24 @@ impl Cluster {
     fn isolate(&self, node: usize, on: bool) { galera(&["isolate", &self.dir, &node.to_string(), if on { "on" } else { "off" }]) }
 }
 
+/// A fresh database `ml_galera_<what>_<pid>` on the cluster, migrated through node 1; one pool
+/// per node, in node order.
+async fn migrated_database(cluster: &Cluster, what: &str) -> (String, Vec<mysql_async::Pool>) {
+    let db = format!("ml_galera_{what}_{}", std::process::id());
+    {
+        let admin = pool(&cluster.urls[0]);
+        let mut c = admin.get_conn().await.unwrap();
+        c.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await.unwrap();
+        c.query_drop(format!("CREATE DATABASE `{db}`")).await.unwrap();
+        drop(c);
+        admin.disconnect().await.unwrap();
+    }
+    let pools: Vec<mysql_async::Pool> = cluster.urls.iter().map(|u| pool(&common::url_with_db(u, &db))).collect();
+    let applied = mysqlleader::migrate(&pools[0]).await.expect("the migrations run unchanged on Galera");
+    assert!(!applied.is_empty());
+    (db, pools)
+}
+
 /// Fails (panics) as soon as two electors lead at one instant.
 fn monitor(states: Vec<watch::Receiver<State>>, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -86,18 +104,7 @@ async fn leader_within(electors: &[Elector], bound: Duration) -> (usize, Duratio
 #[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
 async fn galera_node_faults_never_give_two_leaders() {
     let cluster = Cluster::from_env();
-    let db = format!("ml_galera_{}", std::process::id());
-    {
-        let admin = pool(&cluster.urls[0]);
-        let mut c = admin.get_conn().await.unwrap();
-        c.query_drop(format!("CREATE DATABASE `{db}`")).await.unwrap();
-        drop(c);
-        admin.disconnect().await.unwrap();
-    }
-    let urls: Vec<String> = cluster.urls.iter().map(|u| common::url_with_db(u, &db)).collect();
-    let pools: Vec<mysql_async::Pool> = urls.iter().map(|u| pool(u)).collect();
-    let applied = mysqlleader::migrate(&pools[0]).await.expect("the migrations run unchanged on Galera");
-    assert!(!applied.is_empty());
+    let (db, pools) = migrated_database(&cluster, "faults").await;
 
     // Elector i talks to node i first, then the others.
     let electors: Vec<Elector> = (0..3)
@@ -170,6 +177,87 @@ async fn galera_node_faults_never_give_two_leaders() {
     println!("terms: {terms:?}");
     c.query_drop(format!("DROP DATABASE `{db}`")).await.unwrap();
     drop(c);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+}
+
+/// Fencing across nodes. `assert_leader`'s share lock on the election row is local to the node
+/// that runs it, and Galera certifies only what transactions write. A fenced transaction on
+/// node 1 that checked the seat before node 1 applied a takeover made on node 2 must still not
+/// commit after that takeover.
+///
+/// The window is opened on purpose: node 2 commits a large "ballast" transaction, which node 1
+/// then spends a while applying, and right after it forces another leader. Node 1, still busy
+/// with the ballast, answers `assert_leader` with the old term; the fenced transaction's commit
+/// must then fail (a certification conflict, 1213) and change nothing anywhere. Without a
+/// write of its own in the fenced transaction (V2's assert_leader) the commit succeeds: a stale
+/// write after the takeover.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_fenced_commit_conflicts_with_a_takeover_its_node_has_not_applied() {
+    use mysqlleader::{procedures, Error};
+    const LONG: Duration = Duration::from_secs(60);
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "fencing").await;
+    let mut c2 = pools[1].get_conn().await.unwrap();
+    c2.query_drop("CREATE TABLE app (id INT PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB").await.unwrap();
+    c2.query_drop("CREATE TABLE ballast (id BIGINT AUTO_INCREMENT PRIMARY KEY, pad VARCHAR(100) NOT NULL) ENGINE=InnoDB")
+        .await
+        .unwrap();
+    c2.query_drop("INSERT INTO app VALUES (1, 0)").await.unwrap();
+
+    let mut opened = false;
+    for attempt in 0..6u32 {
+        let rows = 25_000u64 << attempt;
+        let svc = format!("fence-{attempt}");
+        let term = procedures::campaign(&pools[0], &svc, "a", LONG).await.unwrap().term;
+        // Node 2 has seen the acquisition before it forces a successor.
+        c2.query_drop("SET SESSION wsrep_sync_wait = 1").await.unwrap();
+        let seen: u64 = c2
+            .exec_first("SELECT term FROM leader_election WHERE service_id = CAST(? AS BINARY)", (&svc,))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(seen, term);
+        c2.query_drop("SET SESSION wsrep_sync_wait = 0").await.unwrap();
+        c2.query_drop(format!("INSERT INTO ballast (pad) SELECT REPEAT('x', 100) FROM seq_1_to_{rows}")).await.unwrap();
+        let forced = procedures::force_leader(&mut c2, &svc, "b", LONG).await.unwrap();
+        assert_eq!(forced.term, term + 1);
+
+        // Node 1, inside one transaction, as leader "a" of the old term.
+        let mut c1 = pools[0].get_conn().await.unwrap();
+        let mut tx = c1.start_transaction(mysql_async::TxOpts::default()).await.unwrap();
+        match procedures::assert_leader(&mut tx, &svc, "a", term).await {
+            Err(Error::NotLeader { .. }) => {
+                // Node 1 had applied the takeover already: the window was missed. More ballast.
+                println!("attempt {attempt}: {rows} ballast rows, node 1 had applied the takeover already");
+                continue;
+            }
+            Err(e) => panic!("assert_leader: {e}"),
+            Ok(_) => {}
+        }
+        opened = true;
+        tx.query_drop("UPDATE app SET v = v + 1 WHERE id = 1").await.unwrap();
+        let commit = tx.commit().await;
+        println!("attempt {attempt}: {rows} ballast rows; node 1 fenced at the old term; commit: {commit:?}");
+        assert!(
+            commit.is_err(),
+            "a transaction fenced at term {term} on node 1 committed after term {} was forced on node 2",
+            term + 1
+        );
+        // Nothing changed, on any node.
+        for (i, p) in pools.iter().enumerate() {
+            let mut c = p.get_conn().await.unwrap();
+            c.query_drop("SET SESSION wsrep_sync_wait = 1").await.unwrap();
+            let v: i64 = c.query_first("SELECT v FROM app WHERE id = 1").await.unwrap().unwrap();
+            assert_eq!(v, 0, "node {}: the stale write is not there", i + 1);
+        }
+        break;
+    }
+    assert!(opened, "node 1 never answered with the old term: the ballast did not delay its applier");
+    c2.query_drop(format!("DROP DATABASE `{db}`")).await.unwrap();
+    drop(c2);
     for p in pools {
         let _ = p.disconnect().await;
     }

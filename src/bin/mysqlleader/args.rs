@@ -142,6 +142,11 @@ pub struct RunArgs {
     /// Start COMMAND again when it exits on its own (while still leading), instead of resigning.
     #[arg(long)]
     pub restart: bool,
+    /// Another server of the same Galera cluster (repeat for more): when a call through the
+    /// current server fails with a connection or cluster error, the next call goes to the next
+    /// one. Leadership is never extended while moving.
+    #[arg(long = "fallback-url", value_name = "URL")]
+    pub fallback_urls: Vec<String>,
     /// The program to run while leading, and its arguments (after `--`).
     #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<OsString>,

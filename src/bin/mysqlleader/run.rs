@@ -184,14 +184,34 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<u8, CliError> {
     // 1. Arguments, server, login, schema.
     ctx.url()?;
     check_command(&args.command[0])?;
+    let fallbacks = fallback_pools(&args.fallback_urls)?;
     let db = ctx.connect().await?;
-    let outcome = supervise(&db, args).await;
+    let outcome = supervise(&db, &fallbacks, args).await;
     db.close().await;
+    for pool in fallbacks {
+        let _ = pool.disconnect().await;
+    }
     outcome
 }
 
-async fn supervise(db: &Db, args: RunArgs) -> Result<u8, CliError> {
-    let mut builder = Elector::builder(db.pool.clone(), args.service.clone()).lease(args.lease).resign_on_drop(true);
+/// One pool per `--fallback-url`, in order. Only the URLs are checked here: a fallback server
+/// that is down at the start is simply skipped over when the elector moves.
+fn fallback_pools(urls: &[String]) -> Result<Vec<mysql_async::Pool>, CliError> {
+    urls.iter()
+        .map(|url| {
+            crate::errors::Target::from_url(url).map_err(|e| CliError::new(format!("invalid --fallback-url: {e}")))?;
+            mysqlleader::pool_from_url(url).map_err(|e| {
+                CliError::new(format!("invalid --fallback-url: {}", mysqlleader::error::redact(&e.to_string())))
+            })
+        })
+        .collect()
+}
+
+async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> Result<u8, CliError> {
+    let mut builder = Elector::builder(db.pool.clone(), args.service.clone())
+        .lease(args.lease)
+        .resign_on_drop(true)
+        .fallback_servers(fallbacks.iter().cloned());
     if let Some(node) = &args.node {
         builder = builder.node_id(node.clone());
     }
