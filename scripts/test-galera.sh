@@ -17,7 +17,11 @@ cleanup() { bash scripts/galera.sh stop "$dir/cluster" >/dev/null 2>&1 || true; 
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 target=${CARGO_TARGET_DIR:-target}
+# Build first: the cluster need not idle while cargo compiles.
 cargo build --release --examples --quiet
+if [ "${GALERA_FAULTS_ONLY:-0}" != 1 ]; then
+  cargo test ${CARGO_PROFILE_FLAG:---release} --test galera --no-run --quiet
+fi
 eval "$(bash scripts/galera.sh start "$dir/cluster")"
 if [ "${GALERA_FAULTS_ONLY:-0}" != 1 ]; then
   cargo test ${CARGO_PROFILE_FLAG:---release} --test galera -- --ignored --nocapture --test-threads=1

@@ -36,8 +36,10 @@
 //! 4. Availability. After each fault, the time until a leader is in office again, measured
 //!    from the injection (faults that leave the others able to take over) or from the heal
 //!    (server faults, during which nobody can lead), against one lease plus one retry
-//!    interval. Only measurements no other fault overlapped are judged, with an allowance
-//!    (`slack_ms`) for scheduling on a shared machine; every measurement is reported.
+//!    interval, plus the fault's own allowance when it carries one (`extra_ms`: a Galera
+//!    cluster's eviction time, during which no node commits). Only measurements no other fault
+//!    overlapped are judged, with an allowance (`slack_ms`) for scheduling on a shared machine;
+//!    every measurement is reported.
 //! Log anomalies (a renew with no start, unparsable lines) are violations too: the checker
 //! will not judge logs it cannot read.
 
