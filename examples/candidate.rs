@@ -271,8 +271,10 @@ async fn fenced_increment(pool: &Pool, svc: &str, node: &str, term: u64, idle_tx
 }
 
 /// The leader's work: fenced increments while leading, rogue ones (with the last term held)
-/// while not.
-async fn work(log: Arc<Log>, svc: String, elector: Arc<Elector>, pool: Pool, args: Arc<Args>) {
+/// while not. They go to the first server; after a failure (not a refusal by `assert_leader`)
+/// to the next one, as the elector moves to its fallbacks (a cluster node down or cut off).
+async fn work(log: Arc<Log>, svc: String, elector: Arc<Elector>, pools: Vec<Pool>, args: Arc<Args>) {
+    let mut at = 0;
     let node = args.node.clone();
     let limit = Duration::from_millis(args.lease_ms);
     let mut last_rogue = tokio::time::Instant::now();
@@ -294,14 +296,16 @@ async fn work(log: Arc<Log>, svc: String, elector: Arc<Elector>, pool: Pool, arg
                 _ => continue,
             }
         };
-        let outcome = tokio::time::timeout(limit, fenced_increment(&pool, &svc, &node, term, args.idle_tx_timeout_s))
+        let outcome = tokio::time::timeout(limit, fenced_increment(&pools[at], &svc, &node, term, args.idle_tx_timeout_s))
             .await
             .unwrap_or_else(|_| Outcome::Failed("timeout", format!("no answer within {} ms", limit.as_millis())));
         match outcome {
             Outcome::Committed(value) => log.write("commit", json!({"svc": svc, "term": term, "value": value, "rogue": rogue})),
             Outcome::Fenced => log.write("fenced", json!({"svc": svc, "term": term, "rogue": rogue})),
             Outcome::Failed(stage, error) => {
-                log.write("tx_error", json!({"svc": svc, "term": term, "rogue": rogue, "stage": stage, "error": error}))
+                log.write("tx_error", json!({"svc": svc, "term": term, "rogue": rogue, "stage": stage, "error": error,
+                                            "server": at}));
+                at = (at + 1) % pools.len();
             }
         }
     }
@@ -342,7 +346,7 @@ async fn run(args: Arc<Args>) {
         if let Some(ms) = args.timeout_ms { b = b.request_timeout(Duration::from_millis(ms)); }
         let elector = Arc::new(b.start().unwrap_or_else(|e| usage(&format!("elector: {e}"))));
         tokio::spawn(watch_elector(log.clone(), svc.clone(), elector.clone()));
-        tokio::spawn(work(log.clone(), svc.clone(), elector.clone(), pools[0].clone(), args.clone()));
+        tokio::spawn(work(log.clone(), svc.clone(), elector.clone(), pools.clone(), args.clone()));
         electors.push((svc.clone(), elector));
     }
     let mut tick = tokio::time::interval(Duration::from_millis(args.heartbeat_ms));

@@ -6,6 +6,7 @@
 //! ```
 //!
 //! 1. Starts a throwaway mariadbd with `scripts/testdb.sh` (or uses `--url`, without server
+//!    faults, or a 3-node Galera cluster of `scripts/galera.sh` with `--galera DIR`, with node
 //!    faults), creates a database, migrates it, and creates the fencing tables.
 //! 2. Starts N candidates (`examples/candidate.rs`), each on every service, each connected to
 //!    every server through a TCP proxy of the harness's own.
@@ -34,7 +35,7 @@ use faults::checker;
 use faults::clock::mono_ns;
 use faults::proxy::{self, Mode, Proxy};
 use faults::rng::Rng;
-use faults::servers::{ExternalServers, ServerControl, ServerFault, TestDbServer};
+use faults::servers::{ExternalServers, GaleraControl, ServerControl, ServerFault, TestDbServer};
 
 // ---------------------------------------------------------------------------------------------
 // Parameters.
@@ -59,12 +60,16 @@ struct Args {
     title: Option<String>,
     /// Candidates leave MariaDB's idle_transaction_timeout alone (to see what it protects).
     no_idle_tx_timeout: bool,
+    /// A `scripts/galera.sh` cluster directory: attach to it when it holds a running cluster
+    /// (`DIR/env`), else start one there.
+    galera: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: faults [--seed S] [--faults N] [--candidates N] [--services N] [--lease D] [--renew D] [--retry D] \
-[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--title T]
+[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--title T]
   durations D: 500ms, 1s, 1.5s, 2m. Fault kinds: kill-leader kill-follower stop-leader server-kill server-pause
-  net-cut net-stall net-delay net-lossy op-resign op-reelect op-force (all by default; server faults need the harness's own server)";
+  net-cut net-stall net-delay net-lossy op-resign op-reelect op-force (all by default; server faults need the harness's own server),
+  node-kill node-isolate (only with --galera: a running scripts/galera.sh cluster in DIR, or one started there)";
 
 fn usage(msg: &str) -> ! {
     eprintln!("faults: {msg}\n{USAGE}");
@@ -107,6 +112,7 @@ fn parse_args() -> Args {
         keep_server: false,
         title: None,
         no_idle_tx_timeout: false,
+        galera: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -137,6 +143,7 @@ fn parse_args() -> Args {
             "--slack" => a.slack = Some(parse_duration(&v)),
             "--out" => a.out = Some(PathBuf::from(v)),
             "--url" => a.urls.push(v),
+            "--galera" => a.galera = Some(PathBuf::from(v)),
             "--kinds" => a.kinds = Some(v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect()),
             "--experiment" => a.experiment = Some(v),
             "--title" => a.title = Some(v),
@@ -145,6 +152,9 @@ fn parse_args() -> Args {
     }
     if a.candidates < 2 || a.services < 1 {
         usage("at least 2 candidates and 1 service");
+    }
+    if a.galera.is_some() && (!a.urls.is_empty() || a.experiment.is_some()) {
+        usage("--galera goes with neither --url nor --experiment");
     }
     if let Some(e) = &a.experiment {
         if e != "clock-step" {
@@ -182,9 +192,15 @@ enum Kind {
     OpForce,
     /// Only in the clock-step experiment: the server's clock jumps forward.
     ClockStep,
+    /// A cluster node killed (SIGKILL of mariadbd), restarted after the drawn duration.
+    NodeKill,
+    /// A cluster node cut off from the others (gmcast.isolate), let back after the drawn duration.
+    NodeIsolate,
 }
 
-const ALL_KINDS: [(Kind, &str, u32); 12] = [
+/// The node kinds are filtered out unless the servers support them, so adding them changed no
+/// seed's draws for the single server.
+const ALL_KINDS: [(Kind, &str, u32); 14] = [
     (Kind::KillLeader, "kill-leader", 10),
     (Kind::KillFollower, "kill-follower", 6),
     (Kind::StopLeader, "stop-leader", 10),
@@ -197,6 +213,8 @@ const ALL_KINDS: [(Kind, &str, u32); 12] = [
     (Kind::OpResign, "op-resign", 4),
     (Kind::OpReelect, "op-reelect", 4),
     (Kind::OpForce, "op-force", 4),
+    (Kind::NodeKill, "node-kill", 6),
+    (Kind::NodeIsolate, "node-isolate", 6),
 ];
 
 fn kind_name(k: Kind) -> &'static str {
@@ -248,6 +266,9 @@ fn plan(rng: &mut Rng, kinds: &[(Kind, &str, u32)], t: &Timing, gap_mean: Durati
         Kind::NetDelay => (between(0.5, 2.5), (t.timeout.as_millis() as f64 * (0.05 + 0.40 * v)) as u64),
         Kind::NetLossy => (between(0.5, 2.5), (100.0 + 300.0 * v) as u64),
         Kind::OpResign | Kind::OpReelect | Kind::OpForce => (Duration::ZERO, 0),
+        // How long the node stays down or cut off before its return: 1.5 to 2.5 leases, so
+        // that the return does not begin before a failover the fault caused has played out.
+        Kind::NodeKill | Kind::NodeIsolate => (between(1.5, 2.5), 0),
         // Forward by 1.5 to 4 leases.
         Kind::ClockStep => (Duration::ZERO, ((1.5 + 2.5 * v) * lease).ceil() as u64),
     };
@@ -288,8 +309,18 @@ struct Harness {
     servers: Arc<dyn ServerControl>,
     /// Candidate URLs per server (database path), before proxying.
     db_urls: Vec<String>,
-    /// The harness's own, direct connection (the operator's, and who-leads look-ups).
-    admin: Pool,
+    /// Candidate i's first URL is server `i mod servers` (its own node of a cluster), the
+    /// others follow as its fallbacks; without it every candidate lists the servers in order.
+    spread: bool,
+    /// The harness's own, direct connections, one pool per server (the operator's, who-leads
+    /// look-ups, the final dump): always through a server that is up and in its cluster.
+    admins: Vec<Mutex<Pool>>,
+    /// Servers killed or cut off by a node fault right now.
+    down: Mutex<Vec<bool>>,
+    /// Fault ids for the returns of nodes (after the planned faults' ids).
+    next_id: std::sync::atomic::AtomicU64,
+    /// Node faults that could not be carried out (a script failed): the run is then not valid.
+    errors: Mutex<Vec<String>>,
     log: Arc<FaultLog>,
     busy: Mutex<HashSet<usize>>,
     faketime_file: Option<PathBuf>,
@@ -306,8 +337,10 @@ impl Harness {
         for s in &self.services {
             cmd.arg("--service").arg(s);
         }
-        for (j, p) in node.proxies.iter().enumerate() {
-            cmd.arg("--url").arg(p.url_for(&self.db_urls[j]));
+        let n = node.proxies.len();
+        for k in 0..n {
+            let j = if self.spread { (self.home(i) + k) % n } else { k };
+            cmd.arg("--url").arg(node.proxies[j].url_for(&self.db_urls[j]));
         }
         let t = &self.timing;
         cmd.arg("--lease-ms").arg(t.lease.as_millis().to_string())
@@ -347,9 +380,20 @@ impl Harness {
         }
     }
 
+    /// The server candidate `i` is attached to (its first URL).
+    fn home(&self, i: usize) -> usize { if self.spread { i % self.db_urls.len() } else { 0 } }
+
+    /// A pool on the first server that no node fault holds down or cut off.
+    fn admin(&self) -> Pool {
+        let down = self.down.lock().unwrap();
+        let j = (0..self.admins.len()).find(|&j| !down[j]).unwrap_or(0);
+        self.admins[j].lock().unwrap().clone()
+    }
+
     /// The node leading `svc` now, by the database (direct connection), if any.
     async fn leader_of(&self, svc: usize) -> Option<usize> {
-        let call = procedures::current_leader(&self.admin, &self.services[svc]);
+        let admin = self.admin();
+        let call = procedures::current_leader(&admin, &self.services[svc]);
         let leader = tokio::time::timeout(Duration::from_millis(500), call).await.ok()?.ok()?.leader_id?;
         self.nodes.iter().position(|n| n.name == leader)
     }
@@ -400,14 +444,34 @@ async fn run(args: Args) -> i32 {
     // a leader paused inside its fenced transaction, whose share lock holds a takeover until it
     // wakes (pauses last up to two leases here).
     let slack = args.slack.unwrap_or_else(|| lease.mul_f64(1.5).max(Duration::from_millis(1500)));
-    println!("faults: seed {} — replay with: target/release/examples/faults --seed {} --faults {} --candidates {} --services {} --lease {}ms{}",
+    println!("faults: seed {} — replay with: target/release/examples/faults --seed {} --faults {} --candidates {} --services {} --lease {}ms{}{}{}{}",
         args.seed, args.seed, args.faults, args.candidates, args.services, lease.as_millis(),
-        args.experiment.as_ref().map_or(String::new(), |e| format!(" --experiment {e}")));
+        args.experiment.as_ref().map_or(String::new(), |e| format!(" --experiment {e}")),
+        args.gap.map_or(String::new(), |g| format!(" --gap {}ms", g.as_millis())),
+        args.kinds.as_ref().map_or(String::new(), |k| format!(" --kinds {}", k.join(","))),
+        args.galera.as_ref().map_or(String::new(), |d| format!(" --galera {}", d.display())));
     println!("faults: run directory {}", dir.display());
 
     // 1. The server(s).
     let faketime_file = (args.experiment.as_deref() == Some("clock-step")).then(|| dir.join("faketime.rc"));
-    let servers: Arc<dyn ServerControl> = if !args.urls.is_empty() {
+    let servers: Arc<dyn ServerControl> = if let Some(gdir) = &args.galera {
+        let script = repo.join("scripts/galera.sh");
+        let gdir = gdir.clone();
+        let attach = gdir.join("env").exists();
+        if !attach {
+            println!("faults: starting a 3-node Galera cluster in {} (scripts/galera.sh)", gdir.display());
+        }
+        let r = tokio::task::spawn_blocking(move || {
+            if attach { GaleraControl::attach(&script, &gdir) } else { GaleraControl::start(&script, &gdir) }
+        }).await.unwrap();
+        match r {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                eprintln!("faults: the Galera cluster: {e}");
+                return 2;
+            }
+        }
+    } else if !args.urls.is_empty() {
         if faketime_file.is_some() {
             usage("the clock-step experiment needs the harness's own server (no --url)");
         }
@@ -479,6 +543,7 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     // 2. A database of the run's own, migrated, with the fencing tables.
     let base_urls = servers.urls();
     let db = if args.urls.is_empty() { "faults".to_string() } else { format!("faults_{}_{}", args.seed, std::process::id()) };
+    let spread = args.galera.is_some();
     let db_urls: Vec<String> = base_urls.iter().map(|u| with_db(u, &db)).collect();
     {
         let root = mysqlleader::pool_from_url(&base_urls[0]).map_err(|e| e.to_string())?;
@@ -488,7 +553,10 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
         drop(c);
         let _ = root.disconnect().await;
     }
-    let admin = mysqlleader::pool_from_url(&db_urls[0]).map_err(|e| e.to_string())?;
+    let admins: Vec<Mutex<Pool>> = db_urls.iter()
+        .map(|u| mysqlleader::pool_from_url(u).map(Mutex::new).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let admin = admins[0].lock().unwrap().clone();
     mysqlleader::migrate(&admin).await.map_err(|e| format!("migrate: {e}"))?;
     let services: Vec<String> = (1..=args.services).map(|i| format!("svc{i}")).collect();
     {
@@ -522,8 +590,11 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     });
     let h = Arc::new(Harness {
         idle_tx_timeout: !args.no_idle_tx_timeout, timing, dir: dir.to_path_buf(), candidate_bin, services: services.clone(), nodes,
-        servers: servers.clone(), db_urls, admin: admin.clone(), log: log.clone(), busy: Mutex::new(HashSet::new()), faketime_file,
+        servers: servers.clone(), down: Mutex::new(vec![false; db_urls.len()]), db_urls, spread, admins, log: log.clone(),
+        busy: Mutex::new(HashSet::new()), faketime_file, next_id: std::sync::atomic::AtomicU64::new(args.faults as u64 + 1),
+        errors: Mutex::new(Vec::new()),
     });
+    drop(admin);
     let title = args.title.clone().unwrap_or_else(|| match &args.experiment {
         Some(e) => format!("experiment {e}"),
         None => "fault run".to_string(),
@@ -532,7 +603,7 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
         "seed": args.seed, "faults": args.faults, "lease_ms": timing.lease.as_millis() as u64, "renew_ms": timing.renew.as_millis() as u64,
         "retry_ms": timing.retry.as_millis() as u64, "timeout_ms": timing.timeout.as_millis() as u64, "slack_ms": slack.as_millis() as u64,
         "services": services, "nodes": h.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-        "servers": servers.describe(), "title": title, "experiment": args.experiment,
+        "servers": servers.describe(), "title": title, "eviction_ms": servers.eviction().map(|d| d.as_millis() as u64), "experiment": args.experiment,
         "expect_overlaps": args.experiment.is_some(), "t_start": mono_ns(), "t_end": 0,
         "started_at": chrono_now(),
     });
@@ -565,6 +636,8 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
             .filter(|(k, name, _)| match k {
                 Kind::ServerKill => supported.contains(&ServerFault::KillRestart),
                 Kind::ServerPause => supported.contains(&ServerFault::Pause),
+                Kind::NodeKill => supported.contains(&ServerFault::NodeKill),
+                Kind::NodeIsolate => supported.contains(&ServerFault::Isolate),
                 _ => true,
             } && args.kinds.as_ref().is_none_or(|ks| ks.iter().any(|x| x == name)))
             .collect()
@@ -579,7 +652,7 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
         let p = plan(&mut rng, &kinds, &timing, gap_mean, services.len());
         sleep(p.gap).await;
         // At most two node faults at once; server faults and clock steps alone.
-        let alone = matches!(p.kind, Kind::ServerKill | Kind::ServerPause | Kind::ClockStep);
+        let alone = matches!(p.kind, Kind::ServerKill | Kind::ServerPause | Kind::ClockStep | Kind::NodeKill | Kind::NodeIsolate);
         while h.busy_count() >= if alone { 1 } else { 2 } {
             sleep(Duration::from_millis(20)).await;
         }
@@ -606,9 +679,13 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     }
 
     // 6. The database's record: history, fencing rows, counters.
+    let admin = h.admin();
     dump(&admin, dir).await?;
     std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(&run_json).unwrap()).unwrap();
-    let _ = admin.disconnect().await;
+    for a in &h.admins {
+        let pool = a.lock().unwrap().clone();
+        let _ = pool.disconnect().await;
+    }
 
     // 7. The checker.
     let inputs = checker::load(dir)?;
@@ -616,7 +693,11 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     std::fs::write(dir.join("report.md"), checker::markdown(&inputs, &report, "timeline.svg")).unwrap();
     std::fs::write(dir.join("timeline.svg"), faults::svg::timeline(&inputs, &report)).unwrap();
     print_summary(&inputs, &report, dir);
-    Ok(if report.passed() { 0 } else { 1 })
+    let errors = h.errors.lock().unwrap().clone();
+    for e in &errors {
+        println!("faults: NOT CARRIED OUT: {e}");
+    }
+    Ok(if !report.passed() { 1 } else if !errors.is_empty() { 2 } else { 0 })
 }
 
 fn chrono_now() -> String {
@@ -650,6 +731,8 @@ fn with_db(url: &str, db: &str) -> String {
 
 async fn dump(admin: &Pool, dir: &Path) -> Result<(), String> {
     let mut c = admin.get_conn().await.map_err(|e| format!("dump: {e}"))?;
+    // On a Galera node: first apply everything the cluster committed (an error elsewhere).
+    let _ = c.query_drop("SET SESSION wsrep_sync_wait = 1").await;
     let epoch = "'1970-01-01 00:00:00'";
     let history: Vec<(String, u64, String, i64, String, Option<i64>, Option<String>)> = c
         .query(format!(
@@ -795,23 +878,27 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
                 Kind::OpResign => match leader {
                     Some(l) => {
                         let node = h.nodes[l].name.clone();
-                        let r = tokio::time::timeout(limit, procedures::resign(&h.admin, &svc_name, &node)).await;
+                        let r = tokio::time::timeout(limit, procedures::resign(&h.admin(), &svc_name, &node)).await;
                         (node, format!("{r:?}"))
                     }
                     None => ("-".to_string(), "no leader to resign".to_string()),
                 },
                 Kind::OpReelect => {
-                    let r = tokio::time::timeout(limit, procedures::reelect(&h.admin, &svc_name)).await;
+                    let r = tokio::time::timeout(limit, procedures::reelect(&h.admin(), &svc_name)).await;
                     (leader.map_or("-".into(), |l| h.nodes[l].name.clone()), format!("{r:?}"))
                 }
                 _ => {
                     let node = h.nodes[p.pick % h.nodes.len()].name.clone();
-                    let r = tokio::time::timeout(limit, procedures::force_leader(&h.admin, &svc_name, &node, lease)).await;
+                    let r = tokio::time::timeout(limit, procedures::force_leader(&h.admin(), &svc_name, &node, lease)).await;
                     (node, format!("{r:?}"))
                 }
             };
             record(target, format!("operator CALL on {svc_name}: {}", compact(&outcome)), false);
             heal(h);
+            None
+        }
+        Kind::NodeKill | Kind::NodeIsolate => {
+            node_fault(h, id, p, leader, &svc_name).await;
             None
         }
         Kind::ClockStep => {
@@ -830,5 +917,90 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
 
 fn compact(s: &str) -> String {
     let s: String = s.chars().filter(|c| *c != '\n').collect();
-    if s.len() > 140 { format!("{}…", &s[..140]) } else { s }
+    match s.char_indices().nth(140) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s,
+    }
+}
+
+/// A node fault of a cluster, run to its end (the fault loop waits: node faults run alone).
+///
+/// Two entries in `faults.jsonl`:
+/// * `node-kill` / `node-isolate` (id `id`): from the kill, or from `gmcast.isolate=1`, until
+///   the script returned (the node is gone, or out of the primary component). The others can
+///   take over: availability is measured from the injection, against the bound plus the
+///   cluster's eviction time (`extra_ms`): until the cluster evicts the node, no node commits.
+/// * `node-restart` / `node-rejoin` (a fresh id after the planned ones), after the drawn
+///   duration: from `galera.sh restart` (or `isolate off`) until the node is Synced. Its join
+///   can stall commits again (state transfer, membership change) anywhere in that span, so its
+///   allowance is the span itself plus the eviction time: a leader must be in office again
+///   within lease + retry + eviction (+ slack) after the node is back. Its inject line is
+///   written when the return is over (with the time it began), since the allowance needs its
+///   length.
+///
+/// The "leader's node" is the node the leading candidate is attached to: its first URL
+/// (candidate i sits on node i mod 3). The leader may be renewing through a fallback at that
+/// moment (after an earlier fault moved it); the fault is then, in effect, a follower's node.
+async fn node_fault(h: &Arc<Harness>, id: u64, p: &Plan, leader: Option<usize>, svc_name: &str) {
+    let n = h.db_urls.len();
+    let kill = p.kind == Kind::NodeKill;
+    let name = kind_name(p.kind);
+    let extra = h.servers.eviction().unwrap_or_default().as_millis() as u64;
+    if h.down.lock().unwrap().iter().any(|d| *d) {
+        // An earlier return failed: one more node down would leave no primary component.
+        eprintln!("\nfaults: fault #{id} ({name}) skipped: a node is still down after a failed return");
+        h.errors.lock().unwrap().push(format!("fault #{id} {name} skipped: a node is still down"));
+        return;
+    }
+    let leader_home = leader.map(|l| h.home(l));
+    let (target, role) = match leader_home {
+        Some(ln) if p.at_leader => (ln, format!("the node of {}, leader of {svc_name}", h.nodes[leader.unwrap()].name)),
+        Some(ln) => {
+            let t = (0..n).filter(|&j| j != ln).nth(p.pick % (n - 1).max(1)).unwrap_or(ln);
+            let on: Vec<String> = (0..h.nodes.len()).filter(|&i| h.home(i) == t).map(|i| h.nodes[i].name.clone()).collect();
+            (t, format!("a follower's node ({}; {} leads {svc_name})", on.join(", "), h.nodes[leader.unwrap()].name))
+        }
+        None => (p.pick % n, format!("no leader of {svc_name} seen")),
+    };
+    h.busy.lock().unwrap().insert(usize::MAX);
+    h.down.lock().unwrap()[target] = true;
+    let label = format!("node{}", target + 1);
+    let t0 = mono_ns();
+    let s = h.servers.clone();
+    let r = tokio::task::spawn_blocking(move || if kill { s.kill(target) } else { s.isolate(target, true) }).await.unwrap();
+    let t1 = mono_ns();
+    h.log.write(json!({"ev": "inject", "id": id, "kind": name, "target": label, "svc": svc_name,
+        "detail": format!("{role}; {}, back after {} ms{}", if kill { "kill -9" } else { "gmcast.isolate=1" }, p.dur.as_millis(),
+                          r.as_ref().err().map_or(String::new(), |e| format!(" (FAILED: {})", compact(e)))),
+        "from_heal": false, "lasting": false, "extra_ms": extra, "t": t0}));
+    h.log.write(json!({"ev": "heal", "id": id, "t": t1}));
+    if let Err(e) = &r {
+        eprintln!("\nfaults: {name} of {label}: {e}");
+        h.errors.lock().unwrap().push(format!("fault #{id} {name} of {label}: {}", compact(e)));
+    }
+    sleep(p.dur).await;
+    let rid = h.next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let rname = if kill { "node-restart" } else { "node-rejoin" };
+    let s = h.servers.clone();
+    let r0 = mono_ns();
+    let r = tokio::task::spawn_blocking(move || if kill { s.relaunch(target) } else { s.isolate(target, false) }).await.unwrap();
+    let r1 = mono_ns();
+    h.log.write(json!({"ev": "inject", "id": rid, "kind": rname, "target": label, "svc": svc_name,
+        "detail": format!("return of fault #{id}: {} took {} ms{}", if kill { "restart until Synced" } else { "gmcast.isolate=0 until Synced" },
+                          (r1 - r0) / 1_000_000, r.as_ref().err().map_or(String::new(), |e| format!(" (FAILED: {})", compact(e)))),
+        "from_heal": false, "lasting": true, "extra_ms": extra + ((r1 - r0) / 1_000_000) as u64, "t": r0}));
+    h.log.write(json!({"ev": "heal", "id": rid, "t": r1}));
+    if let Err(e) = &r {
+        eprintln!("\nfaults: {rname} of {label}: {e}");
+        h.errors.lock().unwrap().push(format!("fault #{rid} {rname} of {label}: {}", compact(e)));
+    }
+    if r.is_ok() {
+        // Fresh admin connections to the node that came back.
+        if let Ok(pool) = mysqlleader::pool_from_url(&h.db_urls[target]) {
+            let old = std::mem::replace(&mut *h.admins[target].lock().unwrap(), pool);
+            let _ = old.disconnect().await;
+        }
+        h.down.lock().unwrap()[target] = false;
+    }
+    h.busy.lock().unwrap().remove(&usize::MAX);
 }

@@ -36,8 +36,10 @@
 //! 4. Availability. After each fault, the time until a leader is in office again, measured
 //!    from the injection (faults that leave the others able to take over) or from the heal
 //!    (server faults, during which nobody can lead), against one lease plus one retry
-//!    interval. Only measurements no other fault overlapped are judged, with an allowance
-//!    (`slack_ms`) for scheduling on a shared machine; every measurement is reported.
+//!    interval, plus the fault's own allowance when it carries one (`extra_ms`: a Galera
+//!    cluster's eviction time, during which no node commits). Only measurements no other fault
+//!    overlapped are judged, with an allowance (`slack_ms`) for scheduling on a shared machine;
+//!    every measurement is reported.
 //! Log anomalies (a renew with no start, unparsable lines) are violations too: the checker
 //! will not judge logs it cannot read.
 
@@ -98,6 +100,10 @@ pub struct Fault {
     /// The fault can take a leader down at any time until its heal (network, server), not only
     /// at its injection (kill, stop, operator).
     pub lasting: bool,
+    /// Added to this fault's availability bound, in ms (the inject line's `extra_ms`, 0 when
+    /// absent): a delay the fault itself causes before anyone can take over, e.g. the time a
+    /// Galera cluster needs to evict a dead or cut-off node, during which no node commits.
+    pub extra_ms: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -278,6 +284,7 @@ pub fn load(dir: &Path) -> Result<Inputs, String> {
                         t1: None,
                         from_heal: v.get("from_heal").and_then(Value::as_bool).unwrap_or(false),
                         lasting: v.get("lasting").and_then(Value::as_bool).unwrap_or(false),
+                        extra_ms: u(&v, "extra_ms"),
                     });
                 }
                 "heal" => {
@@ -595,11 +602,13 @@ pub fn check(inp: &Inputs) -> Report {
         for svc in &p.services {
             let a = availability(f, svc, &r.intervals, &inp.faults, p);
             if a.clean {
+                let extra = (f.extra_ms * 1_000_000) as i64;
                 match a.to_leader_ns {
                     None => r.violations.push(format!("availability: no leader of {svc} after fault #{} ({}) until the end", f.id, f.kind)),
-                    Some(ns) if ns > bound + slack => r.violations.push(format!(
-                        "availability: {svc} had no leader for {:.0} ms after fault #{} ({} {}), over the bound of {} ms + {} ms slack",
-                        ns as f64 / 1e6, f.id, f.kind, f.target, bound / 1_000_000, p.slack_ms)),
+                    Some(ns) if ns > bound + extra + slack => r.violations.push(format!(
+                        "availability: {svc} had no leader for {:.0} ms after fault #{} ({} {}), over the bound of {} ms{} + {} ms slack",
+                        ns as f64 / 1e6, f.id, f.kind, f.target, bound / 1_000_000,
+                        if f.extra_ms > 0 { format!(" + {} ms for this fault", f.extra_ms) } else { String::new() }, p.slack_ms)),
                     _ => {}
                 }
             }
@@ -660,6 +669,16 @@ fn availability(f: &Fault, svc: &str, ivs: &[Interval], all: &[Fault], p: &Param
     Availability { fault: f.clone(), svc: svc.to_string(), to_leader_ns, leaderless_ns, clean }
 }
 
+/// The per-kind allowances of faults that carry one (`extra_ms`), for the report.
+fn extras(inp: &Inputs) -> String {
+    let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
+    for f in inp.faults.iter().filter(|f| f.extra_ms > 0) {
+        let e = by_kind.entry(f.kind.as_str()).or_default();
+        *e = (*e).max(f.extra_ms);
+    }
+    by_kind.iter().map(|(k, v)| format!(", plus {v} ms after {k}")).collect()
+}
+
 fn rel(p: &Params, t: i64) -> String { format!("{:.3}s", (t - p.t_start) as f64 / 1e9) }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,7 +731,8 @@ pub fn markdown(inp: &Inputs, r: &Report, svg_name: &str) -> String {
     }
     // Availability by kind.
     let _ = writeln!(m, "## Availability by fault kind\n");
-    let _ = writeln!(m, "Per fault and service: did the service lose its leader (a leaderless stretch began within one lease of the fault, or of its heal for network and server faults)? If so, the time from the fault — from its heal for server faults, during which nobody can lead — until a leader was in office again. Judged: no other fault was active from one lease before the stretch to its end; those must stay within lease + retry ({} ms) plus {} ms slack.\n", p.lease_ms + p.retry_ms, p.slack_ms);
+    let _ = writeln!(m, "Per fault and service: did the service lose its leader (a leaderless stretch began within one lease of the fault, or of its heal for network and server faults)? If so, the time from the fault — from its heal for server faults, during which nobody can lead — until a leader was in office again. Judged: no other fault was active from one lease before the stretch to its end; those must stay within lease + retry ({} ms) plus {} ms slack{}.\n", p.lease_ms + p.retry_ms, p.slack_ms,
+        extras(inp));
     let _ = writeln!(m, "| fault kind | from | measurements | leader kept | leader lost | judged | judged: median ms | p90 ms | max ms | all losses: max ms to a leader | longest leaderless ms |");
     let _ = writeln!(m, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut kinds: BTreeMap<&str, Vec<&Availability>> = BTreeMap::new();

@@ -193,3 +193,31 @@ fn a_renew_without_a_start_is_an_anomaly() {
     let r = check(&inputs(a, vec![boot(2, 0)], vec![]));
     assert!(r.violations.iter().any(|v| v.contains("log anomaly")), "{:?}", r.violations);
 }
+
+/// A node fault of a cluster carries its eviction time (`extra_ms`): the bound after it is
+/// lease + retry + extra + slack, no more; without it, the same gap is a violation.
+#[test]
+fn a_fault_allowance_extends_only_its_own_availability_bound() {
+    use faults::checker::Fault;
+    // a leads until 1000 ms; the fault at 900 ms; b leads from 5900 ms: 5000 ms after the fault.
+    let a = vec![boot(1, 0), start("a", 1, 10, 1, 1000)];
+    let b = vec![boot(2, 0), start("b", 2, 5900, 2, 9999)];
+    let fault = |extra_ms: u64| Fault {
+        id: 1, kind: "node-kill".into(), target: "node1".into(), svc: Some("s".into()), detail: String::new(),
+        t0: 900 * MS, t1: Some(950 * MS), from_heal: false, lasting: false, extra_ms,
+    };
+    let history = || vec![hist(1, "a", 10, Some("expired")), hist(2, "b", 5890, None)];
+    // bound 1000 + 100, slack 500: 1600 ms < 5000 ms.
+    let mut i = inputs(a.clone(), b.clone(), history());
+    i.faults = vec![fault(0)];
+    let r = check(&i);
+    assert!(r.violations.iter().any(|v| v.starts_with("availability:")), "{:?}", r.violations);
+    // 1600 + 3000 = 4600 ms < 5000 ms: still a violation.
+    i.faults = vec![fault(3000)];
+    let r = check(&i);
+    assert!(r.violations.iter().any(|v| v.contains("+ 3000 ms for this fault")), "{:?}", r.violations);
+    // 1600 + 3500 = 5100 ms >= 5000 ms: within the bound.
+    i.faults = vec![fault(3500)];
+    let r = check(&i);
+    assert!(r.passed(), "{:?}", r.violations);
+}

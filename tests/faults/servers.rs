@@ -4,12 +4,16 @@
 //!
 //! * [`TestDbServer`]: one throwaway mariadbd started with `scripts/testdb.sh start DIR`, with
 //!   kill / relaunch / pause / resume through the same script;
-//! * [`ExternalServers`]: servers the harness did not start (`--url`): no server faults.
+//! * [`ExternalServers`]: servers the harness did not start (`--url`): no server faults;
+//! * [`GaleraControl`]: the 3 nodes of a cluster of `scripts/galera.sh` (started by the harness,
+//!   or one it attaches to): kill -9 / restart of one node, and one node isolated from the others
+//!   (`gmcast.isolate`) and back.
 //!
 //! Every method blocks (it runs scripts); call them from `spawn_blocking`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// A fault of one server process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +22,12 @@ pub enum ServerFault {
     KillRestart,
     /// SIGSTOP, then SIGCONT.
     Pause,
+    /// SIGKILL of one node of a cluster while the others serve, then its return (`kill(i)`,
+    /// `relaunch(i)`).
+    NodeKill,
+    /// One node cut off from the other nodes of its cluster (clients still reach it), then back
+    /// (`isolate(i, true)`, `isolate(i, false)`).
+    Isolate,
 }
 
 pub trait ServerControl: Send + Sync {
@@ -35,6 +45,12 @@ pub trait ServerControl: Send + Sync {
     fn pause(&self, i: usize) -> Result<(), String>;
     /// SIGCONT server `i`.
     fn resume(&self, i: usize) -> Result<(), String>;
+    /// Cut server `i` off from the other servers of its cluster (`on`), or let it back in;
+    /// returns once the node left the primary component (on) or is back and synced (off).
+    fn isolate(&self, _i: usize, _on: bool) -> Result<(), String> { Err("isolation is not supported here".into()) }
+    /// The longest a cluster takes to evict a dead or cut-off node, during which the other
+    /// nodes commit nothing (none for a single server).
+    fn eviction(&self) -> Option<Duration> { None }
     /// Stop every server the harness started and remove its data (no-op for external ones).
     fn shutdown(&self) -> Result<(), String>;
 }
@@ -114,4 +130,71 @@ impl ServerControl for ExternalServers {
     fn pause(&self, _: usize) -> Result<(), String> { Err("not supported on external servers".into()) }
     fn resume(&self, _: usize) -> Result<(), String> { Err("not supported on external servers".into()) }
     fn shutdown(&self) -> Result<(), String> { Ok(()) }
+}
+
+/// The 3 nodes of a `scripts/galera.sh` cluster in `dir`. Node `i` (0-based) here is node `i + 1`
+/// of the script. [`GaleraControl::start`] starts a cluster that `shutdown` stops again;
+/// [`GaleraControl::attach`] uses a running one (its URLs from `dir/env`) and leaves it running.
+pub struct GaleraControl {
+    script: PathBuf,
+    dir: PathBuf,
+    urls: Vec<String>,
+    owned: bool,
+}
+
+impl GaleraControl {
+    /// Starts a new cluster in `dir` (about 10 s); `shutdown` stops it and removes `dir`.
+    pub fn start(script: &Path, dir: &Path) -> Result<GaleraControl, String> {
+        let out = run_script(Path::new("bash"), &[&script.display().to_string(), "start", &dir.display().to_string()], &[])?;
+        Ok(GaleraControl { script: script.to_path_buf(), dir: dir.to_path_buf(), urls: Self::parse_urls(&out)?, owned: true })
+    }
+
+    /// Uses the running cluster of `dir` (started with `galera.sh start DIR`); `shutdown`
+    /// leaves it running.
+    pub fn attach(script: &Path, dir: &Path) -> Result<GaleraControl, String> {
+        let env = std::fs::read_to_string(dir.join("env")).map_err(|e| format!("{}/env: {e} (start it with scripts/galera.sh start DIR)", dir.display()))?;
+        Ok(GaleraControl { script: script.to_path_buf(), dir: dir.to_path_buf(), urls: Self::parse_urls(&env)?, owned: false })
+    }
+
+    fn parse_urls(env: &str) -> Result<Vec<String>, String> {
+        let urls: Vec<String> = (1..=3)
+            .map(|n| {
+                env.lines()
+                    .find_map(|l| l.strip_prefix(&format!("export MYSQLLEADER_GALERA_URL{n}=")))
+                    .map(|u| u.trim().trim_matches(|c| c == '\'' || c == '"').to_string())
+                    .ok_or_else(|| format!("galera.sh printed no MYSQLLEADER_GALERA_URL{n}: {env}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(urls)
+    }
+
+    pub fn dir(&self) -> &Path { &self.dir }
+
+    fn call(&self, args: &[&str]) -> Result<(), String> {
+        let dir = self.dir.display().to_string();
+        let script = self.script.display().to_string();
+        let mut all = vec![script.as_str(), args[0], dir.as_str()];
+        all.extend_from_slice(&args[1..]);
+        // Through bash: the script need not be executable (as scripts/test-galera.sh runs it).
+        run_script(Path::new("bash"), &all, &[]).map(|_| ())
+    }
+}
+
+impl ServerControl for GaleraControl {
+    fn describe(&self) -> String {
+        format!("a 3-node Galera cluster (scripts/galera.sh, {} in {})", if self.owned { "started by the harness" } else { "attached" }, self.dir.display())
+    }
+    fn urls(&self) -> Vec<String> { self.urls.clone() }
+    fn supported(&self) -> Vec<ServerFault> { vec![ServerFault::NodeKill, ServerFault::Isolate] }
+    fn kill(&self, i: usize) -> Result<(), String> { self.call(&["kill", &(i + 1).to_string()]) }
+    fn relaunch(&self, i: usize) -> Result<(), String> { self.call(&["restart", &(i + 1).to_string()]) }
+    fn pause(&self, _: usize) -> Result<(), String> { Err("pausing a Galera node is not supported".into()) }
+    fn resume(&self, _: usize) -> Result<(), String> { Err("pausing a Galera node is not supported".into()) }
+    fn isolate(&self, i: usize, on: bool) -> Result<(), String> {
+        self.call(&["isolate", &(i + 1).to_string(), if on { "on" } else { "off" }])
+    }
+    /// `evs.inactive_timeout` of scripts/galera.sh (PT3S): a node silent that long is evicted
+    /// (measured: about 2.5 s after a kill or an isolation on the project's machine).
+    fn eviction(&self) -> Option<Duration> { Some(Duration::from_secs(3)) }
+    fn shutdown(&self) -> Result<(), String> { if self.owned { self.call(&["stop"]) } else { Ok(()) } }
 }
