@@ -76,16 +76,34 @@ async fn migrated_database(cluster: &Cluster, what: &str) -> (String, Vec<mysql_
     (db, pools)
 }
 
-/// Fails (panics) as soon as two electors lead at one instant.
-fn monitor(states: Vec<watch::Receiver<State>>, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<()> {
+/// Leaderless stretches the monitor saw, as (from, to).
+type Gaps = Arc<std::sync::Mutex<Vec<(Instant, Instant)>>>;
+
+/// Fails (panics) as soon as two electors lead at one instant; records every stretch of time
+/// in which none led (to report, not to judge: those depend on the machine's load).
+fn monitor(states: Vec<watch::Receiver<State>>, stop: Arc<AtomicBool>, gaps: Gaps) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
+        let mut leaderless_since: Option<Instant> = None;
         while !stop.load(Ordering::SeqCst) {
             let now = Instant::now();
             let n = states.iter().filter(|s| s.borrow().leads_at(now)).count();
             assert!(n <= 1, "{n} electors led at one instant");
+            match (n, leaderless_since) {
+                (0, None) => leaderless_since = Some(now),
+                (1, Some(from)) => {
+                    gaps.lock().unwrap().push((from, now));
+                    leaderless_since = None;
+                }
+                _ => {}
+            }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     })
+}
+
+/// The longest leaderless stretch that ended after `since`.
+fn longest_gap_since(gaps: &Gaps, since: Instant) -> Duration {
+    gaps.lock().unwrap().iter().filter(|(_, to)| *to > since).map(|(from, to)| *to - (*from).max(since)).max().unwrap_or_default()
 }
 
 /// Waits for a leader; returns (index, time waited).
@@ -121,7 +139,8 @@ async fn galera_node_faults_never_give_two_leaders() {
         })
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
-    let watcher = monitor(electors.iter().map(|e| e.watch()).collect(), stop.clone());
+    let gaps: Gaps = Default::default();
+    let watcher = monitor(electors.iter().map(|e| e.watch()).collect(), stop.clone(), gaps.clone());
 
     let (first, t) = leader_within(&electors, Duration::from_secs(20)).await;
     println!("first leader: {} after {t:?}", electors[first].node_id());
@@ -141,11 +160,24 @@ async fn galera_node_faults_never_give_two_leaders() {
         // Let the fault take effect (eviction), then require a leader within the bound.
         tokio::time::sleep(LEASE).await;
         let (now_leading, _) = leader_within(&electors, FAULT_BOUND).await;
-        println!("{name} (node {node}): {} leads, {:?} after the fault", electors[now_leading].node_id(), t0.elapsed());
+        println!(
+            "{name} (node {node}): {} leads at term {}, {:?} after the fault; leaderless for {:?} at most",
+            electors[now_leading].node_id(),
+            electors[now_leading].term(),
+            t0.elapsed(),
+            longest_gap_since(&gaps, t0)
+        );
         if isolate { cluster.isolate(node, false) } else { cluster.restart(node) }
         let t1 = Instant::now();
+        // A rejoining node can stall the others' commits too: watch for one lease.
+        tokio::time::sleep(LEASE).await;
         let (back, _) = leader_within(&electors, FAULT_BOUND).await;
-        println!("node {node} back: {} leads, {:?} after its return", electors[back].node_id(), t1.elapsed());
+        println!(
+            "node {node} back: {} leads at term {}; leaderless for {:?} at most since the return",
+            electors[back].node_id(),
+            electors[back].term(),
+            longest_gap_since(&gaps, t1)
+        );
     }
 
     // A crash of the leading elector itself (no resign): another elector, on another node,
