@@ -711,8 +711,10 @@ pub fn print_summary(inputs: &checker::Inputs, r: &checker::Report, dir: &Path) 
     println!("faults: seed {}: {} faults, {} leadership intervals, {} terms", p.seed, inputs.faults.len(), r.intervals.len(), r.terms);
     println!("faults: overlaps {} (after operator revocations: {}), stale-term commits {}, fenced commits {}, refused by assert_leader {} ({} from a node that still believed it led)",
         r.real_overlaps(), r.overlaps.len() - r.real_overlaps(), r.stale_commits, r.commits_db, r.fenced, r.fenced_while_leading);
-    println!("faults: availability: {} judged leader losses, worst {} ms to a new leader (bound {} ms + {} ms slack)", judged.len(),
-        judged.iter().max().map_or("-".into(), |v| format!("{:.0}", *v as f64 / 1e6)), p.lease_ms + p.retry_ms, p.slack_ms);
+    let extra = inputs.faults.iter().map(|f| f.extra_ms).max().unwrap_or(0);
+    println!("faults: availability: {} judged leader losses, worst {} ms to a new leader (bound {} ms{} + {} ms slack)", judged.len(),
+        judged.iter().max().map_or("-".into(), |v| format!("{:.0}", *v as f64 / 1e6)), p.lease_ms + p.retry_ms,
+        if extra > 0 { format!(" + a fault's own allowance (node faults: eviction; up to {extra} ms here)") } else { String::new() }, p.slack_ms);
     for v in r.violations.iter().take(20) {
         println!("faults: VIOLATION: {v}");
     }
