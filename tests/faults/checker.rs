@@ -710,7 +710,7 @@ pub fn markdown(inp: &Inputs, r: &Report, svg_name: &str) -> String {
     let _ = writeln!(m, "| **stale-term commits** | **{}** |", r.stale_commits);
     let _ = writeln!(m, "| increments refused by `assert_leader`: in all / from a node that still believed it led | {} / {} |", r.fenced, r.fenced_while_leading);
     let _ = writeln!(m, "| zombie increments (last term held, while not leading) that committed because the database still held that node's lease at that term | {} |", r.rogue_commits);
-    let _ = writeln!(m, "| commits logged after the committer's local deadline (kept safe by the share lock of `assert_leader`) | {} |", r.commits_after_deadline);
+    let _ = writeln!(m, "| commits logged after the committer's local deadline (kept safe by `assert_leader`: its share lock, and on Galera its write fence) | {} |", r.commits_after_deadline);
     let _ = writeln!(m, "| increments failed otherwise (connection, timeout, lock wait) | {} |", r.tx_errors);
     let lost: Vec<&Availability> = r.availability.iter().filter(|a| a.leaderless_ns > 0 || a.to_leader_ns.is_none()).collect();
     let judged: Vec<&&Availability> = lost.iter().filter(|a| a.clean).collect();
