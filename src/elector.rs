@@ -485,7 +485,6 @@ impl Task {
             Ok(c) => {
                 // 3. Another node holds a valid lease (or took ours): follow it until its lease
                 //    ends, polling no less often than the retry interval.
-                self.step_down(StopReason::LostSeat);
                 self.follow(c.leader_id, c.term);
                 let wait = self.jittered(config.retry_interval).min(c.lease_remaining + Duration::from_millis(1));
                 Next { at: now + wait }
@@ -550,14 +549,30 @@ impl Task {
         }
     }
 
-    /// Publishes a follower's view of the seat.
+    /// Publishes a follower's view of the seat: this node does not lead (if it did, it stops
+    /// now, `LostSeat`), `leader_id` does at `term`. One state update, so that a watcher never
+    /// sees this node stepped down but still named as the leader; then the events, in order:
+    /// `StoppedLeading` (if it led), `LeaderChanged` (if the seat changed hands or term).
     fn follow(&mut self, leader_id: Option<String>, term: u64) {
-        self.announce_leader(leader_id.clone(), term);
+        let (was_leading, old_term, changed) = {
+            let s = self.state.borrow();
+            (s.leading, s.term, s.leader_id != leader_id || s.term != term)
+        };
         self.state.send_modify(|s| {
-            s.leader_id = leader_id;
+            s.leading = false;
+            s.valid_until = None;
+            s.leader_id = leader_id.clone();
             s.term = term;
             s.last_error = None;
         });
+        if was_leading {
+            let reason = StopReason::LostSeat;
+            tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term = old_term, ?reason, "stopped leading");
+            let _ = self.events.send(Event::StoppedLeading { term: old_term, reason });
+        }
+        if changed {
+            let _ = self.events.send(Event::LeaderChanged { leader_id, term });
+        }
     }
 
     fn announce_leader(&self, leader_id: Option<String>, term: u64) {
