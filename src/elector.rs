@@ -550,29 +550,9 @@ impl Task {
     }
 
     /// Publishes a follower's view of the seat: this node does not lead (if it did, it stops
-    /// now, `LostSeat`), `leader_id` does at `term`. One state update, so that a watcher never
-    /// sees this node stepped down but still named as the leader; then the events, in order:
-    /// `StoppedLeading` (if it led), `LeaderChanged` (if the seat changed hands or term).
+    /// now, `LostSeat`), `leader_id` does at `term`.
     fn follow(&mut self, leader_id: Option<String>, term: u64) {
-        let (was_leading, old_term, changed) = {
-            let s = self.state.borrow();
-            (s.leading, s.term, s.leader_id != leader_id || s.term != term)
-        };
-        self.state.send_modify(|s| {
-            s.leading = false;
-            s.valid_until = None;
-            s.leader_id = leader_id.clone();
-            s.term = term;
-            s.last_error = None;
-        });
-        if was_leading {
-            let reason = StopReason::LostSeat;
-            tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term = old_term, ?reason, "stopped leading");
-            let _ = self.events.send(Event::StoppedLeading { term: old_term, reason });
-        }
-        if changed {
-            let _ = self.events.send(Event::LeaderChanged { leader_id, term });
-        }
+        self.publish_not_leading(StopReason::LostSeat, Some((leader_id, term)));
     }
 
     fn announce_leader(&self, leader_id: Option<String>, term: u64) {
@@ -585,19 +565,37 @@ impl Task {
 
     /// Stops counting this node as leader, now. Idempotent.
     fn step_down(&mut self, reason: StopReason) {
-        let (was_leading, term) = {
+        self.publish_not_leading(reason, None);
+    }
+
+    /// One state update: this node does not lead, and with `seat`, who leads at which term
+    /// (so that a watcher never sees this node stepped down but still named as the leader).
+    /// Then the events, in order: `StoppedLeading` (if it led), `LeaderChanged` (if `seat`
+    /// changed hands or term). Without `seat` and not leading, nothing is published.
+    fn publish_not_leading(&mut self, reason: StopReason, seat: Option<(Option<String>, u64)>) {
+        let (was_leading, old_term, changed) = {
             let s = self.state.borrow();
-            (s.leading, s.term)
+            (s.leading, s.term, seat.as_ref().is_some_and(|(l, t)| s.leader_id != *l || s.term != *t))
         };
-        if !was_leading {
+        if !was_leading && seat.is_none() {
             return;
         }
         self.state.send_modify(|s| {
             s.leading = false;
             s.valid_until = None;
+            if let Some((leader_id, term)) = &seat {
+                s.leader_id = leader_id.clone();
+                s.term = *term;
+                s.last_error = None;
+            }
         });
-        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading");
-        let _ = self.events.send(Event::StoppedLeading { term, reason });
+        if was_leading {
+            tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term = old_term, ?reason, "stopped leading");
+            let _ = self.events.send(Event::StoppedLeading { term: old_term, reason });
+        }
+        if let (true, Some((leader_id, term))) = (changed, seat) {
+            let _ = self.events.send(Event::LeaderChanged { leader_id, term });
+        }
     }
 
     /// Steps down locally first (so nothing acts as leader once the handover can start), then
