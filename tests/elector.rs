@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysqlleader::{procedures, Elector, Error, Event, StopReason};
+use mysqlleader::{procedures, Elector, Error, Event, StopReason, WaitOutcome};
 use tokio::time::Instant;
 
 const LEASE: Duration = Duration::from_millis(2000);
@@ -132,7 +132,7 @@ async fn events_report_each_transition_in_order() {
     let db = common::TestDb::migrated("elev").await;
     let a = elector(&db.pool, "orders", "a");
     let mut events = a.events();
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let term = a.term();
     // An operator forces another node in: `a` sees it on its next renew and steps down.
     procedures::force_leader(&db.pool, "orders", "operator-pick", LEASE).await.unwrap();
@@ -188,7 +188,7 @@ async fn cut_connection_leader_steps_down_by_its_deadline_before_anyone_else_lea
     let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
     let proxied = mysql_async::Pool::new(mysql_async::Opts::from_url(&proxy.url_for(&db.url)).unwrap());
     let a = elector(&proxied, "mail", "a-behind-proxy");
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let b = elector(&db.pool, "mail", "b");
     let c = elector(&db.pool, "mail", "c");
     let mut a_events = a.events();
@@ -251,7 +251,7 @@ fn paused_leader_is_not_leader_on_waking() {
     let l2 = leader.clone();
     let rt_thread = std::thread::spawn(move || {
         paused_rt.block_on(async move {
-            assert!(l2.wait_for_leadership(Some(Duration::from_secs(10))).await);
+            assert_eq!(l2.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
             // Stall this runtime for two leases: no timer, no renew, nothing runs.
             std::thread::sleep(LEASE * 2);
             // First thing on waking: the elector must not claim leadership.
@@ -270,7 +270,7 @@ fn paused_leader_is_not_leader_on_waking() {
         let other = elector(&db.pool, "cron", "awake");
         tokio::time::sleep_until(deadline).await;
         assert!(!leader.is_leader(), "a stalled process must not count itself leader past its deadline");
-        assert!(other.wait_for_leadership(Some(LEASE + RETRY + SLACK)).await);
+        assert_eq!(other.wait_for_leadership(Some(LEASE + RETRY + SLACK)).await, WaitOutcome::Leading);
         assert!(!leader.is_leader());
         let (on_waking, later, seen_leader) = rt_thread.join().unwrap();
         assert!(!on_waking, "leader on waking");
@@ -319,7 +319,7 @@ async fn assert_leader_fences_a_stale_leaders_write() {
     let mut conn = db.conn().await;
     conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, written_by VARCHAR(64), term BIGINT UNSIGNED)").await.unwrap();
     let a = elector(&db.pool, "ledger", "a");
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let stale_term = a.term();
     // An operator moves leadership while `a` still believes it leads.
     let forced = procedures::force_leader(&db.pool, "ledger", "b", LEASE).await.unwrap();
@@ -330,7 +330,7 @@ async fn assert_leader_fences_a_stale_leaders_write() {
     let mut tx = conn.start_transaction(Default::default()).await.unwrap();
     tx.exec_drop("INSERT INTO ledger VALUES (1, 'a', ?)", (stale_term,)).await.unwrap();
     let err = procedures::assert_leader(&mut tx, "ledger", "a", stale_term).await.unwrap_err();
-    assert!(matches!(&err, Error::NotLeader { message } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
+    assert!(matches!(&err, Error::NotLeader { message, .. } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
     let open: Option<i64> = tx.query_first("SELECT @@in_transaction").await.unwrap();
     assert_eq!(open, Some(0), "no transaction left open");
     tx.rollback().await.unwrap();
