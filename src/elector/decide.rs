@@ -35,8 +35,9 @@ impl Seat {
 /// What happened, as far as the decision is concerned.
 #[derive(Debug)]
 pub(crate) enum Input {
-    /// The answer of `campaign`, sent at `sent_at` (taken before the send).
-    Campaigned { sent_at: Instant, result: Result<Campaign> },
+    /// The answer of `campaign`, sent at `sent_at` (taken before the send). `watched`: a
+    /// wake-up wait is on the leader's lock, so a resign or crash of the leader wakes this node.
+    Campaigned { sent_at: Instant, result: Result<Campaign>, watched: bool },
     /// The answer of `current_leader` (an elector that no longer campaigns only observes).
     Observed { result: Result<CurrentLeader> },
     /// The local deadline passed with no renew.
@@ -94,7 +95,7 @@ impl Timing {
 pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: &Timing, random: f64) -> Decision {
     let mut d = Decision { seat: seat.clone(), events: Vec::new(), next: None };
     match input {
-        Input::Campaigned { sent_at, result: Ok(c) } if c.is_leader => {
+        Input::Campaigned { sent_at, result: Ok(c), .. } if c.is_leader => {
             // The lease runs from no earlier than `sent_at` on the database's clock, so the local
             // deadline `sent_at + remaining - drift_margin` falls before the lease's end.
             let valid_until = (sent_at + c.lease_remaining).checked_sub(timing.drift_margin).unwrap_or(sent_at);
@@ -107,11 +108,12 @@ pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: 
                 d.next = Some((sent_at + timing.renew_interval).max(now));
             }
         }
-        Input::Campaigned { result: Ok(c), .. } => {
-            // Another node holds a valid lease (or took ours): follow it, and look again after
-            // the retry interval, never later than the moment its lease can end.
+        Input::Campaigned { result: Ok(c), watched, .. } => {
+            // Another node holds a valid lease (or took ours): follow it. Look again when its
+            // lease can end; without a wake-up wait on its lock, also after the retry interval.
             d.follow(StopReason::LostSeat, c.leader_id, c.term);
-            let wait = timing.retry(random).min(c.lease_remaining + Duration::from_millis(1));
+            let lease_end = c.lease_remaining + Duration::from_millis(1);
+            let wait = if watched { lease_end } else { timing.retry(random).min(lease_end) };
             d.next = Some(now + wait);
         }
         Input::Campaigned { result: Err(_), .. } => {
@@ -216,7 +218,7 @@ mod tests {
     #[test]
     fn winning_sets_the_deadline_from_the_send_time() {
         let t0 = Instant::now();
-        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 10_000) }, t0 + ms(30), ME, &timing(), 0.0);
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 10_000), watched: false }, t0 + ms(30), ME, &timing(), 0.0);
         let until = t0 + ms(10_000) - ms(100);
         assert_eq!(d.seat, Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(until) });
         assert_eq!(d.events, vec![
@@ -229,7 +231,7 @@ mod tests {
     #[test]
     fn an_answer_past_its_own_deadline_is_not_leadership() {
         let t0 = Instant::now();
-        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 500) }, t0 + ms(450), ME, &timing(), 0.0);
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 500), watched: false }, t0 + ms(450), ME, &timing(), 0.0);
         assert!(!d.seat.leading);
         assert!(d.events.is_empty());
         assert_eq!(d.next, Some(t0 + ms(450)));
@@ -238,24 +240,28 @@ mod tests {
     #[test]
     fn a_follower_never_waits_past_the_lease_it_saw() {
         let t0 = Instant::now();
-        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 200) }, t0, ME, &timing(), 0.0);
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 200), watched: false }, t0, ME, &timing(), 0.0);
         assert_eq!(d.next, Some(t0 + ms(201)));
         assert_eq!(d.events, vec![Event::LeaderChanged { leader_id: Some("other".into()), term: 3 }]);
         // With a long lease left: the retry interval, shortened by the jitter.
-        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 9000) }, t0, ME, &timing(), 0.5);
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 9000), watched: false }, t0, ME, &timing(), 0.5);
         assert_eq!(d.next, Some(t0 + ms(900)));
+        // A quiet follower, whose wake-up wait watches the leader's lock, looks again only when
+        // the lease it saw can end.
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 9000), watched: true }, t0, ME, &timing(), 0.5);
+        assert_eq!(d.next, Some(t0 + ms(9001)));
     }
 
     #[test]
     fn a_failed_renew_keeps_the_deadline_and_retries_soon() {
         let t0 = Instant::now();
         let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0 + ms(5000)) };
-        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))) }, t0 + ms(2000), ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))), watched: false }, t0 + ms(2000), ME, &timing(), 0.0);
         assert_eq!(d.seat, leading);
         assert!(d.events.is_empty());
         assert_eq!(d.next, Some(t0 + ms(2500)));
         // Once the deadline has passed, a failure steps down.
-        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))) }, t0 + ms(5000), ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))), watched: false }, t0 + ms(5000), ME, &timing(), 0.0);
         assert!(!d.seat.leading);
         assert_eq!(d.events, vec![Event::StoppedLeading { term: 1, reason: StopReason::DeadlinePassed }]);
     }
@@ -264,7 +270,7 @@ mod tests {
     fn a_renew_after_the_deadline_ends_the_old_leadership_first() {
         let t0 = Instant::now();
         let lapsed = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0) };
-        let d = decide(&lapsed, Input::Campaigned { sent_at: t0 + ms(10), result: won(1, 10_000) }, t0 + ms(20), ME, &timing(), 0.0);
+        let d = decide(&lapsed, Input::Campaigned { sent_at: t0 + ms(10), result: won(1, 10_000), watched: false }, t0 + ms(20), ME, &timing(), 0.0);
         assert_eq!(d.events, vec![
             Event::StoppedLeading { term: 1, reason: StopReason::DeadlinePassed },
             Event::StartedLeading { term: 1, valid_until: t0 + ms(10) + ms(9900) },
@@ -275,13 +281,13 @@ mod tests {
     fn forced_out_then_forced_back_in_is_two_terms() {
         let t0 = Instant::now();
         let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0 + ms(5000)) };
-        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: won(2, 10_000) }, t0, ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: won(2, 10_000), watched: false }, t0, ME, &timing(), 0.0);
         assert_eq!(d.events, vec![
             Event::StoppedLeading { term: 1, reason: StopReason::LostSeat },
             Event::LeaderChanged { leader_id: Some(ME.into()), term: 2 },
             Event::StartedLeading { term: 2, valid_until: t0 + ms(9900) },
         ]);
-        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: other(2, 10_000) }, t0, ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: other(2, 10_000), watched: false }, t0, ME, &timing(), 0.0);
         assert_eq!(d.events, vec![
             Event::StoppedLeading { term: 1, reason: StopReason::LostSeat },
             Event::LeaderChanged { leader_id: Some("other".into()), term: 2 },

@@ -29,6 +29,9 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn set_role(&self, role: Role);
     /// Resolves when a follower should campaign now (never, without a wake-up lock).
     fn woken(&self) -> impl Future<Output = ()> + Send;
+    /// True while a follower's wake-up wait is on a lock a leader holds: a resign or crash of
+    /// that leader wakes this node, so it need not poll until the lease it saw can end.
+    fn watching(&self) -> bool;
 }
 
 /// The real backend: the pools of the servers and the optional wake-up lock.
@@ -65,6 +68,10 @@ impl Backend for Database {
             Some(w) => w.woken().await,
             None => std::future::pending().await,
         }
+    }
+
+    fn watching(&self) -> bool {
+        self.wakeup.as_ref().is_some_and(Wakeup::watching)
     }
 }
 
@@ -170,7 +177,13 @@ impl<B: Backend> Task<B> {
             let seat = self.seat();
             let step_down_at = seat.valid_until.filter(|_| seat.leading).map(|d| self.step_down_at(d));
             let following = campaigning && !seat.leading;
-            self.backend.set_role(if !campaigning { Role::Idle } else if following { Role::Following } else { Role::Leading });
+            self.backend.set_role(if !campaigning {
+                Role::Idle
+            } else if following {
+                Role::Following { until: next }
+            } else {
+                Role::Leading
+            });
             let woken = async {
                 if following { self.backend.woken().await } else { std::future::pending().await }
             };
@@ -246,7 +259,8 @@ impl<B: Backend> Task<B> {
         };
         self.note(&result);
         // 3–4. Decide and publish.
-        let decision = self.apply(Input::Campaigned { sent_at, result });
+        let watched = self.backend.watching();
+        let decision = self.apply(Input::Campaigned { sent_at, result, watched });
         decision.unwrap_or_else(Instant::now)
     }
 

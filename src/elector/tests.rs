@@ -45,6 +45,7 @@ struct Fake {
     calls: Mutex<Vec<Call>>,
     roles: Mutex<Vec<Role>>,
     wake: Notify,
+    watching: std::sync::atomic::AtomicBool,
     state: OnceLock<watch::Receiver<State>>,
 }
 
@@ -60,6 +61,7 @@ impl Fake {
             calls: Mutex::new(Vec::new()),
             roles: Mutex::new(Vec::new()),
             wake: Notify::new(),
+            watching: std::sync::atomic::AtomicBool::new(false),
             state: OnceLock::new(),
         })
     }
@@ -126,13 +128,17 @@ impl Backend for FakeBackend {
 
     fn set_role(&self, role: Role) {
         let mut roles = self.0.roles.lock().unwrap();
-        if roles.last() != Some(&role) {
+        if roles.last().map(std::mem::discriminant) != Some(std::mem::discriminant(&role)) {
             roles.push(role);
         }
     }
 
     async fn woken(&self) {
         self.0.wake.notified().await
+    }
+
+    fn watching(&self) -> bool {
+        self.0.watching.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -328,7 +334,7 @@ async fn the_wakeup_lock_makes_a_follower_campaign_at_once() {
     let fake = Fake::new(1, vec![(5, Reply::Other { leader: "b", term: 1, remaining_ms: 9_000 }), (5, won(2))]);
     let (elector, _events) = start(&fake, config());
     sleep(ms(300)).await;
-    assert_eq!(fake.roles.lock().unwrap().last(), Some(&Role::Following));
+    assert!(matches!(fake.roles.lock().unwrap().last(), Some(Role::Following { .. })));
     fake.wake.notify_one();
     sleep(ms(20)).await;
     assert_eq!(fake.times(), vec![0, 300], "woken at 300 ms, not at the 1 s retry");
@@ -374,4 +380,20 @@ async fn a_task_that_panics_reports_itself_stopped() {
     assert!(matches!(seen.last(), Some(Event::ElectorStopped { error: Some(Error::Stopped { .. }) })));
     assert_eq!(elector.wait_for_leadership(None).await, WaitOutcome::NotCampaigning);
     assert_eq!(elector.resign().await.unwrap_err().kind(), ErrorKind::Stopped);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_watching_the_leaders_lock_stays_quiet_until_the_lease_can_end() {
+    let other = || Reply::Other { leader: "b", term: 1, remaining_ms: 9_000 };
+    let fake = Fake::new(1, vec![(5, other()), (5, other()), (5, other())]);
+    fake.watching.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (_elector, _events) = start(&fake, config());
+    sleep(ms(12_000)).await;
+    // One campaign per lease seen (9 s left + 1 ms, from each answer), none in between.
+    assert_eq!(fake.times(), vec![0, 9_006]);
+    // Without the wait on the lock (it fell off), the retry interval again.
+    fake.watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    fake.wake.notify_one();
+    sleep(ms(1_100)).await;
+    assert_eq!(fake.times()[2..], [12_000, 13_005]);
 }
