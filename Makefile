@@ -13,7 +13,7 @@ TESTDB := scripts/testdb.sh
 all: build
 
 build:
-	$(CARGO) build --release --all-targets
+	$(CARGO) build --release --workspace --all-targets
 
 ## The live demo: three candidates, a crash, force, reelect, a graceful handover (about 20 s).
 demo:
@@ -27,7 +27,7 @@ test-all: test-rust test-sql-client test-c test-python test-go test-faults test-
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
-	$(CARGO) test --release --lib --bins --tests -- --test-threads=4
+	$(CARGO) test --release --workspace --lib --bins --tests -- --test-threads=4
 	$(CARGO) test --release --doc
 
 ## The same scenario through the mariadb command-line client only.

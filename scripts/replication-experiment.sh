@@ -7,7 +7,7 @@
 # Each scenario starts its own pair of throwaway servers on free 127.0.0.1 ports (primary:
 # server-id 1, log-bin; replica: server-id 2, log-bin, read_only=ON, GTID replication with
 # MASTER_USE_GTID=slave_pos), installs mysqlleader into `leaderdb` on the primary (it replicates),
-# starts three candidates (examples/replication_probe.rs: an Elector with a 2 s lease each, as an
+# starts three candidates (harness/src/bin/replication_probe.rs: an Elector with a 2 s lease each, as an
 # EXECUTE-only account, doing fenced writes while it leads) and a router (the single routing
 # point, a TCP forwarder whose upstream the script switches), then fails the primary over:
 # SIGKILL the primary, promote the replica (STOP SLAVE; SET GLOBAL read_only=OFF), switch the
@@ -160,14 +160,14 @@ phase() { # phase NAME [TEXT]: a line of phases.log (wall-clock seconds, name, t
 build() {
   local target=${CARGO_TARGET_DIR:-$root/target}
   if [ -n "${NO_BUILD:-}" ]; then
-    say "NO_BUILD is set: using the examples already built in $target/release/examples"
+    say "NO_BUILD is set: using the programs already built in $target/release"
   else
-    say "building the probe (cargo build --release --example replication_probe --example print_sql)"
-    (cd "$root" && cargo build --release --quiet --example replication_probe --example print_sql) >&2
+    say "building the probe (cargo build --release -p mysqlleader-harness --bin replication_probe --bin print_sql)"
+    (cd "$root" && cargo build --release --quiet -p mysqlleader-harness --bin replication_probe --bin print_sql) >&2
   fi
-  PROBE=$target/release/examples/replication_probe
-  PRINT_SQL=$target/release/examples/print_sql
-  { [ -x "$PROBE" ] && [ -x "$PRINT_SQL" ]; } || die "the examples were not built"
+  PROBE=$target/release/replication_probe
+  PRINT_SQL=$target/release/print_sql
+  { [ -x "$PROBE" ] && [ -x "$PRINT_SQL" ]; } || die "the harness programs were not built"
 }
 
 # setup_pair: primary P and replica R, replicating, with mysqlleader installed.

@@ -12,12 +12,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --examples --quiet
+cargo build --release -p mysqlleader-harness --quiet
 
 seed=${FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 out=${FAULTS_OUT:-target/faults/short}
 status=0
-"${CARGO_TARGET_DIR:-target}/release/examples/faults" --seed "$seed" --faults "${FAULTS_N:-30}" --candidates 5 --services 2 \
+"${CARGO_TARGET_DIR:-target}/release/faults" --seed "$seed" --faults "${FAULTS_N:-30}" --candidates 5 --services 2 \
     --lease "${FAULTS_LEASE:-1500ms}" --out "$out" || status=$?
 if [ "$status" -eq 0 ]; then
   echo "faults: 1 passed, 0 failed (seed $seed)"

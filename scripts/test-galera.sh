@@ -18,7 +18,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 target=${CARGO_TARGET_DIR:-target}
 # Build first: the cluster need not idle while cargo compiles.
-cargo build --release --examples --quiet
+cargo build --release -p mysqlleader-harness --quiet
 if [ "${GALERA_FAULTS_ONLY:-0}" != 1 ]; then
   cargo test ${CARGO_PROFILE_FLAG:---release} --test galera --no-run --quiet
 fi
@@ -35,7 +35,7 @@ fi
 seed=${GALERA_FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 out=${GALERA_FAULTS_OUT:-$target/faults/galera}
 status=0
-"$target/release/examples/faults" --galera "$dir/cluster" --seed "$seed" --faults "${GALERA_FAULTS_N:-14}" \
+"$target/release/faults" --galera "$dir/cluster" --seed "$seed" --faults "${GALERA_FAULTS_N:-14}" \
     --candidates 3 --services 2 --lease 3s --gap 6s --kinds node-kill,node-isolate,kill-leader,op-force \
     --out "$out" --title "Galera: node faults" || status=$?
 if [ "$status" -eq 0 ]; then

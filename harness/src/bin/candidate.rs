@@ -40,9 +40,7 @@ use mysqlleader::{procedures, Elector, Error, Event, State};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-#[path = "../tests/faults/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod faults;
+use mysqlleader_harness as faults;
 
 use faults::clock::{mono_ns, Anchor};
 

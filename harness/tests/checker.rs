@@ -2,9 +2,7 @@
 //! (a checker that cannot fail is worse than none), and must not extend a leadership that a
 //! killed or stopped process stopped logging. No server needed.
 
-#[path = "mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod faults;
+use mysqlleader_harness as faults;
 
 use faults::checker::{check, FencingRow, HistoryRow, Inputs, Params};
 use serde_json::{json, Value};

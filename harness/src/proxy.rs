@@ -21,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

@@ -2,13 +2,13 @@
 //!
 //! ```text
 //! cargo build --release --examples
-//! target/release/examples/faults --seed 42 --faults 300 --candidates 5 --services 2 --lease 1s
+//! target/release/faults --seed 42 --faults 300 --candidates 5 --services 2 --lease 1s
 //! ```
 //!
 //! 1. Starts a throwaway mariadbd with `scripts/testdb.sh` (or uses `--url`, without server
 //!    faults, or a 3-node Galera cluster of `scripts/galera.sh` with `--galera DIR`, with node
 //!    faults), creates a database, migrates it, and creates the fencing tables.
-//! 2. Starts N candidates (`examples/candidate.rs`), each on every service, each connected to
+//! 2. Starts N candidates (`harness/src/bin/candidate.rs`), each on every service, each connected to
 //!    every server through a TCP proxy of the harness's own.
 //! 3. Injects faults chosen with a seeded generator (the seed is printed; the same seed gives
 //!    the same sequence of kinds, roles, durations and gaps), logging each one to `faults.jsonl`.
@@ -27,9 +27,7 @@ use serde_json::json;
 use tokio::process::{Child, Command};
 use tokio::time::sleep;
 
-#[path = "../tests/faults/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod faults;
+use mysqlleader_harness as faults;
 
 use faults::checker;
 use faults::clock::mono_ns;
@@ -420,7 +418,8 @@ fn main() {
 }
 
 async fn run(args: Args) -> i32 {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // The repository: the parent of this crate's directory (scripts/testdb.sh, scripts/galera.sh).
+    let repo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let dir = args.out.clone().unwrap_or_else(|| repo.join("target/faults").join(format!("seed-{}", args.seed)));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("nodes")).expect("create the run directory");
@@ -444,7 +443,7 @@ async fn run(args: Args) -> i32 {
     // a leader paused inside its fenced transaction, whose share lock holds a takeover until it
     // wakes (pauses last up to two leases here).
     let slack = args.slack.unwrap_or_else(|| lease.mul_f64(1.5).max(Duration::from_millis(1500)));
-    println!("faults: seed {} — replay with: target/release/examples/faults --seed {} --faults {} --candidates {} --services {} --lease {}ms{}{}{}{}",
+    println!("faults: seed {} — replay with: target/release/faults --seed {} --faults {} --candidates {} --services {} --lease {}ms{}{}{}{}",
         args.seed, args.seed, args.faults, args.candidates, args.services, lease.as_millis(),
         args.experiment.as_ref().map_or(String::new(), |e| format!(" --experiment {e}")),
         args.gap.map_or(String::new(), |g| format!(" --gap {}ms", g.as_millis())),

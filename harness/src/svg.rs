@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::checker::{Inputs, Report};
+use crate::checker::{Inputs, Report};
 
 const PALETTE: [&str; 8] = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f"];
 const LEFT: f64 = 120.0;

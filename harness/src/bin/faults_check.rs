@@ -1,19 +1,17 @@
 //! The checker of the fault harness, alone: judges the directory of a finished run again.
 //!
 //! ```text
-//! target/release/examples/faults_check target/faults/seed-42
+//! target/release/faults_check target/faults/seed-42
 //! ```
 //!
 //! Reads only the candidates' logs (`nodes/*.jsonl`), the database's record (`db/*.jsonl`:
 //! the history of terms, the fencing rows, the counters), the run's parameters (`run.json`) and,
 //! for marks and availability only, the harness's `faults.jsonl`. Rewrites `report.md` and
 //! `timeline.svg` there; exits 0 when there is no violation, 1 when there is, 2 when the
-//! directory cannot be read. See tests/faults/checker.rs for the rules.
+//! directory cannot be read. See harness/src/checker.rs for the rules.
 use std::path::PathBuf;
 
-#[path = "../tests/faults/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod faults;
+use mysqlleader_harness as faults;
 
 fn main() {
     let Some(dir) = std::env::args().nth(1).map(PathBuf::from) else {

@@ -2,7 +2,7 @@
 //! history of terms and the fencing rows), and judges the run.
 //!
 //! Inputs, all in the run directory (see docs/faults.md):
-//! * `nodes/*.jsonl` — the candidates' logs (see `examples/candidate.rs` for the lines);
+//! * `nodes/*.jsonl` — the candidates' logs (see `harness/src/bin/candidate.rs` for the lines);
 //! * `db/history.jsonl`, `db/fencing.jsonl`, `db/counter.jsonl` — dumps of
 //!   `leader_election_history`, `faults_fencing` and `faults_counter` taken after the run;
 //! * `run.json` — the run's parameters (lease, retry; for the availability bound);

@@ -1,0 +1,52 @@
+//! The shortest useful program: take part in the election of `billing`, and while leading, make
+//! fenced writes — each in a transaction that `assert_leader` guards, so a write of a node that
+//! lost the seat can never commit. Resigns on Ctrl-C or SIGTERM, so another node takes over at
+//! once.
+//!
+//! ```text
+//! MYSQLLEADER_URL=mysql://app:secret@127.0.0.1:3306/app cargo run --release --example elect -- web-1
+//! ```
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysqlleader::Elector;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::var("MYSQLLEADER_URL")?;
+    let node = std::env::args().nth(1).unwrap_or_else(|| format!("node-{}", std::process::id()));
+    let pool = mysqlleader::pool_from_url(&url)?;
+    mysqlleader::migrate(&pool).await?; // once per database; safe to repeat
+    pool.get_conn().await?.query_drop("CREATE TABLE IF NOT EXISTS ledger (at DATETIME(6), node VARCHAR(128), term BIGINT UNSIGNED)").await?;
+
+    let elector = Elector::builder(pool.clone(), "billing").node_id(&node).lease(Duration::from_secs(10)).start()?;
+    // Created once, so a signal that arrives while a write is in flight is not lost.
+    use tokio::signal::unix::{signal, SignalKind};
+    let (mut sigint, mut sigterm) = (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = sigint.recv() => break,
+            _ = sigterm.recv() => break,
+            _ = tick.tick() => {
+                if !elector.is_leader() {
+                    continue;
+                }
+                // One fenced write: rejected (and rolled back) unless this node still leads at
+                // its term when the transaction commits.
+                let mut conn = pool.get_conn().await?;
+                let mut tx = conn.start_transaction(Default::default()).await?;
+                match elector.assert_leader(&mut tx).await {
+                    Ok(term) => {
+                        tx.exec_drop("INSERT INTO ledger VALUES (UTC_TIMESTAMP(6), ?, ?)", (&node, term)).await?;
+                        tx.commit().await?;
+                        println!("{node}: wrote at term {term}");
+                    }
+                    Err(e) => println!("{node}: not written: {e}"),
+                }
+            }
+        }
+    }
+    elector.shutdown().await?; // resigns: a follower takes over at once
+    Ok(())
+}
