@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Pool, TxOpts};
-use mysqlleader::{procedures, Elector, Error, Event, State, StopReason};
+use mysqlleader::{procedures, Elector, Error, Event, State};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
@@ -156,18 +156,14 @@ impl Log {
             }
             Event::StoppedLeading { term, reason } => {
                 entry.leading = false;
-                let reason = match reason {
-                    StopReason::LostSeat => "lost_seat",
-                    StopReason::DeadlinePassed => "deadline_passed",
-                    StopReason::Resigned => "resigned",
-                    StopReason::Shutdown => "shutdown",
-                    #[allow(unreachable_patterns)]
-                    _ => "other",
-                };
+                let reason = reason.name();
                 self.write("stop", json!({"svc": svc, "term": term, "reason": reason}));
             }
             Event::LeaderChanged { leader_id, term } => {
                 self.write("leader", json!({"svc": svc, "leader": leader_id, "term": term}));
+            }
+            Event::ElectorStopped { error } => {
+                self.write("elector_stopped", json!({"svc": svc, "error": error.map(|e| e.to_string())}));
             }
         }
     }

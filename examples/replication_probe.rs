@@ -35,7 +35,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Pool, TxOpts};
-use mysqlleader::{procedures, Elector, Error, Event, StopReason};
+use mysqlleader::{procedures, Elector, Error, Event};
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
@@ -209,17 +209,13 @@ async fn candidate(f: BTreeMap<String, String>) {
                         }
                         Event::StoppedLeading { term, reason } => {
                             leading_term = None;
-                            let reason = match reason {
-                                StopReason::LostSeat => "lost_seat",
-                                StopReason::DeadlinePassed => "deadline_passed",
-                                StopReason::Resigned => "resigned",
-                                StopReason::Shutdown => "shutdown",
-                            };
+                            let reason = reason.name();
                             log.write("stop", json!({"term": term, "reason": reason}));
                         }
                         Event::LeaderChanged { leader_id, term } => {
                             log.write("leader", json!({"leader": leader_id, "term": term}));
                         }
+                        Event::ElectorStopped { .. } => {}
                     }
                 }
                 let s = state.borrow_and_update().clone();

@@ -177,6 +177,11 @@ enum mysqlleader_event_kind
      * current state.
      */
     MYSQLLEADER_EVENT_MISSED = 4,
+    /**
+     * The elector's background task ended: shut down, or failed (then
+     * `mysqlleader_elector_last_error` says why). The last event.
+     */
+    MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -214,6 +219,10 @@ enum mysqlleader_stop_reason
      * The elector was shut down (`mysqlleader_elector_free`).
      */
     MYSQLLEADER_STOP_SHUTDOWN = 4,
+    /**
+     * The elector's background task failed.
+     */
+    MYSQLLEADER_STOP_FAILED = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -18,10 +18,10 @@ pub const MAX_LEASE: Duration = Duration::from_millis(86_400_000);
 /// | `service_id` | (required) | the election group: 1 to 128 characters, compared byte for byte |
 /// | `node_id` | `hostname:pid` | this node's name as others see it: 1 to 128 characters |
 /// | `lease` | 10 s | how long a lease lasts on the database's clock after each acquisition or renew |
-/// | `renew_interval` | 2 s | how often the leader renews; at most `(lease - drift_margin) / 3` |
-/// | `retry_interval` | 1 s | the longest a follower waits between attempts (it also never waits past the current lease's end); at most `lease` |
+/// | `renew_interval` | lease / 5 | how often the leader renews; at most `(lease - drift_margin) / 3` |
+/// | `retry_interval` | lease / 10 | the longest a follower waits between attempts (it also never waits past the current lease's end); at most `lease` |
 /// | `retry_jitter` | 0.2 | a follower's wait is shortened by a random part of up to this fraction, so followers spread out (0 to < 1) |
-/// | `request_timeout` | 2 s | the longest one call may take before it counts as failed; less than `lease - drift_margin` |
+/// | `request_timeout` | min(lease / 5, 2 s) | the longest one call may take before it counts as failed; less than `lease - drift_margin` |
 /// | `drift_margin` | lease / 100 | subtracted from every local deadline, for clock-rate drift between this host and the database; less than `lease` |
 /// | `resign_on_drop` | true | whether dropping or shutting down the elector resigns, so a rolling deploy hands over at once |
 /// | `wakeup_lock` | true | the wake-up accelerator: the leader holds a named lock that followers wait on, so a resign wakes them at once (switches itself off on Galera) |
@@ -40,18 +40,31 @@ pub struct ElectorConfig {
     pub wakeup_lock: bool,
 }
 
+/// The lease when none is given.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+/// The longest request timeout a default ever has.
+pub const MAX_DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// The retry jitter when none is given, in thousandths.
+pub const DEFAULT_RETRY_JITTER_PERMILLE: u32 = 200;
+
 impl ElectorConfig {
-    /// The defaults for `service_id`, with the default node id.
+    /// The defaults for `service_id`, with the default node id and lease ([`DEFAULT_LEASE`]).
     pub fn new(service_id: impl Into<String>) -> Self {
-        let lease = Duration::from_secs(10);
+        Self::with_lease(service_id, DEFAULT_LEASE)
+    }
+
+    /// The defaults for `service_id` and `lease`: the one place defaults are derived.
+    /// renew every lease/5, retry every lease/10, time out a request after min(lease/5, 2 s),
+    /// drift margin lease/100.
+    pub fn with_lease(service_id: impl Into<String>, lease: Duration) -> Self {
         ElectorConfig {
             service_id: service_id.into(),
             node_id: default_node_id(),
             lease,
-            renew_interval: Duration::from_secs(2),
-            retry_interval: Duration::from_secs(1),
-            retry_jitter_permille: 200,
-            request_timeout: Duration::from_secs(2),
+            renew_interval: lease / 5,
+            retry_interval: lease / 10,
+            retry_jitter_permille: DEFAULT_RETRY_JITTER_PERMILLE,
+            request_timeout: (lease / 5).min(MAX_DEFAULT_REQUEST_TIMEOUT),
             drift_margin: lease / 100,
             resign_on_drop: true,
             wakeup_lock: true,

@@ -1,5 +1,22 @@
-//! Errors of every call, with the classes users act on: a bad argument (which one), not the
-//! leader, connection or timeout trouble, the schema not migrated, and any other server error.
+//! One error contract from SQL to every binding: the kinds callers must tell apart, each with its
+//! data as fields (the parameter's name, the server's errno and SQLSTATE, the current term), and
+//! whether a retry can help, decided once, here. No caller ever parses a message.
+//!
+//! | kind | raised by | fields | transient |
+//! | --- | --- | --- | --- |
+//! | `InvalidArgument` | SQLSTATE 45000, or a configuration check | `parameter` | no |
+//! | `NotLeader` | SQLSTATE 45001 (`assert_leader`) | `current_term` when known | no |
+//! | `AccessDenied` | SQLSTATE 45002 (per-service access) | | no |
+//! | `NotMigrated` | a missing election procedure or table | | no |
+//! | `Connection` | unreachable server, lost connection | | yes |
+//! | `Timeout` | no answer within the request timeout | `after` | yes |
+//! | `Server` | any other server error | `code`, `state` | for [`TRANSIENT_SERVER_CODES`] |
+//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet | `code` | no |
+//! | `Stopped` | a call on an elector whose background task has ended | | no |
+//! | `Migration` | a migration that could not be applied | | no |
+//!
+//! Messages are shown as they are: a message raised by the procedures keeps its
+//! `mysqlleader: ` prefix, and `Display` never adds a second one.
 
 use std::time::Duration;
 
@@ -7,32 +24,60 @@ use std::time::Duration;
 pub const SQLSTATE_INVALID_ARGUMENT: &str = "45000";
 /// SQLSTATE `assert_leader` raises when the caller does not lead at the given term.
 pub const SQLSTATE_NOT_LEADER: &str = "45001";
+/// SQLSTATE every procedure raises for a service outside the account's patterns.
+pub const SQLSTATE_ACCESS_DENIED: &str = "45002";
 
 /// Server error codes that are worth retrying: the outcome is "not done", never "done".
 /// 1213 deadlock (and Galera certification conflict), 1205 lock wait timeout, 1047 unknown
 /// command (Galera node not in the primary component), 1180 commit failed (Galera),
 /// 2006 server has gone away, 2013 lost connection during query, 4031 idle disconnect (MariaDB),
-/// 1927 connection killed, 1053 server shutdown in progress.
-pub const TRANSIENT_SERVER_CODES: &[u16] = &[1213, 1205, 1047, 1180, 2006, 2013, 4031, 1927, 1053];
+/// 1927 connection killed, 1053 server shutdown in progress, 1317 query interrupted,
+/// 1969 statement time-out (MariaDB `max_statement_time`), 1040 too many connections.
+pub const TRANSIENT_SERVER_CODES: &[u16] = &[1213, 1205, 1047, 1180, 2006, 2013, 4031, 1927, 1053, 1317, 1969, 1040];
+
+/// What a caller must tell apart; see the table in the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    InvalidArgument,
+    NotLeader,
+    AccessDenied,
+    NotMigrated,
+    Connection,
+    Timeout,
+    Server,
+    Usage,
+    Stopped,
+    Migration,
+}
 
 /// Everything that can go wrong in mysqlleader.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// An argument was rejected, by this library or by the procedures (SQLSTATE 45000).
-    /// `parameter` is its name as in the contract (`service_id`, `node_id`, `lease_ms`, `term`,
-    /// `enabled`) or the configuration field (`renew_interval`, ...).
-    #[error("invalid argument `{parameter}`: {message}")]
+    /// `parameter` is its canonical name: as in the contract (`service_id`, `node_id`,
+    /// `lease_ms`, `term`, `enabled`), or the configuration field (`renew_interval`, `url`, ...).
+    #[error("{message}")]
     InvalidArgument { parameter: String, message: String },
 
-    /// `assert_leader` refused: the node does not hold a valid lease at that term (SQLSTATE 45001).
-    #[error("not the leader: {message}")]
-    NotLeader { message: String },
+    /// `assert_leader` refused: the node does not hold a valid lease at that term (SQLSTATE
+    /// 45001). `current_term` is the service's term when the refusal told it.
+    #[error("{message}")]
+    NotLeader { message: String, current_term: Option<u64> },
 
-    /// The server could not be reached, the connection broke, or a request timed out.
-    /// The outcome of a write that failed this way is unknown.
+    /// The account may not act on this service (SQLSTATE 45002, per-service access).
+    #[error("{message}")]
+    AccessDenied { message: String },
+
+    /// The server could not be reached or the connection broke. The outcome of a write that
+    /// failed this way is unknown.
     #[error("connection: {message}")]
     Connection { message: String },
+
+    /// No answer within the time the caller was prepared to wait. The outcome is unknown.
+    #[error("no answer within {} ms", after.as_millis())]
+    Timeout { after: Duration },
 
     /// The election procedures or tables are missing: run `mysqlleader migrate` (or
     /// [`crate::migrate()`]) against this database first.
@@ -42,6 +87,16 @@ pub enum Error {
     /// Any other error the server reported.
     #[error("server error {code} ({state}): {message}")]
     Server { code: u16, state: String, message: String },
+
+    /// A mistake a retry cannot mend, found by the driver rather than the server: a wrong number
+    /// of statement parameters, a TLS set-up that cannot work, an unexpected packet.
+    /// `code` is the server's errno when the server was involved.
+    #[error("{message}")]
+    Usage { code: Option<u16>, message: String },
+
+    /// The elector's background task has ended (shut down, or died: `message` says which).
+    #[error("the elector has stopped: {message}")]
+    Stopped { message: String },
 
     /// A migration could not be applied.
     #[error("migration failed: {message}")]
@@ -57,7 +112,31 @@ impl Error {
     }
 
     pub(crate) fn timeout(after: Duration) -> Self {
-        Error::Connection { message: format!("no answer within {} ms", after.as_millis()) }
+        Error::Timeout { after }
+    }
+
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Error::Usage { code: None, message: message.into() }
+    }
+
+    pub(crate) fn stopped(message: impl Into<String>) -> Self {
+        Error::Stopped { message: message.into() }
+    }
+
+    /// The kind of failure: what a caller acts on.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Error::NotLeader { .. } => ErrorKind::NotLeader,
+            Error::AccessDenied { .. } => ErrorKind::AccessDenied,
+            Error::Connection { .. } => ErrorKind::Connection,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::NotMigrated { .. } => ErrorKind::NotMigrated,
+            Error::Server { .. } => ErrorKind::Server,
+            Error::Usage { .. } => ErrorKind::Usage,
+            Error::Stopped { .. } => ErrorKind::Stopped,
+            Error::Migration { .. } => ErrorKind::Migration,
+        }
     }
 
     /// True when the same call may simply be tried again: a lost connection, a timeout, a
@@ -65,45 +144,92 @@ impl Error {
     /// failed attempt is unknown or "not done", so a caller must not assume it took effect.
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::Connection { .. } => true,
+            Error::Connection { .. } | Error::Timeout { .. } => true,
             Error::Server { code, .. } => TRANSIENT_SERVER_CODES.contains(code),
             _ => false,
         }
     }
 
-    /// The server error code, when the server reported one.
-    pub fn server_code(&self) -> Option<u16> {
+    /// The canonical name of the rejected parameter, for `InvalidArgument`.
+    pub fn parameter(&self) -> Option<&str> {
         match self {
-            Error::Server { code, .. } => Some(*code),
+            Error::InvalidArgument { parameter, .. } => Some(parameter),
             _ => None,
         }
     }
 
-    /// Maps a `mysql_async` error to the classes above. Passwords never appear in the message.
-    pub(crate) fn from_mysql(err: mysql_async::Error) -> Self {
-        use mysql_async::Error as E;
-        match err {
-            E::Server(se) => Self::from_server(se.code, &se.state, &se.message),
-            E::Io(e) => Error::Connection { message: redact(&e.to_string()) },
-            E::Driver(e) => Error::Connection { message: redact(&e.to_string()) },
-            E::Url(e) => Error::invalid("url", redact(&e.to_string())),
-            other => Error::Connection { message: redact(&other.to_string()) },
+    /// The server error code (errno), when the server reported one.
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            Error::Server { code, .. } => Some(*code),
+            Error::Usage { code, .. } => *code,
+            _ => None,
         }
     }
 
+    /// The SQLSTATE, when the server reported one (45000, 45001 and 45002 for the kinds the
+    /// procedures raise).
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            Error::Server { state, .. } => Some(state),
+            Error::NotLeader { .. } => Some(SQLSTATE_NOT_LEADER),
+            Error::AccessDenied { .. } => Some(SQLSTATE_ACCESS_DENIED),
+            _ => None,
+        }
+    }
+
+    /// For `NotLeader`: the service's current term, when the refusal told it.
+    pub fn current_term(&self) -> Option<u64> {
+        match self {
+            Error::NotLeader { current_term, .. } => *current_term,
+            _ => None,
+        }
+    }
+
+    /// Maps a `mysql_async` error to the kinds above. Passwords never appear in the message.
+    pub(crate) fn from_mysql(err: mysql_async::Error) -> Self {
+        use mysql_async::{DriverError as D, Error as E};
+        match err {
+            E::Server(se) => Self::from_server(se.code, &se.state, &se.message),
+            // TLS failures (a certificate that does not verify, a failed handshake) arrive as
+            // I/O errors of their own variant when a TLS feature is built in: see `crate::url`.
+            E::Io(e) => Error::Connection { message: redact(&e.to_string()) },
+            E::Driver(d @ (D::ConnectionClosed | D::PoolDisconnected | D::PacketOutOfOrder | D::BadCompressedPacketHeader)) => {
+                Error::Connection { message: redact(&d.to_string()) }
+            }
+            E::Driver(D::NoClientSslFlagFromServer) => Error::usage(
+                "TLS: the server does not offer TLS, and the URL's ssl-mode requires it"),
+            E::Driver(d) => Error::usage(redact(&d.to_string())),
+            E::Url(e) => Error::invalid("url", redact(&e.to_string())),
+            E::Other(e) => Error::usage(redact(&e.to_string())),
+        }
+    }
+
+    /// Maps a server error: the procedures' own SQLSTATEs to their kinds, missing objects to
+    /// `NotMigrated`, everything else to `Server`. This is the one place where the text of a
+    /// procedure's message is read (the protocol carries only errno, SQLSTATE and message): the
+    /// parameter is the first word after `mysqlleader: `, the current term the number after
+    /// `current term `.
     pub(crate) fn from_server(code: u16, state: &str, message: &str) -> Self {
         match state {
             SQLSTATE_INVALID_ARGUMENT => {
-                // 'mysqlleader: <parameter> must ...': the first word names the parameter.
                 let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
                 let parameter = rest.split_whitespace().next().unwrap_or("").to_string();
                 Error::InvalidArgument { parameter, message: message.to_string() }
             }
-            SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string() },
+            SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string(), current_term: number_after(message, "current term ") },
+            SQLSTATE_ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
             _ if is_missing_schema(code, message) => Error::NotMigrated { message: message.to_string() },
             _ => Error::Server { code, state: state.to_string(), message: redact(message) },
         }
     }
+}
+
+/// The decimal number that follows `marker` in `text`, if any.
+fn number_after(text: &str, marker: &str) -> Option<u64> {
+    let start = text.find(marker)? + marker.len();
+    let digits: String = text[start..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// 1305: PROCEDURE does not exist; 1146: table does not exist (only our own objects count).
@@ -162,5 +288,31 @@ mod tests {
         assert!(matches!(Error::from_server(1305, "42000", "PROCEDURE db.campaign does not exist"), Error::NotMigrated { .. }));
         assert!(Error::from_server(1213, "40001", "Deadlock").is_transient());
         assert!(!Error::from_server(1064, "42000", "syntax").is_transient());
+    }
+
+    #[test]
+    fn not_leader_carries_the_current_term_and_no_doubled_prefix() {
+        let e = Error::from_server(1644, "45001", "mysqlleader: not the leader at term 1 (current term 2)");
+        assert_eq!(e.kind(), ErrorKind::NotLeader);
+        assert_eq!(e.current_term(), Some(2));
+        assert_eq!(e.sqlstate(), Some("45001"));
+        assert_eq!(e.to_string(), "mysqlleader: not the leader at term 1 (current term 2)");
+        let e = Error::from_server(1644, "45000", "mysqlleader: node_id must not be empty");
+        assert_eq!(e.to_string(), "mysqlleader: node_id must not be empty");
+        assert_eq!(e.parameter(), Some("node_id"));
+        assert_eq!(Error::from_server(1644, "45002", "mysqlleader: access denied").kind(), ErrorKind::AccessDenied);
+    }
+
+    #[test]
+    fn driver_mistakes_are_not_transient_but_lost_connections_are() {
+        let mismatch = Error::from_mysql(mysql_async::DriverError::StmtParamsMismatch { required: 2, supplied: 1 }.into());
+        assert_eq!(mismatch.kind(), ErrorKind::Usage);
+        assert!(!mismatch.is_transient());
+        let closed = Error::from_mysql(mysql_async::DriverError::ConnectionClosed.into());
+        assert_eq!(closed.kind(), ErrorKind::Connection);
+        assert!(closed.is_transient());
+        assert!(Error::timeout(Duration::from_millis(5)).is_transient());
+        assert_eq!(Error::timeout(Duration::from_millis(5)).kind(), ErrorKind::Timeout);
+        assert!(!Error::stopped("shut down").is_transient());
     }
 }

@@ -68,8 +68,8 @@ pub mod procedures;
 mod wakeup;
 
 pub use config::ElectorConfig;
-pub use elector::{Elector, ElectorBuilder, Event, State, StopReason};
-pub use error::{Error, Result};
+pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
+pub use error::{Error, ErrorKind, Result};
 pub use migrate::{install_sql, migrate, AppliedMigration};
 
 /// Builds a connection pool from a `mysql://user:pass@host:port/db` URL. The password never

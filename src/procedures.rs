@@ -281,11 +281,22 @@ pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Resul
     Ok(!wsrep.is_some_and(|(_, value)| value.eq_ignore_ascii_case("ON")))
 }
 
-/// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock.
+/// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock; false when the wait
+/// timed out or was interrupted by [`kill_query`] (error 1317, or NULL).
 pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, service_id: &str, wait_s: u32) -> Result<bool> {
     let sql = format!("SELECT GET_LOCK({WAKEUP_LOCK_NAME}, ?)");
-    let got: Option<Option<i64>> = sql.with((service_id, wait_s)).first(&mut *conn).await.map_err(Error::from_mysql)?;
-    Ok(got.flatten() == Some(1))
+    match sql.with((service_id, wait_s)).first::<Option<i64>, _>(&mut *conn).await {
+        Ok(got) => Ok(got.flatten() == Some(1)),
+        Err(mysql_async::Error::Server(e)) if e.code == 1317 => Ok(false),
+        Err(e) => Err(Error::from_mysql(e)),
+    }
+}
+
+/// `KILL QUERY id`: ends the statement running on connection `id` (of the same account: no
+/// privilege needed), e.g. a wake-up lock wait that must end now.
+pub(crate) async fn kill_query(pool: &mysql_async::Pool, connection_id: u32) -> Result<()> {
+    // KILL cannot be prepared; the id is a number, so the text is safe.
+    format!("KILL QUERY {connection_id}").ignore(pool).await.map_err(Error::from_mysql)
 }
 
 /// Whether any connection holds the lock now.

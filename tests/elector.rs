@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysqlleader::{procedures, Elector, Error, Event, StopReason};
+use mysqlleader::{procedures, Elector, Error, Event, StopReason, WaitOutcome};
 use tokio::time::Instant;
 
 const LEASE: Duration = Duration::from_millis(2000);
@@ -132,7 +132,7 @@ async fn events_report_each_transition_in_order() {
     let db = common::TestDb::migrated("elev").await;
     let a = elector(&db.pool, "orders", "a");
     let mut events = a.events();
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let term = a.term();
     // An operator forces another node in: `a` sees it on its next renew and steps down.
     procedures::force_leader(&db.pool, "orders", "operator-pick", LEASE).await.unwrap();
@@ -188,7 +188,7 @@ async fn cut_connection_leader_steps_down_by_its_deadline_before_anyone_else_lea
     let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
     let proxied = mysql_async::Pool::new(mysql_async::Opts::from_url(&proxy.url_for(&db.url)).unwrap());
     let a = elector(&proxied, "mail", "a-behind-proxy");
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let b = elector(&db.pool, "mail", "b");
     let c = elector(&db.pool, "mail", "c");
     let mut a_events = a.events();
@@ -251,7 +251,7 @@ fn paused_leader_is_not_leader_on_waking() {
     let l2 = leader.clone();
     let rt_thread = std::thread::spawn(move || {
         paused_rt.block_on(async move {
-            assert!(l2.wait_for_leadership(Some(Duration::from_secs(10))).await);
+            assert_eq!(l2.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
             // Stall this runtime for two leases: no timer, no renew, nothing runs.
             std::thread::sleep(LEASE * 2);
             // First thing on waking: the elector must not claim leadership.
@@ -270,7 +270,7 @@ fn paused_leader_is_not_leader_on_waking() {
         let other = elector(&db.pool, "cron", "awake");
         tokio::time::sleep_until(deadline).await;
         assert!(!leader.is_leader(), "a stalled process must not count itself leader past its deadline");
-        assert!(other.wait_for_leadership(Some(LEASE + RETRY + SLACK)).await);
+        assert_eq!(other.wait_for_leadership(Some(LEASE + RETRY + SLACK)).await, WaitOutcome::Leading);
         assert!(!leader.is_leader());
         let (on_waking, later, seen_leader) = rt_thread.join().unwrap();
         assert!(!on_waking, "leader on waking");
@@ -319,7 +319,7 @@ async fn assert_leader_fences_a_stale_leaders_write() {
     let mut conn = db.conn().await;
     conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, written_by VARCHAR(64), term BIGINT UNSIGNED)").await.unwrap();
     let a = elector(&db.pool, "ledger", "a");
-    assert!(a.wait_for_leadership(Some(Duration::from_secs(10))).await);
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
     let stale_term = a.term();
     // An operator moves leadership while `a` still believes it leads.
     let forced = procedures::force_leader(&db.pool, "ledger", "b", LEASE).await.unwrap();
@@ -330,7 +330,7 @@ async fn assert_leader_fences_a_stale_leaders_write() {
     let mut tx = conn.start_transaction(Default::default()).await.unwrap();
     tx.exec_drop("INSERT INTO ledger VALUES (1, 'a', ?)", (stale_term,)).await.unwrap();
     let err = procedures::assert_leader(&mut tx, "ledger", "a", stale_term).await.unwrap_err();
-    assert!(matches!(&err, Error::NotLeader { message } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
+    assert!(matches!(&err, Error::NotLeader { message, .. } if message.starts_with("mysqlleader: not the leader")), "{err:?}");
     let open: Option<i64> = tx.query_first("SELECT @@in_transaction").await.unwrap();
     assert_eq!(open, Some(0), "no transaction left open");
     tx.rollback().await.unwrap();
@@ -451,5 +451,87 @@ async fn one_shot_calls_reject_a_fractional_lease_instead_of_rounding_it() {
     }
     let seat = procedures::current_leader(&db.pool, "s").await.unwrap();
     assert_eq!((seat.leader_id, seat.term), (None, 0), "nothing was written");
+    db.drop_db().await;
+}
+
+/// The statements of `db` that are waiting in `GET_LOCK` on the server now.
+async fn lock_waits(admin: &mut mysql_async::Conn, db: &str) -> i64 {
+    let n: Option<i64> = admin
+        .exec_first("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID() AND INFO LIKE '%GET_LOCK%'", (db,))
+        .await
+        .unwrap();
+    n.unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_followers_wait_ends_on_the_server_when_it_closes() {
+    // With a 20 s lease a follower's wake-up wait lasts until the lease it saw can end (~20 s).
+    // Closing must end that wait on the server at once (KILL QUERY), not leave it running.
+    let db = common::TestDb::migrated("elquiet").await;
+    let start = |node: &str| {
+        Elector::builder(db.pool.clone(), "quiet").node_id(node).lease(Duration::from_secs(20)).start().unwrap()
+    };
+    let leader = start("l");
+    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let follower = start("f");
+    let mut admin = db.conn().await;
+    let until = Instant::now() + Duration::from_secs(10);
+    while lock_waits(&mut admin, &db.name).await == 0 {
+        assert!(Instant::now() < until, "the follower never waited on the leader's lock");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The first wait lasts a retry interval (2 s); the campaign after it finds the wait on the
+    // leader's lock and goes quiet: its next wait lasts until the lease it saw can end.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(lock_waits(&mut admin, &db.name).await, 1, "the quiet follower waits on the lock");
+    let t0 = Instant::now();
+    follower.shutdown().await.unwrap();
+    let closed = t0.elapsed();
+    // The wait was for ~20 s; it must be gone long before that (allowing for a busy machine).
+    let until = Instant::now() + Duration::from_secs(5);
+    while lock_waits(&mut admin, &db.name).await > 0 {
+        assert!(Instant::now() < until, "the follower's lock wait kept running on the server after close");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    println!("follower closed in {closed:?}; its server-side wait ended {:?} after the close", t0.elapsed());
+    drop(admin);
+    leader.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fence_steps_the_elector_down_at_once() {
+    let db = common::TestDb::migrated("elrefuse").await;
+    let a = Elector::builder(db.pool.clone(), "refuse")
+        .node_id("a")
+        .lease(Duration::from_secs(20))
+        .resign_on_drop(false)
+        .start()
+        .unwrap();
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let term = a.term();
+    let mut events = a.events();
+    // An operator moves the seat; a's next renew is 4 s away.
+    procedures::force_leader(&db.pool, "refuse", "b", Duration::from_secs(20)).await.unwrap();
+    let mut conn = db.conn().await;
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let err = a.assert_leader(&mut tx).await.unwrap_err();
+    assert_eq!(err.kind(), mysqlleader::ErrorKind::NotLeader);
+    assert_eq!(err.current_term(), Some(term + 1));
+    drop(tx);
+    // The elector learned it from its own fence: it stops leading now, not at its next renew.
+    let stopped = tokio::time::timeout(Duration::from_secs(2), async {
+        loop {
+            if let Event::StoppedLeading { term: t, reason } = events.recv().await.unwrap() {
+                return (t, reason);
+            }
+        }
+    })
+    .await
+    .expect("no StoppedLeading within 2 s of the refusal (the next renew is 4 s away)");
+    assert_eq!(stopped, (term, StopReason::LostSeat));
+    assert!(!a.is_leader());
+    drop(conn);
+    a.shutdown().await.unwrap();
     db.drop_db().await;
 }

@@ -89,6 +89,9 @@ pub enum mysqlleader_event_kind {
     /// `missed` events were dropped because callbacks fell behind; ask the elector for its
     /// current state.
     MYSQLLEADER_EVENT_MISSED = 4,
+    /// The elector's background task ended: shut down, or failed (then
+    /// `mysqlleader_elector_last_error` says why). The last event.
+    MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
 }
 
 /// Why a node stopped leading, in `mysqlleader_event.reason`.
@@ -105,6 +108,8 @@ pub enum mysqlleader_stop_reason {
     MYSQLLEADER_STOP_RESIGNED = 3,
     /// The elector was shut down (`mysqlleader_elector_free`).
     MYSQLLEADER_STOP_SHUTDOWN = 4,
+    /// The elector's background task failed.
+    MYSQLLEADER_STOP_FAILED = 5,
 }
 
 /// A leadership change, as the callback receives it. The struct and `leader_id` are valid
@@ -257,7 +262,16 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                     StopReason::DeadlinePassed => mysqlleader_stop_reason::MYSQLLEADER_STOP_DEADLINE_PASSED,
                     StopReason::Resigned => mysqlleader_stop_reason::MYSQLLEADER_STOP_RESIGNED,
                     StopReason::Shutdown => mysqlleader_stop_reason::MYSQLLEADER_STOP_SHUTDOWN,
+                    StopReason::Failed => mysqlleader_stop_reason::MYSQLLEADER_STOP_FAILED,
                 },
+                leader_id: std::ptr::null(),
+                valid_for_ms: 0,
+                missed: 0,
+            },
+            Ok(Event::ElectorStopped { .. }) => mysqlleader_event {
+                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_ELECTOR_STOPPED,
+                term: 0,
+                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
                 leader_id: std::ptr::null(),
                 valid_for_ms: 0,
                 missed: 0,
@@ -604,7 +618,8 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
         };
         if !leading {
             return Err(Error::NotLeader {
-                message: format!("node {} does not lead service {} now (term seen last: {term})", e.config.node_id, e.config.service_id),
+                message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})", e.config.node_id, e.config.service_id),
+                current_term: None,
             }
             .into());
         }
@@ -647,6 +662,7 @@ pub extern "C" fn mysqlleader_stop_reason_name(reason: u32) -> *const c_char {
         2 => c"deadline_passed",
         3 => c"resigned",
         4 => c"shutdown",
+        5 => c"failed",
         _ => c"unknown",
     };
     name.as_ptr()

@@ -1,0 +1,322 @@
+//! The elector's one decision, as a pure function: given what this node knows of the seat, one
+//! input (the answer of a call, a deadline passing, a refusal, a stop) and the time, the new view
+//! of the seat, the events in the order they happened, and when to call next. No I/O, no clock:
+//! `now` and the random part of the jitter are arguments, so every transition is unit-tested.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{Event, StopReason};
+use crate::config::ElectorConfig;
+use crate::error::Result;
+use crate::procedures::{Campaign, CurrentLeader};
+
+/// This node's view of the seat.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Seat {
+    /// Whether this node counts itself leader (until `valid_until`).
+    pub leading: bool,
+    /// The leader seen last; `None` when the seat was vacant.
+    pub leader_id: Option<String>,
+    /// The term seen last.
+    pub term: u64,
+    /// While leading: the local monotonic deadline.
+    pub valid_until: Option<Instant>,
+}
+
+impl Seat {
+    /// Leading, and the deadline has not passed at `now`.
+    pub fn leads_at(&self, now: Instant) -> bool {
+        self.leading && self.valid_until.is_some_and(|d| now < d)
+    }
+}
+
+/// What happened, as far as the decision is concerned.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// The answer of `campaign`, sent at `sent_at` (taken before the send). `watched`: a
+    /// wake-up wait is on the leader's lock, so a resign or crash of the leader wakes this node.
+    Campaigned { sent_at: Instant, result: Result<Campaign>, watched: bool },
+    /// The answer of `current_leader` (an elector that no longer campaigns only observes).
+    Observed { result: Result<CurrentLeader> },
+    /// The local deadline passed with no renew.
+    DeadlineReached,
+    /// The database refused this node's term `term` (its own fenced transaction got SQLSTATE
+    /// 45001): another node has the seat, or the lease ended.
+    Refused { term: u64 },
+    /// This node stops leading on purpose (resign, shutdown) or because its task failed.
+    Stop(StopReason),
+    /// `resign` answered that this node's lease ended at `term`: the seat is vacant.
+    Resigned { term: u64 },
+}
+
+/// The outcome of [`decide`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Decision {
+    pub seat: Seat,
+    /// In the order they happened; published after the new seat.
+    pub events: Vec<Event>,
+    /// When to call next: `None` keeps the current schedule.
+    pub next: Option<Instant>,
+}
+
+/// The timing the decision needs, taken from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timing {
+    pub renew_interval: Duration,
+    pub retry_interval: Duration,
+    pub retry_jitter: f64,
+    pub drift_margin: Duration,
+}
+
+impl Timing {
+    pub fn of(config: &ElectorConfig) -> Self {
+        Timing {
+            renew_interval: config.renew_interval,
+            retry_interval: config.retry_interval,
+            retry_jitter: config.retry_jitter(),
+            drift_margin: config.drift_margin,
+        }
+    }
+
+    /// The retry interval shortened by `random` (0 ≤ random < 1) times the jitter fraction.
+    pub fn retry(&self, random: f64) -> Duration {
+        self.retry_interval.mul_f64(1.0 - self.retry_jitter * random)
+    }
+
+    /// How soon a leader retries a failed renew: a quarter of the renew interval, at least 5 ms.
+    pub fn renew_retry(&self) -> Duration {
+        (self.renew_interval / 4).max(Duration::from_millis(5))
+    }
+}
+
+/// The decision. `me` is this node's id; `random` is uniform in [0, 1), for the jitter.
+pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: &Timing, random: f64) -> Decision {
+    let mut d = Decision { seat: seat.clone(), events: Vec::new(), next: None };
+    match input {
+        Input::Campaigned { sent_at, result: Ok(c), .. } if c.is_leader => {
+            // The lease runs from no earlier than `sent_at` on the database's clock, so the local
+            // deadline `sent_at + remaining - drift_margin` falls before the lease's end.
+            let valid_until = (sent_at + c.lease_remaining).checked_sub(timing.drift_margin).unwrap_or(sent_at);
+            if valid_until <= now {
+                // The answer came too late to act on: not leader; campaign again at once.
+                d.step_down(StopReason::DeadlinePassed, now);
+                d.next = Some(now);
+            } else {
+                d.lead(me, c.term, valid_until, now);
+                d.next = Some((sent_at + timing.renew_interval).max(now));
+            }
+        }
+        Input::Campaigned { result: Ok(c), watched, .. } => {
+            // Another node holds a valid lease (or took ours): follow it. Look again when its
+            // lease can end; without a wake-up wait on its lock, also after the retry interval.
+            d.follow(StopReason::LostSeat, c.leader_id, c.term);
+            let lease_end = c.lease_remaining + Duration::from_millis(1);
+            let wait = if watched { lease_end } else { timing.retry(random).min(lease_end) };
+            d.next = Some(now + wait);
+        }
+        Input::Campaigned { result: Err(_), .. } => {
+            // Unknown outcome: the deadline stands (never extended). A leader retries soon, a
+            // follower after the retry interval.
+            if d.seat.leading && !d.seat.leads_at(now) {
+                d.step_down(StopReason::DeadlinePassed, now);
+            }
+            let wait = if d.seat.leading { timing.renew_retry() } else { timing.retry(random) };
+            d.next = Some(now + wait);
+        }
+        Input::Observed { result } => {
+            if let Ok(c) = result {
+                d.follow(StopReason::LostSeat, c.leader_id, c.term);
+            }
+            d.next = Some(now + timing.retry(random));
+        }
+        Input::DeadlineReached => {
+            d.step_down(StopReason::DeadlinePassed, now);
+            d.next = Some(now);
+        }
+        Input::Refused { term } => {
+            if d.seat.leading && d.seat.term == term {
+                d.step_down(StopReason::LostSeat, now);
+                // Learn who leads now.
+                d.next = Some(now);
+            }
+        }
+        Input::Stop(reason) => d.step_down(reason, now),
+        Input::Resigned { term } => d.follow(StopReason::Resigned, None, term),
+    }
+    d
+}
+
+impl Decision {
+    /// Leads at `term` until `valid_until`. A leadership whose deadline had passed, or of another
+    /// term, ends first (`StoppedLeading`), so each term has exactly one start and one stop.
+    fn lead(&mut self, me: &str, term: u64, valid_until: Instant, now: Instant) {
+        let before = self.seat.clone();
+        let continues = before.leads_at(now) && before.term == term;
+        if before.leading && !continues {
+            let reason = if before.leads_at(now) { StopReason::LostSeat } else { StopReason::DeadlinePassed };
+            self.events.push(Event::StoppedLeading { term: before.term, reason });
+        }
+        if before.leader_id.as_deref() != Some(me) || before.term != term {
+            self.events.push(Event::LeaderChanged { leader_id: Some(me.to_string()), term });
+        }
+        if !continues {
+            self.events.push(Event::StartedLeading { term, valid_until });
+        }
+        self.seat = Seat { leading: true, leader_id: Some(me.to_string()), term, valid_until: Some(valid_until) };
+    }
+
+    /// This node does not lead (if it did, it stops now for `reason`); `leader_id` leads at `term`.
+    fn follow(&mut self, reason: StopReason, leader_id: Option<String>, term: u64) {
+        if self.seat.leading {
+            self.events.push(Event::StoppedLeading { term: self.seat.term, reason });
+        }
+        if self.seat.leader_id != leader_id || self.seat.term != term {
+            self.events.push(Event::LeaderChanged { leader_id: leader_id.clone(), term });
+        }
+        self.seat = Seat { leading: false, leader_id, term, valid_until: None };
+    }
+
+    /// Stops counting this node as leader, now; the rest of the view stays. Idempotent.
+    fn step_down(&mut self, reason: StopReason, _now: Instant) {
+        if self.seat.leading {
+            self.events.push(Event::StoppedLeading { term: self.seat.term, reason });
+            self.seat.leading = false;
+            self.seat.valid_until = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ME: &str = "me";
+
+    fn timing() -> Timing {
+        Timing {
+            renew_interval: Duration::from_millis(2000),
+            retry_interval: Duration::from_millis(1000),
+            retry_jitter: 0.2,
+            drift_margin: Duration::from_millis(100),
+        }
+    }
+
+    fn won(term: u64, remaining_ms: u64) -> Result<Campaign> {
+        Ok(Campaign { is_leader: true, leader_id: Some(ME.into()), term, lease_remaining: Duration::from_millis(remaining_ms) })
+    }
+
+    fn other(term: u64, remaining_ms: u64) -> Result<Campaign> {
+        Ok(Campaign { is_leader: false, leader_id: Some("other".into()), term, lease_remaining: Duration::from_millis(remaining_ms) })
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn winning_sets_the_deadline_from_the_send_time() {
+        let t0 = Instant::now();
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 10_000), watched: false }, t0 + ms(30), ME, &timing(), 0.0);
+        let until = t0 + ms(10_000) - ms(100);
+        assert_eq!(d.seat, Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(until) });
+        assert_eq!(d.events, vec![
+            Event::LeaderChanged { leader_id: Some(ME.into()), term: 1 },
+            Event::StartedLeading { term: 1, valid_until: until },
+        ]);
+        assert_eq!(d.next, Some(t0 + ms(2000)));
+    }
+
+    #[test]
+    fn an_answer_past_its_own_deadline_is_not_leadership() {
+        let t0 = Instant::now();
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: won(1, 500), watched: false }, t0 + ms(450), ME, &timing(), 0.0);
+        assert!(!d.seat.leading);
+        assert!(d.events.is_empty());
+        assert_eq!(d.next, Some(t0 + ms(450)));
+    }
+
+    #[test]
+    fn a_follower_never_waits_past_the_lease_it_saw() {
+        let t0 = Instant::now();
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 200), watched: false }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.next, Some(t0 + ms(201)));
+        assert_eq!(d.events, vec![Event::LeaderChanged { leader_id: Some("other".into()), term: 3 }]);
+        // With a long lease left: the retry interval, shortened by the jitter.
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 9000), watched: false }, t0, ME, &timing(), 0.5);
+        assert_eq!(d.next, Some(t0 + ms(900)));
+        // A quiet follower, whose wake-up wait watches the leader's lock, looks again only when
+        // the lease it saw can end.
+        let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: other(3, 9000), watched: true }, t0, ME, &timing(), 0.5);
+        assert_eq!(d.next, Some(t0 + ms(9001)));
+    }
+
+    #[test]
+    fn a_failed_renew_keeps_the_deadline_and_retries_soon() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))), watched: false }, t0 + ms(2000), ME, &timing(), 0.0);
+        assert_eq!(d.seat, leading);
+        assert!(d.events.is_empty());
+        assert_eq!(d.next, Some(t0 + ms(2500)));
+        // Once the deadline has passed, a failure steps down.
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: Err(crate::Error::timeout(ms(2000))), watched: false }, t0 + ms(5000), ME, &timing(), 0.0);
+        assert!(!d.seat.leading);
+        assert_eq!(d.events, vec![Event::StoppedLeading { term: 1, reason: StopReason::DeadlinePassed }]);
+    }
+
+    #[test]
+    fn a_renew_after_the_deadline_ends_the_old_leadership_first() {
+        let t0 = Instant::now();
+        let lapsed = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0) };
+        let d = decide(&lapsed, Input::Campaigned { sent_at: t0 + ms(10), result: won(1, 10_000), watched: false }, t0 + ms(20), ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![
+            Event::StoppedLeading { term: 1, reason: StopReason::DeadlinePassed },
+            Event::StartedLeading { term: 1, valid_until: t0 + ms(10) + ms(9900) },
+        ]);
+    }
+
+    #[test]
+    fn forced_out_then_forced_back_in_is_two_terms() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 1, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: won(2, 10_000), watched: false }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![
+            Event::StoppedLeading { term: 1, reason: StopReason::LostSeat },
+            Event::LeaderChanged { leader_id: Some(ME.into()), term: 2 },
+            Event::StartedLeading { term: 2, valid_until: t0 + ms(9900) },
+        ]);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: other(2, 10_000), watched: false }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![
+            Event::StoppedLeading { term: 1, reason: StopReason::LostSeat },
+            Event::LeaderChanged { leader_id: Some("other".into()), term: 2 },
+        ]);
+    }
+
+    #[test]
+    fn a_refusal_of_the_current_term_steps_down_at_once() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Refused { term: 4 }, t0, ME, &timing(), 0.0);
+        assert!(!d.seat.leading);
+        assert_eq!(d.events, vec![Event::StoppedLeading { term: 4, reason: StopReason::LostSeat }]);
+        assert_eq!(d.next, Some(t0));
+        // A refusal of an older term changes nothing.
+        let d = decide(&leading, Input::Refused { term: 3 }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.seat, leading);
+        assert!(d.events.is_empty());
+        assert_eq!(d.next, None);
+    }
+
+    #[test]
+    fn resigning_steps_down_then_sees_the_seat_vacant() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Stop(StopReason::Resigned), t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![Event::StoppedLeading { term: 4, reason: StopReason::Resigned }]);
+        let d = decide(&d.seat, Input::Resigned { term: 4 }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.seat, Seat { leading: false, leader_id: None, term: 4, valid_until: None });
+        assert_eq!(d.events, vec![Event::LeaderChanged { leader_id: None, term: 4 }]);
+    }
+}

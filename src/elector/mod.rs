@@ -1,0 +1,492 @@
+//! The elector: one node's part in the election of one service, kept alive by a background
+//! task that campaigns for the seat, renews it while it holds it, and steps down by its local
+//! deadline whenever a renew fails or comes late.
+//!
+//! Three parts: this module is the public handle (builder, [`State`], [`Event`],
+//! [`StopReason`], [`WaitOutcome`]); `task` is the loop that talks to the database; `decide` is
+//! the one pure decision: (what this node knows, the outcome of a call, now) → (what it knows
+//! now, the events, when to call next).
+//!
+//! The loop, step by step (the same numbers mark the code in `task.rs`):
+//! 1. **Before sending**: a node that woke past its local deadline (a paused process, a
+//!    starved VM) steps down first, before it sends anything.
+//! 2. **Send** one call, timing it from `sent_at = Instant::now()` (monotonic), taken *before*
+//!    the send: `campaign` while campaigning — bounded by `request_timeout` and, while leading, by
+//!    the current local deadline — else `current_leader` (an elector that resigned only observes).
+//! 3. **Decide** (`decide::decide`): on `is_leader = 1` the new deadline is
+//!    `sent_at + lease_remaining - drift_margin`, where `lease_remaining` is what the database
+//!    measured on its own clock, and the next renew is due at `sent_at + renew_interval`; another
+//!    leader means follow it and look again after the (jittered) retry interval, never later than
+//!    its lease can end; an error or timeout never extends the deadline (a leader retries after
+//!    renew_interval/4, a follower after the retry interval).
+//! 4. **Publish**: one state update (so a watcher never sees a half-made change), then the
+//!    events in the order they happened.
+//! 5. **Wait** for the first of: a command (6); the step-down time (the deadline, at most 5 ms
+//!    early) → step down, then campaign at once; a wake-up from the wake-up lock (a follower
+//!    whose leader resigned or vanished); a refusal of this node's term reported by its own
+//!    fenced transaction → step down, then campaign at once; the next call's time → 1.
+//! 6. **Commands**: `resign` steps down locally first, then ends the lease in the database and
+//!    stops campaigning (the node keeps observing); `shutdown` does the same (resigning when
+//!    `resign_on_drop`), publishes [`Event::ElectorStopped`] and ends the task.
+//!
+//! If the task ends for any other reason (a panic), a supervisor publishes that: not leading, not
+//! campaigning, the error in [`State::last_error`], [`StopReason::Failed`] and
+//! [`Event::ElectorStopped`]; the handle's calls then fail with [`Error::Stopped`].
+
+mod decide;
+mod task;
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::Pool;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::time::{sleep_until, timeout, Instant};
+
+use crate::config::ElectorConfig;
+use crate::error::{Error, Result};
+
+/// What this node knows of the election, as of its last call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    /// Whether this node led when the state was published. Use [`Elector::is_leader`] to act:
+    /// it also checks the deadline at the moment it is called.
+    pub leading: bool,
+    /// The leader seen last (this node while leading); `None` when the seat is vacant.
+    pub leader_id: Option<String>,
+    /// The term seen last (the fencing token of this node's leadership while leading).
+    pub term: u64,
+    /// While leading: the monotonic instant at which this node stops counting itself leader.
+    pub valid_until: Option<Instant>,
+    /// Whether the elector still campaigns (false after `resign` or shutdown).
+    pub campaigning: bool,
+    /// The error of the last call, if it failed; after the task died, why.
+    pub last_error: Option<Error>,
+    /// When the last call succeeded (monotonic); `None` before the first success.
+    pub last_ok: Option<Instant>,
+    /// The last term this node stopped leading, and why.
+    pub last_stop: Option<(u64, StopReason)>,
+    /// Whether the background task still runs (false after shutdown, or when it died).
+    pub running: bool,
+}
+
+impl State {
+    fn initial() -> Self {
+        State {
+            leading: false,
+            leader_id: None,
+            term: 0,
+            valid_until: None,
+            campaigning: true,
+            last_error: None,
+            last_ok: None,
+            last_stop: None,
+            running: true,
+        }
+    }
+
+    /// Leading, and the deadline has not passed at `now`.
+    pub fn leads_at(&self, now: Instant) -> bool {
+        self.leading && self.valid_until.is_some_and(|d| now < d)
+    }
+}
+
+/// Why a node stopped leading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// A call showed another node holding the seat (forced out, or the lease lapsed and was taken).
+    LostSeat,
+    /// No renew succeeded before the local deadline (failed, slow or lost calls).
+    DeadlinePassed,
+    /// This node resigned.
+    Resigned,
+    /// The elector was shut down or dropped.
+    Shutdown,
+    /// The elector's background task failed (see [`State::last_error`]).
+    Failed,
+}
+
+impl StopReason {
+    /// The reason in snake case, as logs, JSON and the bindings spell it: `lost_seat`,
+    /// `deadline_passed`, `resigned`, `shutdown`, `failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::LostSeat => "lost_seat",
+            StopReason::DeadlinePassed => "deadline_passed",
+            StopReason::Resigned => "resigned",
+            StopReason::Shutdown => "shutdown",
+            StopReason::Failed => "failed",
+        }
+    }
+}
+
+/// How [`Elector::wait_for_leadership`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// This node leads (by its local deadline, at the moment of answering).
+    Leading,
+    /// The time limit passed first.
+    TimedOut,
+    /// The node no longer campaigns (it resigned, was shut down, or its task failed), so it
+    /// will not lead without a new elector.
+    NotCampaigning,
+}
+
+/// A change of leadership, as this node observed it, in the order it observed them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// This node became leader at `term`; it leads until `valid_until` unless renewed.
+    StartedLeading { term: u64, valid_until: Instant },
+    /// This node stopped leading `term`.
+    StoppedLeading { term: u64, reason: StopReason },
+    /// A different leader (or a vacant seat: `None`) or a new term was seen.
+    LeaderChanged { leader_id: Option<String>, term: u64 },
+    /// The background task ended: `None` after a shutdown, the error when it failed. Last event.
+    ElectorStopped { error: Option<Error> },
+}
+
+enum Command {
+    Resign(oneshot::Sender<Result<bool>>),
+    Shutdown { resign: bool, done: oneshot::Sender<Result<()>> },
+    /// This node's fenced transaction was refused at `term` (SQLSTATE 45001).
+    Refused { term: u64 },
+}
+
+/// Builds an [`Elector`]; see [`ElectorConfig`] for every value and its default.
+///
+/// Intervals that are not set are derived from the lease by [`ElectorConfig::with_lease`].
+#[must_use]
+pub struct ElectorBuilder {
+    pools: Vec<Pool>,
+    service_id: String,
+    node_id: Option<String>,
+    lease: Duration,
+    renew_interval: Option<Duration>,
+    retry_interval: Option<Duration>,
+    retry_jitter: Option<f64>,
+    request_timeout: Option<Duration>,
+    drift_margin: Option<Duration>,
+    resign_on_drop: bool,
+    wakeup_lock: bool,
+}
+
+impl ElectorBuilder {
+    pub fn node_id(mut self, node_id: impl Into<String>) -> Self { self.node_id = Some(node_id.into()); self }
+    pub fn lease(mut self, lease: Duration) -> Self { self.lease = lease; self }
+    pub fn renew_interval(mut self, d: Duration) -> Self { self.renew_interval = Some(d); self }
+    pub fn retry_interval(mut self, d: Duration) -> Self { self.retry_interval = Some(d); self }
+    /// A fraction from 0 (no jitter) to below 1.
+    pub fn retry_jitter(mut self, fraction: f64) -> Self { self.retry_jitter = Some(fraction); self }
+    pub fn request_timeout(mut self, d: Duration) -> Self { self.request_timeout = Some(d); self }
+    pub fn drift_margin(mut self, d: Duration) -> Self { self.drift_margin = Some(d); self }
+    pub fn resign_on_drop(mut self, yes: bool) -> Self { self.resign_on_drop = yes; self }
+    /// Whether to use the wake-up lock (see `wakeup_lock` in [`ElectorConfig`]).
+    pub fn wakeup_lock(mut self, yes: bool) -> Self { self.wakeup_lock = yes; self }
+    /// More servers of one cluster (Galera) for the same election: when a call to the current
+    /// server fails with a connection or cluster error, the next one is tried.
+    pub fn fallback_servers(mut self, pools: impl IntoIterator<Item = Pool>) -> Self {
+        self.pools.extend(pools);
+        self
+    }
+
+    /// The validated configuration.
+    pub fn config(&self) -> Result<ElectorConfig> {
+        let defaults = ElectorConfig::with_lease(self.service_id.clone(), self.lease);
+        let mut config = ElectorConfig {
+            node_id: self.node_id.clone().unwrap_or(defaults.node_id.clone()),
+            renew_interval: self.renew_interval.unwrap_or(defaults.renew_interval),
+            retry_interval: self.retry_interval.unwrap_or(defaults.retry_interval),
+            request_timeout: self.request_timeout.unwrap_or(defaults.request_timeout),
+            drift_margin: self.drift_margin.unwrap_or(defaults.drift_margin),
+            resign_on_drop: self.resign_on_drop,
+            wakeup_lock: self.wakeup_lock,
+            ..defaults
+        };
+        if let Some(jitter) = self.retry_jitter {
+            if !(0.0..1.0).contains(&jitter) {
+                return Err(Error::invalid("retry_jitter", format!("retry_jitter must be at least 0 and below 1, got {jitter}")));
+            }
+            config.retry_jitter_permille = (jitter * 1000.0).round().min(999.0) as u32;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Validates the configuration and starts the background task on the current tokio runtime.
+    pub fn start(self) -> Result<Elector> {
+        let config = self.config()?;
+        Elector::start_with(self.pools, config)
+    }
+}
+
+/// One node's membership in one service's election. Cheap to query from any thread.
+///
+/// ```no_run
+/// # async fn demo() -> mysqlleader::Result<()> {
+/// use std::time::Duration;
+/// let pool = mysqlleader::pool_from_url("mysql://app:secret@127.0.0.1:3306/app")?;
+/// let elector = mysqlleader::Elector::builder(pool, "billing")
+///     .lease(Duration::from_secs(10))
+///     .start()?;
+/// elector.wait_for_leadership(None).await;
+/// while elector.is_leader() {
+///     // do the leader's work, fencing database writes with the term:
+///     let term = elector.term();
+///     # let _ = term; break;
+/// }
+/// elector.shutdown().await?; // resigns: another node takes over at once
+/// # Ok(()) }
+/// ```
+pub struct Elector {
+    config: Arc<ElectorConfig>,
+    state: watch::Receiver<State>,
+    events: broadcast::Sender<Event>,
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl Elector {
+    /// Starts building an elector for `service_id` that talks to the database of `pool`.
+    pub fn builder(pool: Pool, service_id: impl Into<String>) -> ElectorBuilder {
+        ElectorBuilder {
+            pools: vec![pool],
+            service_id: service_id.into(),
+            node_id: None,
+            lease: crate::config::DEFAULT_LEASE,
+            renew_interval: None,
+            retry_interval: None,
+            retry_jitter: None,
+            request_timeout: None,
+            drift_margin: None,
+            resign_on_drop: true,
+            wakeup_lock: true,
+        }
+    }
+
+    /// Starts an elector from a complete configuration (validated here).
+    pub fn start_with(pools: Vec<Pool>, config: ElectorConfig) -> Result<Elector> {
+        Self::start_subscribed(pools, config).map(|(elector, _)| elector)
+    }
+
+    /// Like [`Elector::start_with`], and also returns a receiver of [`Elector::events`] that was
+    /// subscribed before the background task started, so it misses no event (the first
+    /// `StartedLeading` included).
+    pub fn start_subscribed(pools: Vec<Pool>, config: ElectorConfig) -> Result<(Elector, broadcast::Receiver<Event>)> {
+        config.validate()?;
+        if pools.is_empty() {
+            return Err(Error::invalid("servers", "at least one server is needed"));
+        }
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::usage("Elector::start must be called inside a tokio runtime"))?;
+        let config = Arc::new(config);
+        let (state_tx, state_rx) = watch::channel(State::initial());
+        let (events, first_subscriber) = broadcast::channel(256);
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let _guard = handle.enter();
+        task::spawn(config.clone(), pools, state_tx, events.clone(), command_rx);
+        Ok((Elector { config, state: state_rx, events, commands }, first_subscriber))
+    }
+
+    pub fn config(&self) -> &ElectorConfig { &self.config }
+    pub fn service_id(&self) -> &str { &self.config.service_id }
+    pub fn node_id(&self) -> &str { &self.config.node_id }
+
+    /// True only while this node leads *and* its local deadline has not passed at this very
+    /// moment, so a process that was paused past its deadline sees `false` on waking, before the
+    /// background task had a chance to run.
+    pub fn is_leader(&self) -> bool {
+        self.state.borrow().leads_at(Instant::now())
+    }
+
+    /// The term seen last: while [`is_leader`](Self::is_leader), the fencing token to pass to
+    /// `assert_leader` or to stamp on writes.
+    pub fn term(&self) -> u64 { self.state.borrow().term }
+
+    /// The leader seen last (`None` when the seat was vacant).
+    pub fn leader_id(&self) -> Option<String> { self.state.borrow().leader_id.clone() }
+
+    /// How much longer this node may act as leader without another renew; zero when not leading.
+    pub fn valid_for(&self) -> Duration {
+        let now = Instant::now();
+        let state = self.state.borrow();
+        match state.valid_until {
+            Some(d) if state.leading && d > now => d - now,
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// A snapshot of the state.
+    pub fn state(&self) -> State { self.state.borrow().clone() }
+
+    /// A `watch` of the state: changes on every transition and on every renew.
+    pub fn watch(&self) -> watch::Receiver<State> { self.state.clone() }
+
+    /// The events from now on: started leading, stopped leading, leader changed.
+    pub fn events(&self) -> broadcast::Receiver<Event> { self.events.subscribe() }
+
+    /// Waits until this node leads, `limit` passes, or the node no longer campaigns (it resigned,
+    /// was shut down, or its task failed); `None` waits without a time limit.
+    pub async fn wait_for_leadership(&self, limit: Option<Duration>) -> WaitOutcome {
+        let mut rx = self.state.clone();
+        let wait = async move {
+            loop {
+                {
+                    let state = rx.borrow_and_update();
+                    if state.leads_at(Instant::now()) {
+                        return WaitOutcome::Leading;
+                    }
+                    if !state.campaigning || !state.running {
+                        return WaitOutcome::NotCampaigning;
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    return WaitOutcome::NotCampaigning;
+                }
+            }
+        };
+        match limit {
+            Some(limit) => timeout(limit, wait).await.unwrap_or(WaitOutcome::TimedOut),
+            None => wait.await,
+        }
+    }
+
+    /// Resolves when this node no longer leads at `term`, and says why; at once when it does
+    /// not lead at `term` now. A deadline that passes with no renew ends the term by itself.
+    pub async fn term_ended(&self, term: u64) -> StopReason {
+        let mut rx = self.state.clone();
+        loop {
+            let deadline = {
+                let state = rx.borrow_and_update();
+                if !(state.leading && state.term == term) {
+                    return match state.last_stop {
+                        Some((t, reason)) if t == term => reason,
+                        _ if !state.running => StopReason::Failed,
+                        _ => StopReason::LostSeat,
+                    };
+                }
+                match state.valid_until {
+                    Some(d) if Instant::now() < d => d,
+                    _ => return StopReason::DeadlinePassed,
+                }
+            };
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return StopReason::Failed },
+                _ = sleep_until(deadline) => return StopReason::DeadlinePassed,
+            }
+        }
+    }
+
+    /// True while the background task runs and its last call succeeded within one lease: what
+    /// a `/healthz` endpoint reports.
+    pub fn is_healthy(&self) -> bool {
+        let state = self.state.borrow();
+        state.running && state.last_ok.is_some_and(|t| t.elapsed() <= self.config.lease)
+    }
+
+    /// Tells the elector that the database refused its term (a [`Error::NotLeader`] from
+    /// `assert_leader` in a fenced transaction): it steps down at once, without waiting for its
+    /// next renew. Any other error is ignored. [`Elector::assert_leader`] calls this itself.
+    pub fn note_refusal(&self, error: &Error, term: u64) {
+        if matches!(error, Error::NotLeader { .. }) {
+            let _ = self.commands.send(Command::Refused { term });
+        }
+    }
+
+    /// The fencing guard with this node's current term, inside the caller's open transaction:
+    /// `CALL assert_leader(service, node, term)`. A refusal steps this node down at once.
+    /// Returns the term that was asserted.
+    pub async fn assert_leader<'a, 't: 'a, C>(&self, conn: C) -> Result<u64>
+    where
+        C: mysql_async::prelude::ToConnection<'a, 't> + 'a,
+    {
+        let term = self.term();
+        if !self.is_leader() {
+            return Err(Error::NotLeader {
+                message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})",
+                                 self.config.node_id, self.config.service_id),
+                current_term: None,
+            });
+        }
+        match crate::procedures::assert_leader(conn, &self.config.service_id, &self.config.node_id, term).await {
+            Ok(_) => Ok(term),
+            Err(e) => {
+                self.note_refusal(&e, term);
+                Err(e)
+            }
+        }
+    }
+
+    /// Resolves the moment this node is no longer leader: a transition, or the local deadline
+    /// passing with no renew. Resolves at once when it does not lead now.
+    pub async fn leadership_lost(&self) {
+        let mut rx = self.state.clone();
+        loop {
+            let deadline = {
+                let state = rx.borrow_and_update();
+                if !state.leads_at(Instant::now()) {
+                    return;
+                }
+                match state.valid_until {
+                    Some(deadline) => deadline,
+                    None => return,
+                }
+            };
+            tokio::select! {
+                changed = rx.changed() => if changed.is_err() { return },
+                _ = sleep_until(deadline) => {}
+            }
+        }
+    }
+
+    /// Runs `work` only while this node leads: waits for leadership, then runs it, and drops
+    /// (cancels) it the moment leadership ends. `Ok` holds the output when `work` finished while
+    /// leading; `Err(term)` tells which term ended first.
+    pub async fn run_while_leader<F: Future>(&self, work: F) -> std::result::Result<F::Output, u64> {
+        if self.wait_for_leadership(None).await != WaitOutcome::Leading {
+            return Err(self.term());
+        }
+        let term = self.term();
+        tokio::select! {
+            biased;
+            _ = self.leadership_lost() => Err(term),
+            out = work => Ok(out),
+        }
+    }
+
+    /// Steps down at once and ends this node's lease in the database, so another node takes
+    /// over on its next attempt. Afterwards the elector no longer campaigns; it keeps
+    /// observing who leads. Returns whether this node held the seat.
+    pub async fn resign(&self) -> Result<bool> {
+        let (tx, rx) = oneshot::channel();
+        self.commands.send(Command::Resign(tx)).map_err(|_| self.stopped())?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Stops the background task; resigns first when `resign_on_drop` is set (the default).
+    pub async fn shutdown(self) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        let resign = self.config.resign_on_drop;
+        self.commands.send(Command::Shutdown { resign, done: tx }).map_err(|_| self.stopped())?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// The error for a call on an elector whose task has ended: why it ended, when it failed.
+    fn stopped(&self) -> Error {
+        match &self.state.borrow().last_error {
+            Some(Error::Stopped { message }) => Error::stopped(message.clone()),
+            _ => Error::stopped("the elector was shut down"),
+        }
+    }
+}
+
+impl Drop for Elector {
+    /// Asks the task to stop (and resign, when configured); it finishes in the background as
+    /// long as the runtime runs. Use [`Elector::shutdown`] to wait for the handover.
+    fn drop(&mut self) {
+        let (done, _) = oneshot::channel();
+        let _ = self.commands.send(Command::Shutdown { resign: self.config.resign_on_drop, done });
+    }
+}
+

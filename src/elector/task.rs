@@ -1,0 +1,402 @@
+//! The elector's background task: the loop of the module documentation, steps 1–6. It owns the
+//! only writer of the state; the decisions are `decide::decide`'s. The database and the wake-up
+//! lock sit behind [`Backend`], so that unit tests run the very same loop on a scripted backend
+//! under `tokio::time::pause()`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::Pool;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::{sleep_until, timeout_at, Instant};
+
+use super::decide::{decide, Decision, Input, Seat, Timing};
+use super::{Command, Event, State, StopReason};
+use crate::config::ElectorConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::procedures::{self, Campaign, CurrentLeader, Resign};
+use crate::wakeup::{Role, Wakeup};
+
+/// The calls the loop makes, on server `server` (0 is the first; the rest are fallbacks).
+pub(crate) trait Backend: Send + Sync + 'static {
+    /// How many servers there are (at least 1).
+    fn servers(&self) -> usize;
+    fn campaign(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<Campaign>> + Send;
+    fn current_leader(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<CurrentLeader>> + Send;
+    fn resign(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<Resign>> + Send;
+    /// Tells the wake-up lock what this node does now.
+    fn set_role(&self, role: Role);
+    /// Resolves when a follower should campaign now (never, without a wake-up lock).
+    fn woken(&self) -> impl Future<Output = ()> + Send;
+    /// True while a follower's wake-up wait is on a lock a leader holds: a resign or crash of
+    /// that leader wakes this node, so it need not poll until the lease it saw can end.
+    fn watching(&self) -> bool;
+}
+
+/// The real backend: the pools of the servers and the optional wake-up lock.
+pub(crate) struct Database {
+    pools: Vec<Pool>,
+    wakeup: Option<Wakeup>,
+}
+
+impl Backend for Database {
+    fn servers(&self) -> usize {
+        self.pools.len()
+    }
+
+    async fn campaign(&self, server: usize, config: &ElectorConfig) -> Result<Campaign> {
+        procedures::campaign(&self.pools[server], &config.service_id, &config.node_id, config.lease).await
+    }
+
+    async fn current_leader(&self, server: usize, config: &ElectorConfig) -> Result<CurrentLeader> {
+        procedures::current_leader(&self.pools[server], &config.service_id).await
+    }
+
+    async fn resign(&self, server: usize, config: &ElectorConfig) -> Result<Resign> {
+        procedures::resign(&self.pools[server], &config.service_id, &config.node_id).await
+    }
+
+    fn set_role(&self, role: Role) {
+        if let Some(w) = &self.wakeup {
+            w.set_role(role);
+        }
+    }
+
+    async fn woken(&self) {
+        match &self.wakeup {
+            Some(w) => w.woken().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn watching(&self) -> bool {
+        self.wakeup.as_ref().is_some_and(Wakeup::watching)
+    }
+}
+
+/// Starts the task for real servers, with a supervisor that reports its end.
+pub(super) fn spawn(
+    config: Arc<ElectorConfig>,
+    pools: Vec<Pool>,
+    state: watch::Sender<State>,
+    events: broadcast::Sender<Event>,
+    commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let wakeup = config
+        .wakeup_lock
+        .then(|| Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval));
+    spawn_with(Database { pools, wakeup }, config, state, events, commands);
+}
+
+/// Starts the task on any backend (the unit tests' seam), with its supervisor.
+pub(super) fn spawn_with<B: Backend>(
+    backend: B,
+    config: Arc<ElectorConfig>,
+    state: watch::Sender<State>,
+    events: broadcast::Sender<Event>,
+    commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let state = Arc::new(state);
+    let task = Task {
+        backend,
+        timing: Timing::of(&config),
+        config: config.clone(),
+        server: 0,
+        state: state.clone(),
+        events: events.clone(),
+        commands,
+        rng: seed(),
+        condition: None,
+    };
+    let running = tokio::spawn(task.run());
+    // The supervisor: if the task ends without having said so (a panic), say it for it.
+    tokio::spawn(async move {
+        let error = match running.await {
+            Ok(()) => return,
+            Err(e) if e.is_panic() => {
+                let payload = e.into_panic();
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_string());
+                Error::stopped(format!("the background task failed: {}", crate::error::redact(&what)))
+            }
+            Err(_) => Error::stopped("the background task was cancelled (its runtime shut down)"),
+        };
+        tracing::error!(service = %config.service_id, node = %config.node_id, error = %error, "elector stopped");
+        let mut stopped_term = None;
+        state.send_modify(|s| {
+            if s.leading {
+                stopped_term = Some(s.term);
+                s.last_stop = Some((s.term, StopReason::Failed));
+            }
+            s.leading = false;
+            s.valid_until = None;
+            s.campaigning = false;
+            s.running = false;
+            s.last_error = Some(error.clone());
+        });
+        if let Some(term) = stopped_term {
+            let _ = events.send(Event::StoppedLeading { term, reason: StopReason::Failed });
+        }
+        let _ = events.send(Event::ElectorStopped { error: Some(error) });
+    });
+}
+
+fn seed() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+    t ^ (u64::from(std::process::id()) << 32) | 1
+}
+
+/// What a failure looked like, for logging once per change of condition.
+type Condition = (ErrorKind, Option<u16>);
+
+struct Task<B: Backend> {
+    backend: B,
+    config: Arc<ElectorConfig>,
+    timing: Timing,
+    /// The server calls go to; moves to the next on a transient failure.
+    server: usize,
+    state: Arc<watch::Sender<State>>,
+    events: broadcast::Sender<Event>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    rng: u64,
+    /// The condition of the last failed call, `None` after a success.
+    condition: Option<Condition>,
+}
+
+impl<B: Backend> Task<B> {
+    async fn run(mut self) {
+        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
+        loop {
+            let campaigning = self.state.borrow().campaigning;
+            let next = if campaigning { self.campaign().await } else { self.observe().await };
+            // 5. Wait for a command, the step-down time, a wake-up, or the next call.
+            let seat = self.seat();
+            let step_down_at = seat.valid_until.filter(|_| seat.leading).map(|d| self.step_down_at(d));
+            let following = campaigning && !seat.leading;
+            self.backend.set_role(if !campaigning {
+                Role::Idle
+            } else if following {
+                Role::Following { until: next }
+            } else {
+                Role::Leading
+            });
+            let woken = async {
+                if following { self.backend.woken().await } else { std::future::pending().await }
+            };
+            let step_down = async {
+                match step_down_at {
+                    Some(at) if at < next => sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let command = tokio::select! {
+                biased;
+                command = self.commands.recv() => Some(command),
+                () = step_down => {
+                    self.apply(Input::DeadlineReached);
+                    None
+                }
+                () = woken => {
+                    tracing::debug!(service = %self.config.service_id, "woken by the wake-up lock");
+                    None
+                }
+                () = sleep_until(next) => None,
+            };
+            // 6. Commands.
+            match command {
+                None => {}
+                Some(Some(Command::Refused { term })) => {
+                    // A refusal of the current term: the next call (at once) learns who leads.
+                    self.apply(Input::Refused { term });
+                }
+                Some(Some(Command::Resign(reply))) => {
+                    let result = self.resign(StopReason::Resigned).await;
+                    let _ = reply.send(result);
+                }
+                Some(Some(Command::Shutdown { resign, done })) => {
+                    let result = if resign {
+                        self.resign(StopReason::Shutdown).await.map(|_| ())
+                    } else {
+                        self.apply(Input::Stop(StopReason::Shutdown));
+                        Ok(())
+                    };
+                    self.finish(None);
+                    let _ = done.send(result);
+                    return;
+                }
+                Some(None) => {
+                    // Every handle is gone without a shutdown command (Drop sends one).
+                    self.apply(Input::Stop(StopReason::Shutdown));
+                    self.finish(None);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Steps 1–4 for a campaigning node. Returns when to call next.
+    async fn campaign(&mut self) -> Instant {
+        // 1. A process that slept past its deadline stops leading before it sends anything.
+        let seat = self.seat();
+        if seat.leading && !seat.leads_at(Instant::now()) {
+            self.apply(Input::DeadlineReached);
+        }
+        // 2. Send, bounded by the request timeout and, while leading, by the deadline: a renew in
+        //    flight never outlives the deadline it would extend.
+        let sent_at = Instant::now();
+        let mut limit = sent_at + self.config.request_timeout;
+        if let Some(deadline) = self.seat().valid_until {
+            limit = limit.min(deadline);
+        }
+        let config = self.config.clone();
+        let result = match timeout_at(limit, self.backend.campaign(self.server, &config)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::timeout(limit - sent_at)),
+        };
+        self.note(&result);
+        // 3–4. Decide and publish.
+        let watched = self.backend.watching();
+        let decision = self.apply(Input::Campaigned { sent_at, result, watched });
+        decision.unwrap_or_else(Instant::now)
+    }
+
+    /// Steps 2–4 for a node that no longer campaigns: it only observes who leads.
+    async fn observe(&mut self) -> Instant {
+        let config = self.config.clone();
+        let limit = Instant::now() + config.request_timeout;
+        let result = match timeout_at(limit, self.backend.current_leader(self.server, &config)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::timeout(config.request_timeout)),
+        };
+        self.note(&result);
+        self.apply(Input::Observed { result }).unwrap_or_else(Instant::now)
+    }
+
+    /// Steps locally first (so nothing acts as leader once the handover can start), then ends
+    /// the lease in the database, and stops campaigning.
+    async fn resign(&mut self, reason: StopReason) -> Result<bool> {
+        self.apply(Input::Stop(reason));
+        self.state.send_modify(|s| s.campaigning = false);
+        let config = self.config.clone();
+        let limit = Instant::now() + config.request_timeout;
+        let result = match timeout_at(limit, self.backend.resign(self.server, &config)).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::timeout(config.request_timeout)),
+        };
+        // Only now, with the seat vacated in the database, wake the followers.
+        self.backend.set_role(Role::Idle);
+        self.note(&result);
+        match result {
+            Ok(r) => {
+                if r.resigned {
+                    self.apply(Input::Resigned { term: r.term });
+                }
+                Ok(r.resigned)
+            }
+            Err(e) => {
+                tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed; the lease will lapse");
+                Err(e)
+            }
+        }
+    }
+
+    /// The task ends: say so (state, then the last event).
+    fn finish(&mut self, error: Option<Error>) {
+        self.state.send_modify(|s| {
+            s.campaigning = false;
+            s.running = false;
+        });
+        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector stopped");
+        let _ = self.events.send(Event::ElectorStopped { error });
+    }
+
+    /// 3–4. Runs the decision on `input` and publishes it: one state update, then the events.
+    /// Returns when to call next, if the decision says.
+    fn apply(&mut self, input: Input) -> Option<Instant> {
+        let now = Instant::now();
+        let random = self.random();
+        let Decision { seat, events, next } = decide(&self.seat(), input, now, &self.config.node_id, &self.timing, random);
+        let stop = events.iter().rev().find_map(|e| match e {
+            Event::StoppedLeading { term, reason } => Some((*term, *reason)),
+            _ => None,
+        });
+        self.state.send_modify(|s| {
+            s.leading = seat.leading;
+            s.leader_id = seat.leader_id;
+            s.term = seat.term;
+            s.valid_until = seat.valid_until;
+            if stop.is_some() {
+                s.last_stop = stop;
+            }
+        });
+        for event in events {
+            match &event {
+                Event::StartedLeading { term, .. } => {
+                    tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, "started leading")
+                }
+                Event::StoppedLeading { term, reason } => {
+                    tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading")
+                }
+                _ => {}
+            }
+            let _ = self.events.send(event);
+        }
+        next
+    }
+
+    /// Records a call's outcome in the state (last error, last success), logs a failure once
+    /// per change of condition (a failed login, an unreachable server, a missing schema), and
+    /// moves to the next server after a transient failure.
+    fn note<T>(&mut self, result: &Result<T>) {
+        match result {
+            Ok(_) => {
+                if self.condition.take().is_some() {
+                    tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "calls succeed again");
+                }
+                self.state.send_modify(|s| {
+                    s.last_error = None;
+                    s.last_ok = Some(Instant::now());
+                });
+            }
+            Err(e) => {
+                let condition = (e.kind(), e.server_code());
+                if self.condition != Some(condition) {
+                    tracing::warn!(service = %self.config.service_id, node = %self.config.node_id, error = %e, "election call failed");
+                    self.condition = Some(condition);
+                } else {
+                    tracing::debug!(service = %self.config.service_id, error = %e, "election call failed again");
+                }
+                self.state.send_modify(|s| s.last_error = Some(e.clone()));
+                if e.is_transient() && self.backend.servers() > 1 {
+                    self.server = (self.server + 1) % self.backend.servers();
+                    tracing::info!(service = %self.config.service_id, server = self.server, "moving to the next server");
+                }
+            }
+        }
+    }
+
+    fn seat(&self) -> Seat {
+        let s = self.state.borrow();
+        Seat { leading: s.leading, leader_id: s.leader_id.clone(), term: s.term, valid_until: s.valid_until }
+    }
+
+    /// When the task steps down for a deadline: a little before it (at most 5 ms, at most the
+    /// drift margin), so that the StoppedLeading event lands no later than the deadline even
+    /// with a late timer. `is_leader()` itself is exact: it compares with the deadline.
+    fn step_down_at(&self, deadline: Instant) -> Instant {
+        let early = self.config.drift_margin.min(Duration::from_millis(5));
+        deadline.checked_sub(early).unwrap_or(deadline)
+    }
+
+    /// Uniform in [0, 1): xorshift64*, enough to spread followers apart.
+    fn random(&mut self) -> f64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
