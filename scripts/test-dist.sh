@@ -15,8 +15,9 @@
 # 2. Python: the wheel into a fresh virtualenv with no cargo or rustc on PATH (pip --no-index,
 #    so nothing is built), then two electors of one service: one leads, the other sees it;
 # 3. Go: a new module in a temporary directory that requires the binding and replaces it with
-#    target/dist/go (GOPROXY=off: nothing downloaded), built statically by default and fully
-#    static, both run as an elector; CGO_ENABLED=0 and a module directory without its library
+#    target/dist/go (GOPROXY=off: nothing downloaded), built statically by default, fully
+#    static, and with -tags mysqlleader_dynamic against the SDK (pkg-config), each run as an
+#    elector; CGO_ENABLED=0 and a module directory without its library
 #    must fail with a message that says what to do;
 # 4. Rust: `cargo publish --dry-run` (packages the crate and builds it from the packaged files
 #    alone), and the package holds every migration of sql/.
@@ -95,6 +96,7 @@ is_static() {
 elect() {
   local name=$1; shift
   local out=$tmp/$name.out pid i
+  : >"$out"
   MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$@" "$run_id-$name" node-1 3000 >"$out" 2>&1 &
   pid=$!
   children+=("$pid")
@@ -298,7 +300,15 @@ EOF
   if ldd distcheck | grep -q libmysqlleader; then fail "the default Go build loads libmysqlleader"; fi
   go build -ldflags '-linkmode external -extldflags "-static"' -o distcheck_static . 2>"$tmp/go-static.warnings"
   is_static distcheck_static
+  # -tags mysqlleader_dynamic: the shared library of a C SDK, found with pkg-config (here the
+  # unpacked tarball of the artifacts check).
+  local sdk_lib=$tmp/unpacked/$sdk_name/lib
+  PKG_CONFIG_PATH=$sdk_lib/pkgconfig go build -tags mysqlleader_dynamic \
+      -ldflags "-extldflags -Wl,-rpath,$sdk_lib" -o distcheck_dynamic .
+  ldd distcheck_dynamic | grep -q "libmysqlleader.so.$abi => $sdk_lib/" \
+    || fail "the mysqlleader_dynamic build does not load the SDK's library: $(ldd distcheck_dynamic)"
   elect go-static ./distcheck
+  elect go-dynamic ./distcheck_dynamic
   elect go-full-static ./distcheck_static
   # Without cgo: the build stops with the one message that says what to do.
   local rc=0
