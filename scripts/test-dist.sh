@@ -80,6 +80,11 @@ check() {
 }
 fail() { echo "$*"; return 1; }
 
+# Where the artifacts check unpacks the SDK tarball: a fixed path, because Go's build cache does
+# not key on what `#cgo pkg-config` prints (a path that changed between runs would stay cached).
+unpacked=$target/dist-build/test-unpacked
+rm -rf "$unpacked"
+
 # A service id no other run of this test uses: elections of one run never meet another's.
 run_id=dist-$$-$RANDOM
 
@@ -141,19 +146,19 @@ artifacts() {
       "$sdk_name/lib/pkgconfig/" "$sdk_name/lib/pkgconfig/mysqlleader-static.pc" \
       "$sdk_name/lib/pkgconfig/mysqlleader.pc" | sort)
   [ "$files" = "$expected" ] || fail "the tarball holds:"$'\n'"$files"$'\n'"expected:"$'\n'"$expected"
-  mkdir -p "$tmp/unpacked"
-  tar -xzf "$dist/$sdk_name.tar.gz" -C "$tmp/unpacked"
-  local so=$tmp/unpacked/$sdk_name/lib/libmysqlleader.so.$version
+  mkdir -p "$unpacked"
+  tar -xzf "$dist/$sdk_name.tar.gz" -C "$unpacked"
+  local so=$unpacked/$sdk_name/lib/libmysqlleader.so.$version
   readelf -d "$so" | grep -q "(SONAME).*\[libmysqlleader.so.$abi\]" \
     || fail "$so: SONAME is not libmysqlleader.so.$abi: $(readelf -d "$so" | grep SONAME)"
   if readelf -S "$so" | grep -q '\.debug_'; then fail "$so carries debug info"; fi
-  if readelf -S "$tmp/unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep -q '\.debug_'; then
+  if readelf -S "$unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep -q '\.debug_'; then
     fail "libmysqlleader.a carries debug info"
   fi
   # The header is the committed one; the Go module carries the same header and archive.
-  cmp include/mysqlleader.h "$tmp/unpacked/$sdk_name/include/mysqlleader.h"
+  cmp include/mysqlleader.h "$unpacked/$sdk_name/include/mysqlleader.h"
   cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
-  cmp "$tmp/unpacked/$sdk_name/lib/libmysqlleader.a" "$dist/go/lib/libmysqlleader.a"
+  cmp "$unpacked/$sdk_name/lib/libmysqlleader.a" "$dist/go/lib/libmysqlleader.a"
   ls -l "$dist" "$dist/go/lib"
 }
 check artifacts artifacts
@@ -185,7 +190,7 @@ c_sdk() {
   elect c-static ./example_static
   elect c-full-static ./example_full_static
   # The tarball unpacked anywhere works as it is: relocatable .pc files.
-  export PKG_CONFIG_PATH=$tmp/unpacked/$sdk_name/lib/pkgconfig
+  export PKG_CONFIG_PATH=$unpacked/$sdk_name/lib/pkgconfig
   # shellcheck disable=SC2046
   cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader) -o example_unpacked
 }
@@ -302,7 +307,7 @@ EOF
   is_static distcheck_static
   # -tags mysqlleader_dynamic: the shared library of a C SDK, found with pkg-config (here the
   # unpacked tarball of the artifacts check).
-  local sdk_lib=$tmp/unpacked/$sdk_name/lib
+  local sdk_lib=$unpacked/$sdk_name/lib
   PKG_CONFIG_PATH=$sdk_lib/pkgconfig go build -tags mysqlleader_dynamic \
       -ldflags "-extldflags -Wl,-rpath,$sdk_lib" -o distcheck_dynamic .
   ldd distcheck_dynamic | grep -q "libmysqlleader.so.$abi => $sdk_lib/" \
