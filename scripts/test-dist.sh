@@ -135,6 +135,12 @@ artifacts() {
   [ "$(echo "$wheels" | wc -l)" -eq 1 ] || fail "expected one manylinux wheel, found: $wheels"
   expected=$(printf '%s\n' "$sdk_name.tar.gz" "$wheels" go | sort)
   [ "$listing" = "$expected" ] || fail "target/dist holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
+  # The wheel's tag is the one auditwheel derives from the library's symbol versions.
+  local tag
+  tag=$(sed -n 's/.*-py3-none-\(manylinux_[0-9]*_[0-9]*_x86_64\)\.whl$/\1/p' <<<"$wheels")
+  "$target/dist-tools/bin/auditwheel" show "$dist/$wheels" | tee "$tmp/auditwheel.txt"
+  tr -s ' \n' ' ' <"$tmp/auditwheel.txt" | grep -q "is consistent with the following platform tag: \"$tag\"" \
+    || fail "auditwheel does not confirm the tag $tag"
   # The tarball, file by file (links with their targets).
   local files
   files=$(tar -tvzf "$dist/$sdk_name.tar.gz" | awk '{ $1=$2=$3=$4=$5=""; sub(/^ +/, ""); print }' | sort)
