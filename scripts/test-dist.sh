@@ -4,7 +4,7 @@
 #
 #   scripts/test-dist.sh
 #
-# 0. scripts/dist.sh (reuses the release build) and a check that target/dist holds exactly the
+# 0. scripts/dist.sh (reuses the release build), then a check that target/dist holds exactly the
 #    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links), one
 #    manylinux wheel and go/;
 # 1. C: `make install PREFIX=<temp>`, then bindings/c/example.c copied out and built with
@@ -45,13 +45,7 @@ if [ "$major" = 0 ]; then abi="0.$minor"; else abi=$major; fi
 sdk_name=mysqlleader-$version-linux-x86_64
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-dist.XXXXXX")
-children=()
-cleanup() {
-  local pid
-  for pid in "${children[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap 'rm -rf "$tmp"' EXIT
 
 passed=0
 failed=0
@@ -60,13 +54,14 @@ logs=$target/dist-build/test-logs
 rm -rf "$logs"
 mkdir -p "$logs"
 # check NAME FUNCTION: runs one check in a subshell (its cd and exports stay there) that stops at
-# the first failing command; the output goes to $tmp/NAME.log, shown when it fails.
+# the first failing command and kills the programs it started when it ends; the output goes to
+# $tmp/NAME.log, shown when it fails.
 check() {
   local name=$1; shift
   local log=$tmp/$name.log rc
   say "$name"
   set +e
-  (set -e; "$@") >"$log" 2>&1
+  (set -e; trap 'kill -9 $(jobs -pr) 2>/dev/null || true' EXIT; "$@") >"$log" 2>&1
   rc=$?
   set -e
   cp "$log" "$logs/"
@@ -96,26 +91,32 @@ is_static() {
 }
 
 # elect NAME PROGRAM...: runs an elector program (MYSQLLEADER_URL, argv: SERVICE NODE LEASE_MS)
-# until it prints that it leads, then sends SIGINT and expects it to resign and exit 0. The wait
-# is bounded (60 s) only so that a hung program fails the check instead of hanging it.
+# until it prints that it leads, then sends SIGINT and expects it to resign and exit 0. Both
+# waits are bounded (60 s) only so that a hung program fails the check instead of hanging it.
 elect() {
   local name=$1; shift
   local out=$tmp/$name.out pid i
   : >"$out"
   MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$@" "$run_id-$name" node-1 3000 >"$out" 2>&1 &
   pid=$!
-  children+=("$pid")
   for ((i = 0; i < 600; i++)); do
     grep -q "leading at term\|working as leader of term" "$out" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   if ! grep -q "leading at term\|working as leader of term" "$out"; then
-    kill -9 "$pid" 2>/dev/null || true
     cat "$out"
     fail "$name: never led"
   fi
   kill -INT "$pid"
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    cat "$out"
+    fail "$name: still running 60 s after SIGINT"
+  fi
   local rc=0
   wait "$pid" || rc=$?
   cat "$out"
@@ -124,8 +125,11 @@ elect() {
 
 # ---------------------------------------------------------------------------------------------
 # 0. The artifacts.
-say "scripts/dist.sh"
-scripts/dist.sh
+check dist scripts/dist.sh
+if [ "$failed" -ne 0 ]; then
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
 
 artifacts() {
   local listing expected
