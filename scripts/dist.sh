@@ -199,10 +199,14 @@ make_go() {
   cp -r bindings/go/examples "$go/"
   cp "$sdk/include/mysqlleader.h" "$go/include/"
   cp "$sdk/lib/libmysqlleader.a" "$go/lib/"
-  # The checkout's include path (../../include) becomes the module's own include/.
-  sed -i 's|\${SRCDIR}/\.\./\.\./include|${SRCDIR}/include|g' "$go/cgo.go"
+  # The checkout's include path (../../include) becomes the module's own include/; nothing may
+  # point outside the module directory any more.
+  sed -i 's|\${SRCDIR}/\.\./\.\./include|${SRCDIR}/include|g' "$go"/*.go
   grep -q '#cgo CFLAGS: -I${SRCDIR}/include$' "$go/cgo.go" \
     || die "bindings/go/cgo.go no longer has '#cgo CFLAGS: -I\${SRCDIR}/../../include': update make_go"
+  if grep -n 'SRCDIR}/\.\.' "$go"/*.go >&2; then
+    die "these cgo lines point outside target/dist/go: update make_go"
+  fi
   cat >"$go/link_static.go" <<EOF
 //go:build cgo && !mysqlleader_dynamic
 
