@@ -7,13 +7,24 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TESTDB := scripts/testdb.sh
+# Where `make install` puts the C SDK (lib/, include/, lib/pkgconfig/).
+PREFIX ?= /usr/local
 
-.PHONY: all build test test-all test-rust test-sql-client test-c test-python test-go test-faults test-galera demo bench clean
+.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-dist test-faults test-galera demo bench clean
 
 all: build
 
 build:
 	$(CARGO) build --release --workspace --all-targets
+
+## The distribution under target/dist (or $CARGO_TARGET_DIR/dist): the C SDK tarball, the Python
+## wheel and the Go module directory (scripts/dist.sh says what each holds).
+dist:
+	scripts/dist.sh
+
+## The C SDK (library with its SONAME and links, archive, header, pkg-config files) under PREFIX.
+install:
+	scripts/install.sh "$(PREFIX)"
 
 ## The live demo: three candidates, a crash, force, reelect, a graceful handover (about 20 s).
 demo:
@@ -23,7 +34,7 @@ demo:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-sql-client test-c test-python test-go test-faults test-galera
+test-all: test-rust test-sql-client test-c test-python test-go test-dist test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
@@ -45,6 +56,11 @@ test-python:
 ## Go binding: go vet and go test -race.
 test-go:
 	scripts/test-go.sh
+
+## The distribution from clean places: the SDK installed and used with pkg-config, the wheel in a
+## fresh venv without cargo, a Go module outside the repository, cargo publish --dry-run.
+test-dist:
+	scripts/test-dist.sh
 
 ## The fault-injection harness, short run (about a minute), with its independent checker.
 test-faults:

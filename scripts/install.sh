@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Installs the C library for use by C programs (and the Python and Go bindings):
+# Installs the C SDK (what `make dist` puts in its tarball) under a prefix:
 #
-#   scripts/install.sh PREFIX        e.g. scripts/install.sh /usr/local
+#   scripts/install.sh PREFIX        e.g. scripts/install.sh /usr/local   (make install PREFIX=...)
 #
-#   PREFIX/lib/libmysqlleader.so, PREFIX/lib/libmysqlleader.a
+#   PREFIX/lib/libmysqlleader.so.<version>     SONAME libmysqlleader.so.<abi> (0.<minor> for 0.x)
+#   PREFIX/lib/libmysqlleader.so.<abi>, PREFIX/lib/libmysqlleader.so   (symbolic links)
+#   PREFIX/lib/libmysqlleader.a
 #   PREFIX/include/mysqlleader.h
-#   PREFIX/lib/pkgconfig/mysqlleader.pc  (from mysqlleader.pc.in, with PREFIX and the version)
+#   PREFIX/lib/pkgconfig/mysqlleader.pc, mysqlleader-static.pc   (with PREFIX written in)
 #
-# then: cc app.c $(pkg-config --cflags --libs mysqlleader)
-#   or: cc app.c $(pkg-config --static --cflags --libs mysqlleader)   (links libmysqlleader.a
-#       when the .so is not found first; or pass PREFIX/lib/libmysqlleader.a directly)
+# then: cc app.c $(pkg-config --cflags --libs mysqlleader)          (shared; run `ldconfig` when
+#       PREFIX/lib is a system directory, else give the loader the path: -Wl,-rpath,PREFIX/lib)
+#   or: cc app.c $(pkg-config --cflags --libs mysqlleader-static)   (libmysqlleader.a linked in)
+#   or: cc -static app.c $(pkg-config --static --cflags --libs mysqlleader)   (fully static)
 #
-# Builds the release library first (cargo build --release --lib) unless MYSQLLEADER_SKIP_BUILD=1.
-# DESTDIR (for packaging) is put in front of every installed path, never into the .pc file;
-# LIBDIR overrides PREFIX/lib.
+# The files come from scripts/dist.sh's SDK tree (debug info stripped, SONAME set), which builds
+# the release library first (cargo build --release --lib) unless MYSQLLEADER_SKIP_BUILD=1;
+# CARGO_TARGET_DIR is honoured. DESTDIR (for packaging) is put in front of every installed path,
+# never into the .pc files; LIBDIR overrides PREFIX/lib.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,25 +35,28 @@ esac
 libdir=${LIBDIR:-$prefix/lib}
 destdir=${DESTDIR:-}
 
-if [ "${MYSQLLEADER_SKIP_BUILD:-0}" != 1 ]; then
-  "${CARGO:-cargo}" build --release --lib
-fi
-
-# The version of the package: the first `version = "..."` of Cargo.toml (the [package] one).
-version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
-[ -n "$version" ] || { echo "install: no version in Cargo.toml" >&2; exit 2; }
-
-for f in target/release/libmysqlleader.so target/release/libmysqlleader.a include/mysqlleader.h; do
-  [ -f "$f" ] || { echo "install: $f is missing (build first)" >&2; exit 2; }
-done
+# The SDK tree (its last line on stdout is the directory).
+sdk=$(scripts/dist.sh sdk-tree | tail -n 1)
+[ -d "$sdk/lib" ] || { echo "install: scripts/dist.sh made no SDK tree" >&2; exit 2; }
+version=$(sed -n 's/^Version: *//p' "$sdk/lib/pkgconfig/mysqlleader.pc")
 
 install -d "$destdir$libdir" "$destdir$libdir/pkgconfig" "$destdir$prefix/include"
-install -m 0755 target/release/libmysqlleader.so "$destdir$libdir/libmysqlleader.so"
-install -m 0644 target/release/libmysqlleader.a "$destdir$libdir/libmysqlleader.a"
-install -m 0644 include/mysqlleader.h "$destdir$prefix/include/mysqlleader.h"
-sed -e "s|@PREFIX@|$prefix|g" -e "s|@LIBDIR@|$libdir|g" -e "s|@VERSION@|$version|g" \
-    mysqlleader.pc.in >"$destdir$libdir/pkgconfig/mysqlleader.pc"
-chmod 0644 "$destdir$libdir/pkgconfig/mysqlleader.pc"
+# The library and its links, as in the tarball (cp -P keeps a link a link).
+real=libmysqlleader.so.$version
+install -m 0755 "$sdk/lib/$real" "$destdir$libdir/$real"
+for link in "$sdk"/lib/libmysqlleader.so*; do
+  [ -L "$link" ] || continue
+  rm -f "$destdir$libdir/$(basename "$link")"
+  cp -P "$link" "$destdir$libdir/"
+done
+install -m 0644 "$sdk/lib/libmysqlleader.a" "$destdir$libdir/libmysqlleader.a"
+install -m 0644 "$sdk/include/mysqlleader.h" "$destdir$prefix/include/mysqlleader.h"
+for pc in mysqlleader mysqlleader-static; do
+  # The relocatable prefix of the tarball becomes the real one.
+  sed -e "s|^prefix=.*|prefix=$prefix|" -e "s|^libdir=.*|libdir=$libdir|" \
+      "$sdk/lib/pkgconfig/$pc.pc" >"$destdir$libdir/pkgconfig/$pc.pc"
+  chmod 0644 "$destdir$libdir/pkgconfig/$pc.pc"
+done
 
 echo "install: mysqlleader $version installed under $destdir$prefix"
 echo "install: use it with  PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs mysqlleader"

@@ -3,7 +3,7 @@
 Where the library comes from, in order:
 
 1. ``MYSQLLEADER_BUILD_LIB``: the path of a built ``libmysqlleader.so`` to package (e.g. a CI
-   artefact);
+   artefact; ``make dist`` passes the C SDK's stripped library, with its SONAME);
 2. the repository this directory belongs to (``../..``): ``target/release/libmysqlleader.so``
    (or under ``$CARGO_TARGET_DIR``); when it is missing, it is built there with
    ``cargo build --release --lib``.
@@ -11,7 +11,10 @@ Where the library comes from, in order:
 The copy in the wheel has its debug information stripped (``strip --strip-debug``, when
 ``strip`` is installed): the release profile keeps line tables, which would make the wheel
 several times larger. The wheel is tagged ``py3-none-<platform>``: it holds native code but no
-CPython extension, so any Python 3 of that platform can use it.
+CPython extension, so any Python 3 of that platform can use it. The platform is this machine's
+(``linux_x86_64``), which PyPI and other machines do not accept as a promise; ``make dist``
+(scripts/dist.sh) retags the wheel with ``auditwheel repair`` to the manylinux tag of the oldest
+glibc the library's symbol versions allow (``manylinux_2_34_x86_64`` when built on glibc 2.36).
 
 An editable install (``pip install -e``) copies the library into the source package instead
 (``mysqlleader/libmysqlleader.so``, ignored by git).

