@@ -121,6 +121,8 @@ pub struct Params {
     pub title: String,
     /// Overlaps are expected (the clock-step experiment): reported, but not a failure.
     pub expect_overlaps: bool,
+    /// The most server connections allowed at once (run.json `connection_bound`; 0: not checked).
+    pub connection_bound: u64,
 }
 
 /// Everything the checker reads.
@@ -133,6 +135,8 @@ pub struct Inputs {
     pub fencing: Vec<FencingRow>,
     pub counters: BTreeMap<String, u64>,
     pub faults: Vec<Fault>,
+    /// The server's `Threads_connected`, sampled: (time, count) (`db/connections.jsonl`).
+    pub connections: Vec<(i64, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -181,6 +185,9 @@ pub struct Report {
     pub anomalies: Vec<String>,
     /// Closest approach between a leader's end and the next leader's start, ns (excused pairs aside).
     pub min_handover_ns: Option<i64>,
+    /// The most server connections seen at once outside the windows of faults that hold
+    /// connections open by their nature (a stalled or slow link, a stopped server), and when.
+    pub max_connections: Option<(u64, i64)>,
 }
 
 impl Report {
@@ -230,6 +237,7 @@ pub fn load(dir: &Path) -> Result<Inputs, String> {
         t_end: i(&run, "t_end"),
         title: s(&run, "title"),
         expect_overlaps: run.get("expect_overlaps").and_then(Value::as_bool).unwrap_or(false),
+        connection_bound: u(&run, "connection_bound"),
     };
     let mut logs = BTreeMap::new();
     let nodes_dir = dir.join("nodes");
@@ -296,7 +304,11 @@ pub fn load(dir: &Path) -> Result<Inputs, String> {
             }
         }
     }
-    Ok(Inputs { params, logs, history, fencing, counters, faults: faults.into_values().collect() })
+    let connections = match read_jsonl(&dir.join("db").join("connections.jsonl")) {
+        Ok(lines) => lines.iter().map(|v| (i(v, "t"), u(v, "n"))).collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok(Inputs { params, logs, history, fencing, counters, faults: faults.into_values().collect(), connections })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -615,6 +627,33 @@ pub fn check(inp: &Inputs) -> Report {
             r.availability.push(a);
         }
     }
+
+    // 5. Connections: never more than the bound, outside the windows of faults that keep
+    //    connections open by their nature (a stalled, slow or lossy link holds even the closes
+    //    of abandoned connections; a stopped or killed server), each until one lease after its heal.
+    if p.connection_bound > 0 {
+        let lease = (p.lease_ms * 1_000_000) as i64;
+        let excluded: Vec<(i64, i64)> = inp
+            .faults
+            .iter()
+            .filter(|f| matches!(f.kind.as_str(), "net-stall" | "net-delay" | "net-lossy" | "server-kill" | "server-pause"))
+            .map(|f| (f.t0, f.t1.unwrap_or(p.t_end) + lease))
+            .collect();
+        r.max_connections = inp
+            .connections
+            .iter()
+            .filter(|(t, _)| !excluded.iter().any(|(a, b)| a <= t && t <= b))
+            .map(|&(t, n)| (n, t))
+            .max();
+        if let Some((n, t)) = r.max_connections {
+            if n > p.connection_bound {
+                r.violations.push(format!(
+                    "connections: the server held {n} connections at {}, over the bound of {} (the harness's own + per candidate one pool \
+                     connection per service, one for its fenced work and one wake-up connection per service)",
+                    rel(p, t), p.connection_bound));
+            }
+        }
+    }
     r
 }
 
@@ -717,6 +756,10 @@ pub fn markdown(inp: &Inputs, r: &Report, svg_name: &str) -> String {
     let worst = judged.iter().filter_map(|a| a.to_leader_ns).max();
     let _ = writeln!(m, "| availability: fault × service measurements / leader lost / judged (no other fault in the way) / worst judged time to a new leader | {} / {} / {} / {} ms (bound {} + {} ms slack) |",
         r.availability.len(), lost.len(), judged.len(), worst.map_or("-".into(), ms), p.lease_ms + p.retry_ms, p.slack_ms);
+    if p.connection_bound > 0 {
+        let _ = writeln!(m, "| most server connections at once (outside stalled/slow links and server faults) / bound | {} / {} |",
+            r.max_connections.map_or("-".into(), |(n, _)| n.to_string()), p.connection_bound);
+    }
     let _ = writeln!(m);
     let _ = writeln!(m, "![timeline]({svg_name})\n");
     if !r.violations.is_empty() {

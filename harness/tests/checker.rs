@@ -219,3 +219,21 @@ fn a_fault_allowance_extends_only_its_own_availability_bound() {
     let r = check(&i);
     assert!(r.passed(), "{:?}", r.violations);
 }
+
+#[test]
+fn connections_over_the_bound_are_a_violation_outside_stalled_links() {
+    let mut i = inputs(vec![], vec![], vec![]);
+    i.params.connection_bound = 12;
+    i.connections = vec![(1_000 * MS, 10), (2_000 * MS, 12), (3_000 * MS, 30)];
+    let r = check(&i);
+    assert_eq!(r.max_connections, Some((30, 3_000 * MS)));
+    assert!(r.violations.iter().any(|v| v.starts_with("connections: the server held 30")), "{:?}", r.violations);
+    // The same count during a stalled link (the proxy holds even the closes) is not judged.
+    i.faults = vec![faults::checker::Fault {
+        id: 1, kind: "net-stall".into(), target: "n1".into(), svc: None, detail: String::new(),
+        t0: 2_500 * MS, t1: Some(2_900 * MS), from_heal: false, lasting: true, extra_ms: 0,
+    }];
+    let r = check(&i);
+    assert_eq!(r.max_connections, Some((12, 2_000 * MS)));
+    assert!(!r.violations.iter().any(|v| v.starts_with("connections")), "{:?}", r.violations);
+}

@@ -194,11 +194,20 @@ enum Kind {
     NodeKill,
     /// A cluster node cut off from the others (gmcast.isolate), let back after the drawn duration.
     NodeIsolate,
+    /// A client fences a transaction as the current leader (`START TRANSACTION; CALL
+    /// assert_leader(...)`) and then goes idle, for longer than the bound: the server must end
+    /// it (MariaDB's idle-transaction timeout that `assert_leader` sets) so that another node
+    /// takes over within lease + request timeout + 1 s, and nobody piles up connections.
+    FencedTxOpen,
+    /// The service's row is held locked (`SELECT ... FOR UPDATE` in an open transaction) while
+    /// clients send campaigns and abandon each after 100 ms: the server must end each abandoned
+    /// campaign's wait promptly (bounded lock waits), so the connection count stays flat.
+    CampaignAbandon,
 }
 
 /// The node kinds are filtered out unless the servers support them, so adding them changed no
 /// seed's draws for the single server.
-const ALL_KINDS: [(Kind, &str, u32); 14] = [
+const ALL_KINDS: [(Kind, &str, u32); 16] = [
     (Kind::KillLeader, "kill-leader", 10),
     (Kind::KillFollower, "kill-follower", 6),
     (Kind::StopLeader, "stop-leader", 10),
@@ -213,6 +222,8 @@ const ALL_KINDS: [(Kind, &str, u32); 14] = [
     (Kind::OpForce, "op-force", 4),
     (Kind::NodeKill, "node-kill", 6),
     (Kind::NodeIsolate, "node-isolate", 6),
+    (Kind::FencedTxOpen, "fenced-tx-open", 3),
+    (Kind::CampaignAbandon, "campaign-abandon", 3),
 ];
 
 fn kind_name(k: Kind) -> &'static str {
@@ -269,6 +280,10 @@ fn plan(rng: &mut Rng, kinds: &[(Kind, &str, u32)], t: &Timing, gap_mean: Durati
         Kind::NodeKill | Kind::NodeIsolate => (between(1.5, 2.5), 0),
         // Forward by 1.5 to 4 leases.
         Kind::ClockStep => (Duration::ZERO, ((1.5 + 2.5 * v) * lease).ceil() as u64),
+        // Idle for 4 to 6 leases: far past the bound, so a missing server-side bound shows.
+        Kind::FencedTxOpen => (between(4.0, 6.0), 0),
+        // The row held 0.5 to 1.5 leases; 10 abandoned campaigns meanwhile.
+        Kind::CampaignAbandon => (between(0.5, 1.5), 10),
     };
     Plan { kind, svc, pick, at_leader, dur, param, gap: gap_mean.mul_f64(g) }
 }
@@ -606,6 +621,27 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
         "expect_overlaps": args.experiment.is_some(), "t_start": mono_ns(), "t_end": 0,
         "started_at": chrono_now(),
     });
+    // The server's connection count, sampled from now on (single server only: a cluster's
+    // candidates spread over its nodes). Bound: the harness's own now (+2 for its fault
+    // connections), plus per candidate one pool connection per service and the fenced work's,
+    // and one wake-up connection per service.
+    let connections_baseline = if h.db_urls.len() == 1 { threads_connected(&h.admin()).await } else { None };
+    if let Some(base) = connections_baseline {
+        let bound = base + 2 + (h.nodes.len() * (2 * services.len() + 1)) as u64;
+        run_json["connections_baseline"] = json!(base);
+        run_json["connection_bound"] = json!(bound);
+        let (h2, file) = (h.clone(), dir.join("db").join("connections.jsonl"));
+        let _ = std::fs::create_dir_all(dir.join("db"));
+        tokio::spawn(async move {
+            let mut out = match std::fs::File::create(&file) { Ok(f) => f, Err(_) => return };
+            loop {
+                if let Some(n) = threads_connected(&h2.admin()).await {
+                    let _ = writeln!(out, "{}", json!({"t": mono_ns(), "n": n}));
+                }
+                sleep(Duration::from_millis(100)).await;
+            }
+        });
+    }
     for i in 0..h.nodes.len() {
         h.spawn(i).await;
     }
@@ -713,7 +749,11 @@ pub fn print_summary(inputs: &checker::Inputs, r: &checker::Report, dir: &Path) 
     let extra = inputs.faults.iter().map(|f| f.extra_ms).max().unwrap_or(0);
     println!("faults: availability: {} judged leader losses, worst {} ms to a new leader (bound {} ms{} + {} ms slack)", judged.len(),
         judged.iter().max().map_or("-".into(), |v| format!("{:.0}", *v as f64 / 1e6)), p.lease_ms + p.retry_ms,
-        if extra > 0 { format!(" + a fault's own allowance (node faults: eviction; up to {extra} ms here)") } else { String::new() }, p.slack_ms);
+        if extra > 0 { format!(" + a fault's own allowance (up to {extra} ms here)") } else { String::new() }, p.slack_ms);
+    if p.connection_bound > 0 {
+        println!("faults: server connections: at most {} at once (bound {})",
+            r.max_connections.map_or("-".into(), |(n, _)| n.to_string()), p.connection_bound);
+    }
     for v in r.violations.iter().take(20) {
         println!("faults: VIOLATION: {v}");
     }
@@ -902,6 +942,60 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
             node_fault(h, id, p, leader, &svc_name).await;
             None
         }
+        Kind::FencedTxOpen => {
+            let l = leader?;
+            let node = h.nodes[l].name.clone();
+            let admin = h.admin();
+            let term = procedures::current_leader(&admin, &svc_name).await.ok()?.term;
+            let mut conn = admin.get_conn().await.ok()?;
+            conn.query_drop("START TRANSACTION").await.ok()?;
+            if let Err(e) = procedures::assert_leader(&mut conn, &svc_name, &node, term).await {
+                eprintln!("\nfaults: fenced-tx-open: assert_leader: {e}");
+                return None;
+            }
+            // The takeover may wait for the server to end this transaction: lease + timeout + 1 s.
+            let extra_ms = h.timing.timeout.as_millis() as u64 + 1000;
+            h.log.write(json!({"ev": "inject", "id": id, "kind": name, "target": node, "svc": svc_name,
+                               "detail": format!("transaction fenced at term {term} as {node}, then idle for {} ms", p.dur.as_millis()),
+                               "from_heal": false, "lasting": true, "extra_ms": extra_ms, "t": mono_ns()}));
+            // Runs alone, to its end: the row is share-locked meanwhile, so other faults would
+            // only queue behind it (and its availability could not be judged).
+            sleep(p.dur).await;
+            // The server has normally ended it long ago; a rollback on a killed session fails.
+            let _ = conn.query_drop("ROLLBACK").await;
+            drop(conn);
+            heal(h);
+            None
+        }
+        Kind::CampaignAbandon => {
+            let admin = h.admin();
+            let mut holder = admin.get_conn().await.ok()?;
+            holder.query_drop("START TRANSACTION").await.ok()?;
+            holder.exec_drop("SELECT term FROM leader_election WHERE service_id = ? FOR UPDATE", (&svc_name,)).await.ok()?;
+            record("row".into(), format!("{svc_name}'s row locked for {} ms; {} campaigns abandoned after 100 ms each", p.dur.as_millis(), p.param), true);
+            // Runs alone, to its end (the row is locked meanwhile).
+            let (dur, n, url) = (p.dur, p.param, h.db_urls[0].clone());
+            let until = tokio::time::Instant::now() + dur;
+            for k in 0..n {
+                let Ok(opts) = mysql_async::Opts::from_url(&url) else { break };
+                // A client of its own that gives up after 100 ms and closes its connection.
+                let abandon = async {
+                    let mut c = mysql_async::Conn::new(opts).await?;
+                    let r = tokio::time::timeout(Duration::from_millis(100),
+                        procedures::campaign(&mut c, &svc_name, &format!("abandoner-{k}"), Duration::from_secs(1))).await;
+                    drop(c); // abandoned mid-call: the connection is closed, the statement is not
+                    Ok::<_, mysql_async::Error>(r.is_err())
+                };
+                let _ = abandon.await;
+                if tokio::time::Instant::now() >= until { break }
+                sleep(dur / (n as u32 + 1)).await;
+            }
+            sleep(until.saturating_duration_since(tokio::time::Instant::now())).await;
+            let _ = holder.query_drop("ROLLBACK").await;
+            drop(holder);
+            heal(h);
+            None
+        }
         Kind::ClockStep => {
             let Some(f) = &h.faketime_file else { return None };
             // libfaketime reads an offset from real time: add this step to the total so far.
@@ -914,6 +1008,16 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
             None
         }
     }
+}
+
+/// `Threads_connected` of the server behind `pool`, within 500 ms.
+async fn threads_connected(pool: &Pool) -> Option<u64> {
+    let q = async {
+        let mut c = pool.get_conn().await.ok()?;
+        let row: Option<(String, u64)> = c.query_first("SHOW GLOBAL STATUS LIKE 'Threads_connected'").await.ok()?;
+        row.map(|(_, n)| n)
+    };
+    tokio::time::timeout(Duration::from_millis(500), q).await.ok().flatten()
 }
 
 fn compact(s: &str) -> String {
