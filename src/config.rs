@@ -10,6 +10,10 @@ pub const MAX_ID_CHARS: usize = 128;
 /// Shortest and longest lease the procedures accept.
 pub const MIN_LEASE: Duration = Duration::from_millis(1);
 pub const MAX_LEASE: Duration = Duration::from_millis(86_400_000);
+/// Shortest lease an elector accepts: it renews every lease/5, and each renew must fit a few
+/// database round trips (about 1 ms on a LAN). Shorter leases could never be held and would only
+/// load the database with calls (a 1 ms lease made ~750 calls a second and never led).
+pub const MIN_ELECTOR_LEASE: Duration = Duration::from_millis(100);
 
 /// How one node takes part in the election of one service.
 ///
@@ -83,6 +87,12 @@ impl ElectorConfig {
         if self.lease < MIN_LEASE || self.lease > MAX_LEASE {
             return Err(Error::invalid("lease", format!(
                 "lease must be between 1 ms and 86400000 ms (one day), got {} ms", self.lease.as_millis())));
+        }
+        if self.lease < MIN_ELECTOR_LEASE {
+            return Err(Error::invalid("lease", format!(
+                "lease must be at least {} ms for an elector (got {} ms): it renews every lease/5 and each renew \
+                 needs a few database round trips; the procedures alone accept shorter leases",
+                MIN_ELECTOR_LEASE.as_millis(), self.lease.as_millis())));
         }
         if self.lease.subsec_nanos() % 1_000_000 != 0 {
             return Err(Error::invalid("lease", format!(
@@ -180,6 +190,8 @@ mod tests {
         assert_eq!(rejected(ElectorConfig { node_id: "".into(), ..ok() }), "node_id");
         assert_eq!(rejected(ElectorConfig { node_id: "é".repeat(129), ..ok() }), "node_id");
         assert_eq!(rejected(ElectorConfig { lease: Duration::ZERO, ..ok() }), "lease");
+        assert_eq!(rejected(ElectorConfig::with_lease("billing", Duration::from_millis(1))), "lease");
+        ElectorConfig::with_lease("billing", MIN_ELECTOR_LEASE).validate().unwrap();
         assert_eq!(rejected(ElectorConfig { lease: Duration::from_millis(86_400_001), ..ok() }), "lease");
         assert_eq!(rejected(ElectorConfig { lease: Duration::from_micros(10_000_500), ..ok() }), "lease");
         assert_eq!(rejected(ElectorConfig { renew_interval: Duration::ZERO, ..ok() }), "renew_interval");

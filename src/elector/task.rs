@@ -108,6 +108,7 @@ pub(super) fn spawn_with<B: Backend>(
         commands,
         rng: seed(),
         condition: None,
+        late_reported: false,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -165,6 +166,8 @@ struct Task<B: Backend> {
     rng: u64,
     /// The condition of the last failed call, `None` after a success.
     condition: Option<Condition>,
+    /// Whether an answer that came too late to lead on was reported already (once per elector).
+    late_reported: bool,
 }
 
 impl<B: Backend> Task<B> {
@@ -258,6 +261,9 @@ impl<B: Backend> Task<B> {
             Err(_) => Err(Error::timeout(limit - sent_at)),
         };
         self.note(&result);
+        if let Ok(c) = &result {
+            self.report_late_answer(c, sent_at);
+        }
         // 3–4. Decide and publish.
         let watched = self.backend.watching();
         let decision = self.apply(Input::Campaigned { sent_at, result, watched });
@@ -376,6 +382,19 @@ impl<B: Backend> Task<B> {
                     tracing::info!(service = %self.config.service_id, server = self.server, "moving to the next server");
                 }
             }
+        }
+    }
+
+    /// A seat won by an answer that came back after the deadline it would set cannot be led:
+    /// the lease is too short for this server's round trip. Says so once, with the measurement.
+    fn report_late_answer(&mut self, c: &Campaign, sent_at: Instant) {
+        let round_trip = sent_at.elapsed();
+        if c.is_leader && !self.late_reported && round_trip + self.config.drift_margin >= c.lease_remaining {
+            self.late_reported = true;
+            tracing::warn!(service = %self.config.service_id, node = %self.config.node_id,
+                round_trip_ms = round_trip.as_millis() as u64, lease_ms = self.config.lease.as_millis() as u64,
+                "won the seat, but the answer took longer than the lease left: this node cannot lead with this lease \
+                 on this server; use a lease of at least 10 times the round trip");
         }
     }
 
