@@ -172,12 +172,12 @@ mod tests {
                      "assert_leader", "set_expiry_event"] {
             // Once, except those a later migration replaces: the last definition is that one's.
             let create = format!("CREATE PROCEDURE {name}(");
-            let replaced_by = match name {
-                "assert_leader" => Some("V4__galera_fencing"),
-                "set_expiry_event" => Some("V5__expiry_event_switch"),
-                _ => None,
+            let (replaced_by, count) = match name {
+                "assert_leader" => (Some("V6__access_audit_bounded_waits"), 3),
+                "set_expiry_event" => (Some("V5__expiry_event_switch"), 2),
+                _ => (Some("V6__access_audit_bounded_waits"), 2),
             };
-            assert_eq!(script.matches(&create).count(), if replaced_by.is_some() { 2 } else { 1 }, "{create}");
+            assert_eq!(script.matches(&create).count(), count, "{create}");
             if let Some(v) = replaced_by {
                 let at = script.find(&format!("-- ---- migration {v} ----")).expect("the migration is in the script");
                 assert!(script.rfind(&create).unwrap() > at, "the last {name} is {v}'s");

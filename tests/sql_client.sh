@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The core scenario of the contract, driven through the `mariadb` (or `mysql`) command-line client
 # only: proof that any SQL client can use the procedures. It installs the script that
-# `cargo run --release --example print_sql` prints (the same as `mysqlleader sql`) into a database
+# `mysqlleader sql` prints into a database
 # of its own, then checks every call's output with plain text matching.
 #
 #   MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db tests/sql_client.sh
@@ -79,15 +79,15 @@ rejects() { expect_re "$1" "^ERROR 1644 \(45000\) at line 1: mysqlleader: $3 " "
 if [ -n "${MYSQLLEADER_SQL_SCRIPT:-}" ]; then
   cp "$MYSQLLEADER_SQL_SCRIPT" "$work/install.sql" || die "cannot read $MYSQLLEADER_SQL_SCRIPT"
 else
-  (cd "$here" && cargo run --release --quiet --example print_sql) >"$work/install.sql" \
-    || die "cargo run --release --example print_sql failed"
+  (cd "$here" && cargo run --release --quiet --bin mysqlleader -- sql) >"$work/install.sql" \
+    || die "mysqlleader sql failed"
 fi
 "$client" --defaults-file="$work/client.cnf" -e "CREATE DATABASE \`$db\`" || die "cannot create database $db"
 for round in first second; do
   out=$("$client" --defaults-file="$work/client.cnf" "$db" <"$work/install.sql" 2>&1)
   expect "install script applied a $round time" "0:" "$?:$out"
 done
-expect "the script records its migrations" "1 2 3 4 5" "$(sql "SELECT GROUP_CONCAT(version ORDER BY version SEPARATOR ' ') FROM mysqlleader_schema_history")"
+expect "the script records its migrations" "1 2 3 4 5 6" "$(sql "SELECT GROUP_CONCAT(version ORDER BY version SEPARATOR ' ') FROM mysqlleader_schema_history")"
 
 # ---- 2. Result columns of every call ----
 header() { sql_header "$1" | head -n 1; }
@@ -119,9 +119,12 @@ expect_re "ids compare byte for byte ('A' is not 'a')" "^0${t}1${t}" "$(sql "CAL
 expect_re "assert_leader at the right term" "^1${t}1${t}[1-9][0-9]*$" \
   "$(sql "START TRANSACTION; CALL assert_leader('svc', 'a', 1); COMMIT")"
 expect_re "assert_leader at a wrong term" "^ERROR 1644 \(45001\) at line 1: mysqlleader: not the leader" \
-  "$(sql "CALL assert_leader('svc', 'a', 2)")"
+  "$(sql "START TRANSACTION; CALL assert_leader('svc', 'a', 2)")"
 expect_re "assert_leader of another node" "^ERROR 1644 \(45001\) at line 1: mysqlleader: not the leader" \
-  "$(sql "CALL assert_leader('svc', 'b', 1)")"
+  "$(sql "START TRANSACTION; CALL assert_leader('svc', 'b', 1)")"
+expect_re "assert_leader outside a transaction fences nothing, and says so" \
+  "^ERROR 1644 \(45000\) at line 1: mysqlleader: assert_leader needs an open transaction" \
+  "$(sql "CALL assert_leader('svc', 'a', 1)")"
 sql "CREATE TABLE ledger (id INT PRIMARY KEY)" >/dev/null
 # A careless script (--force goes on after errors) that writes, fails assert_leader, and commits.
 "$client" --defaults-file="$work/client.cnf" --batch --force "$db" >/dev/null 2>&1 <<'EOF'

@@ -26,6 +26,16 @@ async fn outlive(lease_ms: i64) {
     tokio::time::sleep(Duration::from_millis(lease_ms as u64 * 2 + 300)).await;
 }
 
+/// Like `outlive`, while `busy` sends a statement every 300 ms: an open fenced transaction that is
+/// not idle (the server ends an idle one after its lease: see V6).
+async fn outlive_busy(busy: &mut Conn, lease_ms: i64) {
+    let until = tokio::time::Instant::now() + Duration::from_millis(lease_ms as u64 * 2 + 300);
+    while tokio::time::Instant::now() < until {
+        exec(busy, "DO 0").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 async fn setup(tag: &str) -> (TestDb, Conn) {
     let db = TestDb::migrated(tag).await;
     let conn = connect(&db.url).await;
@@ -83,7 +93,7 @@ async fn every_call_returns_one_row_with_the_contract_columns() {
         ("CALL am_i_leader('svc', 'a')", CHECK),
         ("CALL am_i_leader('svc', 'b')", CHECK),
         ("CALL current_leader('svc')", CURRENT),
-        ("CALL assert_leader('svc', 'a', 1)", CHECK),
+        // (assert_leader runs inside a transaction: below)
         ("CALL force_leader('svc', 'b', 60000)", CAMPAIGN), // displaces a
         ("CALL force_leader('new', 'b', 60000)", CAMPAIGN), // creates the row
         ("CALL resign('svc', 'a')", RESIGN),               // not the leader
@@ -528,7 +538,9 @@ async fn assert_still_waiting<T: std::fmt::Debug>(task: &mut tokio::task::JoinHa
 }
 
 /// While the leader's transaction that called assert_leader is open, force_leader on another
-/// connection waits; it goes through only when that transaction commits.
+/// connection cannot take the seat: it waits at most 1 s for the row lock (V6: bounded waits)
+/// and fails with 1205, a transient error, changing nothing; once the transaction commits, it
+/// goes through.
 #[tokio::test]
 async fn assert_leader_holds_off_force_leader_until_the_transaction_ends() {
     let (db, mut fenced) = setup("contract_fence_force").await;
@@ -538,18 +550,21 @@ async fn assert_leader_holds_off_force_leader_until_the_transaction_ends() {
 
     let mut force = spawn_call(connect(&db.url).await, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG));
     assert_still_waiting(&mut force, 700, "force_leader").await;
+    let refused = tokio::time::timeout(Duration::from_secs(30), force).await.expect("force_leader gives up").unwrap();
+    assert_eq!(refused.as_ref().map_err(|e| e.code).unwrap_err(), 1205, "a bounded wait: {refused:?}");
     let mut observer = connect(&db.url).await;
     let r = current_leader(&mut observer, "svc").await;
-    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("a"), 1), "no takeover committed yet");
+    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("a"), 1), "no takeover committed");
 
     exec(&mut fenced, "COMMIT").await;
-    let r = tokio::time::timeout(Duration::from_secs(30), force).await.expect("force_leader finishes").unwrap();
+    let r = call(&mut observer, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG)).await;
     assert_seat(&r.unwrap(), 1, "b", 2, "force_leader after the commit");
     db.drop_db().await;
 }
 
 /// Even after the fenced leader's lease has run out, a campaign that would take the expired
-/// seat waits for the transaction that called assert_leader, and takes the seat after it ends.
+/// seat cannot while the transaction that called assert_leader is open (it waits at most 1 s,
+/// then fails with 1205); it takes the seat after that transaction ends.
 #[tokio::test]
 async fn assert_leader_holds_off_a_campaign_until_the_transaction_ends() {
     let (db, mut fenced) = setup("contract_fence_campaign").await;
@@ -557,16 +572,65 @@ async fn assert_leader_holds_off_a_campaign_until_the_transaction_ends() {
     campaign(&mut fenced, "svc", "a", LEASE).await;
     exec(&mut fenced, "START TRANSACTION").await;
     assert_leader(&mut fenced, "svc", "a", 1).await.unwrap();
-    outlive(LEASE).await;
+    outlive_busy(&mut fenced, LEASE).await;
 
     let mut take = spawn_call(connect(&db.url).await, "CALL campaign(?, ?, ?)", ("svc", "b", LONG));
     assert_still_waiting(&mut take, 700, "campaign on the expired seat").await;
+    let refused = tokio::time::timeout(Duration::from_secs(30), take).await.expect("campaign gives up").unwrap();
+    assert_eq!(refused.as_ref().map_err(|e| e.code).unwrap_err(), 1205, "a bounded wait: {refused:?}");
     let mut observer = connect(&db.url).await;
     assert_vacant(&mut observer, "svc", 1, "expired, but no takeover committed").await;
 
     exec(&mut fenced, "COMMIT").await;
-    let r = tokio::time::timeout(Duration::from_secs(30), take).await.expect("campaign finishes").unwrap();
+    let r = call(&mut observer, "CALL campaign(?, ?, ?)", ("svc", "b", LONG)).await;
     assert_seat(&r.unwrap(), 1, "b", 2, "campaign after the commit");
+    db.drop_db().await;
+}
+
+/// assert_leader with autocommit on and no transaction open would fence nothing (its share
+/// lock ends with the call): MariaDB tells, and the call is refused with 45000, naming
+/// assert_leader. With autocommit off (a PEP 249 driver's default) a transaction is open, and
+/// it succeeds.
+#[tokio::test]
+async fn assert_leader_outside_a_transaction_fences_nothing_and_says_so() {
+    let (db, mut c) = setup("contract_fence_autocommit").await;
+    campaign(&mut c, "svc", "a", LONG).await;
+    let e = call(&mut c, "CALL assert_leader(?, ?, ?)", ("svc", "a", 1u64)).await.unwrap_err();
+    assert_eq!(e.state, "45000", "{e:?}");
+    assert!(e.message.starts_with("mysqlleader: assert_leader") && e.message.contains("transaction"), "{e:?}");
+    exec(&mut c, "SET autocommit = 0").await;
+    let r = call(&mut c, "CALL assert_leader(?, ?, ?)", ("svc", "a", 1u64)).await.expect("autocommit off: a transaction is open");
+    assert_eq!(r.term(), 1);
+    exec(&mut c, "COMMIT").await;
+    exec(&mut c, "SET autocommit = 1").await;
+    db.drop_db().await;
+}
+
+/// An idle fenced transaction does not block a takeover for hours: assert_leader bounds how long
+/// its session may stay idle in that transaction to the lease left + 1 s (MariaDB), so the
+/// server ends it, and another node takes the seat within lease + 1 s + a campaign's bounded wait.
+#[tokio::test]
+async fn an_idle_fenced_transaction_ends_with_its_lease() {
+    let (db, mut fenced) = setup("contract_fence_idle").await;
+    const LEASE: i64 = 2_000;
+    campaign(&mut fenced, "svc", "a", LEASE).await;
+    exec(&mut fenced, "START TRANSACTION").await;
+    assert_leader(&mut fenced, "svc", "a", 1).await.unwrap();
+    let t0 = tokio::time::Instant::now();
+    // The client goes idle; another node campaigns until it gets the seat.
+    let mut b = connect(&db.url).await;
+    let taken = loop {
+        match call(&mut b, "CALL campaign(?, ?, ?)", ("svc", "b", LONG)).await {
+            Ok(r) if r.flag("is_leader") == 1 => break r,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => assert_eq!(e.code, 1205, "only bounded lock waits while the fenced transaction is open: {e:?}"),
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no takeover within 30 s: the idle fenced transaction blocks it");
+    };
+    assert_eq!(taken.term(), 2);
+    println!("takeover {:?} after the fenced transaction went idle (lease {LEASE} ms)", t0.elapsed());
+    // The idle connection was closed by the server.
+    assert!(fenced.query_drop("DO 0").await.is_err(), "the idle fenced session was ended");
     db.drop_db().await;
 }
 
@@ -672,7 +736,7 @@ async fn the_expiry_sweep_skips_a_seat_held_by_a_fenced_transaction() {
     let lease_end = seat(&mut fenced, "svc").await.unwrap().expires_us;
     exec(&mut fenced, "START TRANSACTION").await;
     assert_leader(&mut fenced, "svc", "a", 1).await.unwrap();
-    outlive(LEASE).await;
+    outlive_busy(&mut fenced, LEASE).await;
 
     let mut sweeper = connect(&db.url).await;
     exec(&mut sweeper, "SET SESSION innodb_lock_wait_timeout = 1").await;

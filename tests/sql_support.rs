@@ -156,7 +156,13 @@ pub async fn reelect(c: &mut Conn, service_id: &str) -> Reply {
 pub async fn resign(c: &mut Conn, service_id: &str, node_id: &str) -> Reply {
     ok(c, "CALL resign(?, ?)", (service_id, node_id)).await
 }
+/// `CALL assert_leader` where it is meant to run: in a transaction, which this opens when none is
+/// open (left open on success; a refusal rolls it back). Outside one the call itself is an error
+/// (see `assert_leader_outside_a_transaction_fences_nothing_and_says_so`).
 pub async fn assert_leader(c: &mut Conn, service_id: &str, node_id: &str, term: u64) -> Result<Reply, Refusal> {
+    if !in_transaction(c).await {
+        c.query_drop("START TRANSACTION").await.expect("START TRANSACTION");
+    }
     call(c, "CALL assert_leader(?, ?, ?)", (service_id, node_id, term)).await
 }
 pub async fn set_expiry_event(c: &mut Conn, enabled: i64) -> Reply {
