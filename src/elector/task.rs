@@ -46,15 +46,24 @@ impl Backend for Database {
     }
 
     async fn campaign(&self, server: usize, config: &ElectorConfig) -> Result<Campaign> {
-        procedures::campaign(&self.pools[server], &config.service_id, &config.node_id, config.lease).await
+        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
+        let result = procedures::campaign(&mut conn, &config.service_id, &config.node_id, config.lease).await;
+        guard.finished();
+        result
     }
 
     async fn current_leader(&self, server: usize, config: &ElectorConfig) -> Result<CurrentLeader> {
-        procedures::current_leader(&self.pools[server], &config.service_id).await
+        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
+        let result = procedures::current_leader(&mut conn, &config.service_id).await;
+        guard.finished();
+        result
     }
 
     async fn resign(&self, server: usize, config: &ElectorConfig) -> Result<Resign> {
-        procedures::resign(&self.pools[server], &config.service_id, &config.node_id).await
+        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
+        let result = procedures::resign(&mut conn, &config.service_id, &config.node_id).await;
+        guard.finished();
+        result
     }
 
     fn set_role(&self, role: Role) {
@@ -72,6 +81,46 @@ impl Backend for Database {
 
     fn watching(&self) -> bool {
         self.wakeup.as_ref().is_some_and(Wakeup::watching)
+    }
+}
+
+/// A connection for one call, and a guard that ends the call's statement on the server
+/// (`KILL QUERY`) if the call is abandoned: when the loop's time limit drops the call's future
+/// before it finished. So a call this node gave up on never keeps a server thread waiting (on
+/// a row lock, say) behind its back, and a candidate holds at most its pool connection and its
+/// wake-up connection however long the row stays locked.
+async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
+    let conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let guard = KillOnDrop { pool: pool.clone(), connection_id: conn.id(), armed: true };
+    Ok((conn, guard))
+}
+
+struct KillOnDrop {
+    pool: Pool,
+    connection_id: u32,
+    armed: bool,
+}
+
+impl KillOnDrop {
+    /// The call finished (answered or failed): nothing to end.
+    fn finished(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (pool, id) = (self.pool.clone(), self.connection_id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = procedures::kill_query(&pool, id).await {
+                    tracing::debug!(connection = id, error = %e, "could not end an abandoned call");
+                }
+            });
+        }
     }
 }
 

@@ -282,8 +282,8 @@ fn plan(rng: &mut Rng, kinds: &[(Kind, &str, u32)], t: &Timing, gap_mean: Durati
         Kind::ClockStep => (Duration::ZERO, ((1.5 + 2.5 * v) * lease).ceil() as u64),
         // Idle for 4 to 6 leases: far past the bound, so a missing server-side bound shows.
         Kind::FencedTxOpen => (between(4.0, 6.0), 0),
-        // The row held 0.5 to 1.5 leases; 10 abandoned campaigns meanwhile.
-        Kind::CampaignAbandon => (between(0.5, 1.5), 10),
+        // The row held 0.5 to 1.5 leases; a campaign abandoned every 400 ms meanwhile.
+        Kind::CampaignAbandon => (between(0.5, 1.5), 400),
     };
     Plan { kind, svc, pick, at_leader, dur, param, gap: gap_mean.mul_f64(g) }
 }
@@ -622,12 +622,13 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
         "started_at": chrono_now(),
     });
     // The server's connection count, sampled from now on (single server only: a cluster's
-    // candidates spread over its nodes). Bound: the harness's own now (+2 for its fault
-    // connections), plus per candidate one pool connection per service and the fenced work's,
-    // and one wake-up connection per service.
+    // candidates spread over its nodes). Bound: the harness's own now, + 2 for its fault
+    // connections, + 3 for the campaigns campaign-abandon abandons (one every 400 ms, each ended
+    // on the server within its 1 s bounded wait), plus per candidate one pool connection per
+    // service and the fenced work's, and one wake-up connection per service.
     let connections_baseline = if h.db_urls.len() == 1 { threads_connected(&h.admin()).await } else { None };
     if let Some(base) = connections_baseline {
-        let bound = base + 2 + (h.nodes.len() * (2 * services.len() + 1)) as u64;
+        let bound = base + 2 + 3 + (h.nodes.len() * (2 * services.len() + 1)) as u64;
         run_json["connections_baseline"] = json!(base);
         run_json["connection_bound"] = json!(bound);
         let (h2, file) = (h.clone(), dir.join("db").join("connections.jsonl"));
@@ -972,11 +973,11 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
             let mut holder = admin.get_conn().await.ok()?;
             holder.query_drop("START TRANSACTION").await.ok()?;
             holder.exec_drop("SELECT term FROM leader_election WHERE service_id = ? FOR UPDATE", (&svc_name,)).await.ok()?;
-            record("row".into(), format!("{svc_name}'s row locked for {} ms; {} campaigns abandoned after 100 ms each", p.dur.as_millis(), p.param), true);
+            record("row".into(), format!("{svc_name}'s row locked for {} ms; a campaign abandoned after 100 ms every {} ms", p.dur.as_millis(), p.param), true);
             // Runs alone, to its end (the row is locked meanwhile).
-            let (dur, n, url) = (p.dur, p.param, h.db_urls[0].clone());
+            let (dur, every, url) = (p.dur, Duration::from_millis(p.param), h.db_urls[0].clone());
             let until = tokio::time::Instant::now() + dur;
-            for k in 0..n {
+            for k in 0.. {
                 let Ok(opts) = mysql_async::Opts::from_url(&url) else { break };
                 // A client of its own that gives up after 100 ms and closes its connection.
                 let abandon = async {
@@ -987,8 +988,8 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
                     Ok::<_, mysql_async::Error>(r.is_err())
                 };
                 let _ = abandon.await;
-                if tokio::time::Instant::now() >= until { break }
-                sleep(dur / (n as u32 + 1)).await;
+                if tokio::time::Instant::now() + every >= until { break }
+                sleep(every).await;
             }
             sleep(until.saturating_duration_since(tokio::time::Instant::now())).await;
             let _ = holder.query_drop("ROLLBACK").await;
