@@ -139,9 +139,20 @@ enum mysqlleader_result
     MYSQLLEADER_PANIC = 10,
     /**
      * The handle cannot do this now: the transaction has ended or failed earlier (roll it
-     * back), or the elector is being freed.
+     * back), the elector is being freed, or its background task has stopped.
      */
     MYSQLLEADER_INVALID_STATE = 11,
+    /**
+     * A mistake a retry cannot mend, found by the driver rather than the server: a wrong
+     * number of statement parameters, a TLS set-up that cannot work, `assert_leader` called
+     * outside a transaction (it would fence nothing). Never transient.
+     */
+    MYSQLLEADER_USAGE = 12,
+    /**
+     * The account may not act on this service (SQLSTATE 45002, per-service access); the message
+     * names the account and the service. Nothing was changed.
+     */
+    MYSQLLEADER_ACCESS_DENIED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -484,8 +495,31 @@ mysqlleader_result mysqlleader_last_error_copy(char *buf, size_t buf_len, size_t
 mysqlleader_result mysqlleader_last_error_code(void);
 
 /**
+ * The rejected parameter of the last failed call on this thread, as C spells it: an argument
+ * (`service_id`, `node_id`, `lease_ms`, `url`, `elector_out`) or a field of the elector's
+ * configuration (`config->renew_ms`); NULL when the failure names none. Set for
+ * `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`.
+ * Borrowed like `mysqlleader_last_error`.
+ */
+const char *mysqlleader_last_error_parameter(void);
+
+/**
+ * The SQLSTATE the server reported for the last failed call on this thread (`"45000"` for
+ * input the procedures rejected, `"45001"` not the leader, `"45002"` access denied, `"40001"`
+ * a deadlock, ...); `""` when the server reported none. Borrowed like `mysqlleader_last_error`.
+ */
+const char *mysqlleader_last_error_sqlstate(void);
+
+/**
+ * For `MYSQLLEADER_NOT_LEADER`: the service's current term, as the refusal told it; 0 when
+ * unknown or for any other failure.
+ */
+uint64_t mysqlleader_last_error_current_term(void);
+
+/**
  * The server's error number (e.g. 1213 for a deadlock) when the last failed call on this
- * thread failed with `MYSQLLEADER_SERVER`; 0 otherwise.
+ * thread failed with `MYSQLLEADER_SERVER` (or `MYSQLLEADER_USAGE` when the server reported it);
+ * 0 otherwise.
  */
 uint32_t mysqlleader_last_error_server_code(void);
 
@@ -618,8 +652,9 @@ mysqlleader_result mysqlleader_resign(const mysqlleader_client *client,
                                       mysqlleader_resign_result *result_out);
 
 /**
- * `CALL assert_leader(service_id, node_id, term)` as a one-shot check: `MYSQLLEADER_OK` only
- * when `node_id` holds a valid lease at exactly `term`, else `MYSQLLEADER_NOT_LEADER`.
+ * `CALL assert_leader(service_id, node_id, term)` as a one-shot check, in a transaction of its
+ * own that ends at once: `MYSQLLEADER_OK` only when `node_id` holds a valid lease at exactly
+ * `term`, else `MYSQLLEADER_NOT_LEADER`.
  *
  * On its own this is only a check: the row lock it takes ends with the call. To fence writes,
  * run it inside the transaction of those writes — `mysqlleader_txn_assert_leader` or

@@ -215,6 +215,11 @@ impl Error {
             SQLSTATE_INVALID_ARGUMENT => {
                 let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
                 let parameter = rest.split_whitespace().next().unwrap_or("").to_string();
+                if parameter == "assert_leader" {
+                    // Not a bad argument: a fence called outside a transaction (it would fence
+                    // nothing). A mistake of the caller's that a retry cannot mend.
+                    return Error::Usage { code: Some(code), message: message.to_string() };
+                }
                 Error::InvalidArgument { parameter, message: message.to_string() }
             }
             SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string(), current_term: number_after(message, "current term ") },
@@ -301,6 +306,8 @@ mod tests {
         assert_eq!(e.to_string(), "mysqlleader: node_id must not be empty");
         assert_eq!(e.parameter(), Some("node_id"));
         assert_eq!(Error::from_server(1644, "45002", "mysqlleader: access denied").kind(), ErrorKind::AccessDenied);
+        let outside = Error::from_server(1644, "45000", "mysqlleader: assert_leader needs an open transaction");
+        assert_eq!((outside.kind(), outside.is_transient()), (ErrorKind::Usage, false));
     }
 
     #[test]

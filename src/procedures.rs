@@ -220,6 +220,19 @@ where
     leader_check_from(&row)
 }
 
+/// A one-shot check that `node_id` leads `service_id` at exactly `term` now: `assert_leader` in a
+/// transaction of its own that ends at once. It fences nothing (its lock ends with it); to fence
+/// writes, call [`assert_leader`] inside their transaction. Fails with [`Error::NotLeader`] like
+/// the guard. (Called outside a transaction, `assert_leader` itself is refused by the server.)
+pub async fn check_leader_at(pool: &mysql_async::Pool, service_id: &str, node_id: &str, term: u64) -> Result<LeaderCheck> {
+    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let mut tx = conn.start_transaction(Default::default()).await.map_err(Error::from_mysql)?;
+    let check = assert_leader(&mut tx, service_id, node_id, term).await;
+    // A refusal has rolled the transaction back already; a success held a share lock only.
+    let _ = tx.rollback().await;
+    check
+}
+
 /// `CALL set_expiry_event(enabled)`: switches the expiry event; returns whether it is enabled.
 pub async fn set_expiry_event<'a, 't: 'a, C>(conn: C, enabled: bool) -> Result<bool>
 where

@@ -230,8 +230,9 @@ pub unsafe extern "C" fn mysqlleader_resign(
     })
 }
 
-/// `CALL assert_leader(service_id, node_id, term)` as a one-shot check: `MYSQLLEADER_OK` only
-/// when `node_id` holds a valid lease at exactly `term`, else `MYSQLLEADER_NOT_LEADER`.
+/// `CALL assert_leader(service_id, node_id, term)` as a one-shot check, in a transaction of its
+/// own that ends at once: `MYSQLLEADER_OK` only when `node_id` holds a valid lease at exactly
+/// `term`, else `MYSQLLEADER_NOT_LEADER`.
 ///
 /// On its own this is only a check: the row lock it takes ends with the call. To fence writes,
 /// run it inside the transaction of those writes — `mysqlleader_txn_assert_leader` or
@@ -250,7 +251,7 @@ pub unsafe extern "C" fn mysqlleader_assert_leader(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::assert_leader(&inner.pool, service_id, node_id, term))?;
+        let c = block_on_timeout(inner.request_timeout(), procedures::check_leader_at(&inner.pool, service_id, node_id, term))?;
         unsafe { write_out(result_out, leader_check(&c)) };
         Ok(())
     })

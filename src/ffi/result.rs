@@ -45,8 +45,15 @@ pub enum mysqlleader_result {
     /// may be in an inconsistent state; free it.
     MYSQLLEADER_PANIC = 10,
     /// The handle cannot do this now: the transaction has ended or failed earlier (roll it
-    /// back), or the elector is being freed.
+    /// back), the elector is being freed, or its background task has stopped.
     MYSQLLEADER_INVALID_STATE = 11,
+    /// A mistake a retry cannot mend, found by the driver rather than the server: a wrong
+    /// number of statement parameters, a TLS set-up that cannot work, `assert_leader` called
+    /// outside a transaction (it would fence nothing). Never transient.
+    MYSQLLEADER_USAGE = 12,
+    /// The account may not act on this service (SQLSTATE 45002, per-service access); the message
+    /// names the account and the service. Nothing was changed.
+    MYSQLLEADER_ACCESS_DENIED = 13,
 }
 
 use mysqlleader_result::*;
@@ -67,10 +74,12 @@ impl mysqlleader_result {
             MYSQLLEADER_BUFFER_TOO_SMALL => c"MYSQLLEADER_BUFFER_TOO_SMALL",
             MYSQLLEADER_PANIC => c"MYSQLLEADER_PANIC",
             MYSQLLEADER_INVALID_STATE => c"MYSQLLEADER_INVALID_STATE",
+            MYSQLLEADER_USAGE => c"MYSQLLEADER_USAGE",
+            MYSQLLEADER_ACCESS_DENIED => c"MYSQLLEADER_ACCESS_DENIED",
         }
     }
 
-    const ALL: [mysqlleader_result; 12] = [
+    const ALL: [mysqlleader_result; 14] = [
         MYSQLLEADER_OK,
         MYSQLLEADER_NULL_ARGUMENT,
         MYSQLLEADER_INVALID_ARGUMENT,
@@ -83,29 +92,44 @@ impl mysqlleader_result {
         MYSQLLEADER_BUFFER_TOO_SMALL,
         MYSQLLEADER_PANIC,
         MYSQLLEADER_INVALID_STATE,
+        MYSQLLEADER_USAGE,
+        MYSQLLEADER_ACCESS_DENIED,
     ];
 }
 
-/// Why a call failed: the code to return and what the last error will say.
+/// Why a call failed: the code to return and what the last error will say, as fields.
 #[derive(Debug, Clone)]
 pub(crate) struct Failure {
     pub code: mysqlleader_result,
     pub message: String,
     pub server_code: u16,
     pub transient: bool,
+    /// The rejected parameter as C spells it (`service_id`, `lease_ms`, `config->renew_ms`,
+    /// `url`), for invalid, NULL and non-UTF-8 arguments.
+    pub parameter: Option<String>,
+    /// The server's SQLSTATE, when the server reported the error.
+    pub sqlstate: Option<String>,
+    /// For `MYSQLLEADER_NOT_LEADER`: the service's current term, when known.
+    pub current_term: Option<u64>,
 }
 
 impl Failure {
     pub fn new(code: mysqlleader_result, message: impl Into<String>) -> Self {
-        Failure { code, message: message.into(), server_code: 0, transient: false }
+        Failure { code, message: message.into(), server_code: 0, transient: false, parameter: None, sqlstate: None, current_term: None }
     }
 
     pub fn null(name: &str) -> Self {
-        Failure::new(MYSQLLEADER_NULL_ARGUMENT, format!("{name} must not be NULL"))
+        Failure { parameter: Some(name.to_string()), ..Failure::new(MYSQLLEADER_NULL_ARGUMENT, format!("{name} must not be NULL")) }
     }
 
+    /// An invalid argument `name`; `message` says why (and names it, as every message does).
     pub fn invalid(name: &str, message: impl std::fmt::Display) -> Self {
-        Failure::new(MYSQLLEADER_INVALID_ARGUMENT, format!("invalid argument `{name}`: {message}"))
+        Failure { parameter: Some(name.to_string()), ..Failure::new(MYSQLLEADER_INVALID_ARGUMENT, message.to_string()) }
+    }
+
+    /// A string argument `name` that is not UTF-8.
+    pub fn utf8(name: &str, message: impl Into<String>) -> Self {
+        Failure { parameter: Some(name.to_string()), ..Failure::new(MYSQLLEADER_INVALID_UTF8, message) }
     }
 
     pub fn state(message: impl Into<String>) -> Self {
@@ -115,24 +139,31 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {
-        let code = match &error {
-            // The elector's own "it has stopped" is a state, not an argument of the caller's.
-            Error::InvalidArgument { parameter, .. } if parameter == "elector" => MYSQLLEADER_INVALID_STATE,
-            Error::InvalidArgument { .. } => MYSQLLEADER_INVALID_ARGUMENT,
-            Error::NotLeader { .. } => MYSQLLEADER_NOT_LEADER,
-            Error::Stopped { .. } => MYSQLLEADER_INVALID_STATE,
-            Error::Connection { .. } | Error::Timeout { .. } => MYSQLLEADER_CONNECTION,
-            Error::NotMigrated { .. } => MYSQLLEADER_NOT_MIGRATED,
-            Error::Server { .. } => MYSQLLEADER_SERVER,
-            Error::Migration { .. } => MYSQLLEADER_MIGRATION,
-            #[allow(unreachable_patterns)] // Error is non_exhaustive
+        use crate::error::ErrorKind as K;
+        let code = match error.kind() {
+            K::InvalidArgument => MYSQLLEADER_INVALID_ARGUMENT,
+            K::NotLeader => MYSQLLEADER_NOT_LEADER,
+            K::AccessDenied => MYSQLLEADER_ACCESS_DENIED,
+            // A stopped elector is a state of the handle, not an argument of the caller's.
+            K::Stopped => MYSQLLEADER_INVALID_STATE,
+            // A timeout is a connection-class failure in C: transient, outcome unknown.
+            K::Connection | K::Timeout => MYSQLLEADER_CONNECTION,
+            K::NotMigrated => MYSQLLEADER_NOT_MIGRATED,
+            K::Server => MYSQLLEADER_SERVER,
+            K::Usage => MYSQLLEADER_USAGE,
+            K::Migration => MYSQLLEADER_MIGRATION,
+            #[allow(unreachable_patterns)] // ErrorKind is non_exhaustive
             _ => MYSQLLEADER_SERVER,
         };
+        let sqlstate = error.sqlstate().map(str::to_string);
         Failure {
             code,
             message: error.to_string(),
             server_code: error.server_code().unwrap_or(0),
             transient: error.is_transient(),
+            parameter: error.parameter().map(str::to_string),
+            sqlstate,
+            current_term: error.current_term(),
         }
     }
 }
@@ -140,34 +171,39 @@ impl From<Error> for Failure {
 pub(crate) type FfiResult<T = ()> = Result<T, Failure>;
 
 /// The last failure of a call on this thread.
+#[derive(Default)]
 struct LastError {
-    code: mysqlleader_result,
+    code: Option<mysqlleader_result>,
     /// Redacted; never holds a password.
     message: CString,
     server_code: u16,
     transient: bool,
+    parameter: Option<CString>,
+    sqlstate: CString,
+    current_term: u64,
 }
 
 thread_local! {
-    static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError {
-        code: MYSQLLEADER_OK,
-        message: CString::default(),
-        server_code: 0,
-        transient: false,
-    });
+    static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError::default());
+}
+
+fn c_string(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
 }
 
 fn set_last_error(failure: Failure) {
     // Passwords never reach the caller, whatever produced the text; a NUL inside a server's
     // message would end the C string early, so it is replaced.
-    let text = redact(&failure.message).replace('\0', "\\0");
-    let message = CString::new(text).unwrap_or_default();
+    let message = c_string(&redact(&failure.message));
     LAST_ERROR.with(|last| {
         *last.borrow_mut() = LastError {
-            code: failure.code,
+            code: Some(failure.code),
             message,
             server_code: failure.server_code,
             transient: failure.transient,
+            parameter: failure.parameter.as_deref().map(c_string),
+            sqlstate: c_string(failure.sqlstate.as_deref().unwrap_or("")),
+            current_term: failure.current_term.unwrap_or(0),
         }
     });
 }
@@ -175,8 +211,8 @@ fn set_last_error(failure: Failure) {
 fn clear_last_error() {
     LAST_ERROR.with(|last| {
         let mut last = last.borrow_mut();
-        if last.code != MYSQLLEADER_OK {
-            *last = LastError { code: MYSQLLEADER_OK, message: CString::default(), server_code: 0, transient: false };
+        if last.code.is_some() {
+            *last = LastError::default();
         }
     });
 }
@@ -251,11 +287,38 @@ pub unsafe extern "C" fn mysqlleader_last_error_copy(buf: *mut c_char, buf_len: 
 /// The result code of the last call on this thread: `MYSQLLEADER_OK` when it succeeded.
 #[no_mangle]
 pub extern "C" fn mysqlleader_last_error_code() -> mysqlleader_result {
-    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().code)).unwrap_or(MYSQLLEADER_PANIC)
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().code.unwrap_or(MYSQLLEADER_OK))).unwrap_or(MYSQLLEADER_PANIC)
+}
+
+/// The rejected parameter of the last failed call on this thread, as C spells it: an argument
+/// (`service_id`, `node_id`, `lease_ms`, `url`, `elector_out`) or a field of the elector's
+/// configuration (`config->renew_ms`); NULL when the failure names none. Set for
+/// `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`.
+/// Borrowed like `mysqlleader_last_error`.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_parameter() -> *const c_char {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().parameter.as_ref().map_or(std::ptr::null(), |p| p.as_ptr())))
+        .unwrap_or(std::ptr::null())
+}
+
+/// The SQLSTATE the server reported for the last failed call on this thread (`"45000"` for
+/// input the procedures rejected, `"45001"` not the leader, `"45002"` access denied, `"40001"`
+/// a deadlock, ...); `""` when the server reported none. Borrowed like `mysqlleader_last_error`.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_sqlstate() -> *const c_char {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().sqlstate.as_ptr())).unwrap_or(c"".as_ptr())
+}
+
+/// For `MYSQLLEADER_NOT_LEADER`: the service's current term, as the refusal told it; 0 when
+/// unknown or for any other failure.
+#[no_mangle]
+pub extern "C" fn mysqlleader_last_error_current_term() -> u64 {
+    catch_unwind(|| LAST_ERROR.with(|last| last.borrow().current_term)).unwrap_or(0)
 }
 
 /// The server's error number (e.g. 1213 for a deadlock) when the last failed call on this
-/// thread failed with `MYSQLLEADER_SERVER`; 0 otherwise.
+/// thread failed with `MYSQLLEADER_SERVER` (or `MYSQLLEADER_USAGE` when the server reported it);
+/// 0 otherwise.
 #[no_mangle]
 pub extern "C" fn mysqlleader_last_error_server_code() -> u32 {
     catch_unwind(|| LAST_ERROR.with(|last| u32::from(last.borrow().server_code))).unwrap_or(0)
@@ -292,7 +355,7 @@ mod tests {
     #[test]
     fn numbers_are_stable() {
         let numbers: Vec<u32> = mysqlleader_result::ALL.iter().map(|r| *r as u32).collect();
-        assert_eq!(numbers, (0..12).collect::<Vec<u32>>());
+        assert_eq!(numbers, (0..14).collect::<Vec<u32>>());
         assert_eq!(MYSQLLEADER_NOT_LEADER as u32, 4);
         assert_eq!(MYSQLLEADER_PANIC as u32, 10);
     }
@@ -308,6 +371,27 @@ mod tests {
         assert_eq!(boundary(|| Ok(())), MYSQLLEADER_OK);
         assert_eq!(last(), "");
         assert_eq!(mysqlleader_last_error_code(), MYSQLLEADER_OK);
+    }
+
+    #[test]
+    fn the_last_error_carries_its_fields() {
+        let param = || unsafe { CStr::from_ptr(mysqlleader_last_error_parameter()) }.to_str().unwrap().to_string();
+        let state = || unsafe { CStr::from_ptr(mysqlleader_last_error_sqlstate()) }.to_str().unwrap().to_string();
+        let rc = boundary(|| Err(Failure::from(Error::from_server(1644, "45000", "mysqlleader: lease_ms must be between 1 and 86400000 (got 0)"))));
+        assert_eq!(rc, MYSQLLEADER_INVALID_ARGUMENT);
+        assert_eq!(param(), "lease_ms");
+        assert_eq!(last(), "mysqlleader: lease_ms must be between 1 and 86400000 (got 0)", "no doubled prefix");
+        let rc = boundary(|| Err(Failure::from(Error::from_server(1644, "45001", "mysqlleader: not the leader at term 3 (current term 5)"))));
+        assert_eq!(rc, MYSQLLEADER_NOT_LEADER);
+        assert!(mysqlleader_last_error_parameter().is_null());
+        assert_eq!((state(), mysqlleader_last_error_current_term()), ("45001".to_string(), 5));
+        let rc = boundary(|| Err(Failure::from(Error::from_mysql(mysql_async::DriverError::StmtParamsMismatch { required: 2, supplied: 1 }.into()))));
+        assert_eq!((rc, mysqlleader_last_error_is_transient()), (MYSQLLEADER_USAGE, false));
+        assert_eq!(boundary(|| Err(Failure::null("elector_out"))), MYSQLLEADER_NULL_ARGUMENT);
+        assert_eq!(param(), "elector_out");
+        assert_eq!(boundary(|| Ok(())), MYSQLLEADER_OK);
+        assert!(mysqlleader_last_error_parameter().is_null());
+        assert_eq!(state(), "");
     }
 
     #[test]

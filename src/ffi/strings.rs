@@ -40,10 +40,7 @@ pub(crate) unsafe fn arg_str<'a>(ptr: *const c_char, name: &str) -> FfiResult<&'
     // SAFETY: a non-NULL string argument is NUL-terminated (the conventions).
     let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
     std::str::from_utf8(bytes).map_err(|e| {
-        Failure::new(
-            mysqlleader_result::MYSQLLEADER_INVALID_UTF8,
-            format!("{name} is not valid UTF-8 (invalid byte at offset {})", e.valid_up_to()),
-        )
+        Failure::utf8(name, format!("{name} is not valid UTF-8 (invalid byte at offset {})", e.valid_up_to()))
     })
 }
 

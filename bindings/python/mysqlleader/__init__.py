@@ -50,6 +50,8 @@ from ._errors import (
     InternalError,
     InvalidArgumentError,
     InvalidStateError,
+    UsageError,
+    AccessDeniedError,
     InvalidUtf8Error,
     LibraryNotFoundError,
     MigrationError,
@@ -233,6 +235,8 @@ __all__ = [
     "BufferTooSmallError",
     "InternalError",
     "InvalidStateError",
+    "UsageError",
+    "AccessDeniedError",
     "LibraryNotFoundError",
     "__version__",
 ]

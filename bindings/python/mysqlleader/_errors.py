@@ -23,7 +23,6 @@ retry may succeed (``transient``) and, for server errors, the server's error num
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional, Type
 
 from ._native import ResultCode, library
@@ -146,6 +145,20 @@ class InvalidStateError(MysqlLeaderError):
     default_code = ResultCode.INVALID_STATE
 
 
+class UsageError(MysqlLeaderError):
+    """A mistake a retry cannot mend: a wrong number of statement parameters, a TLS set-up that
+    cannot work, ``assert_leader`` called outside a transaction (it would fence nothing)."""
+
+    default_code = ResultCode.USAGE
+
+
+class AccessDeniedError(MysqlLeaderError):
+    """The account may not act on this service (per-service access, SQLSTATE 45002); nothing
+    was changed."""
+
+    default_code = ResultCode.ACCESS_DENIED
+
+
 class LibraryNotFoundError(MysqlLeaderError):
     """libmysqlleader could not be loaded; the message lists every place that was tried."""
 
@@ -162,19 +175,13 @@ _BY_CODE: Dict[ResultCode, Type[MysqlLeaderError]] = {
     ResultCode.BUFFER_TOO_SMALL: BufferTooSmallError,
     ResultCode.PANIC: InternalError,
     ResultCode.INVALID_STATE: InvalidStateError,
+    ResultCode.USAGE: UsageError,
+    ResultCode.ACCESS_DENIED: AccessDeniedError,
 }
 
-# How the library names the parameter in its messages:
-#   "invalid argument `service_id`: service_id must not be empty"
-#   "service_id must not be NULL", "node_id is not valid UTF-8 (invalid byte at offset 3)"
-_PARAMETER_PATTERNS = (
-    re.compile(r"invalid argument `([^`]+)`"),
-    re.compile(r"^(\S+) must not be NULL"),
-    re.compile(r"^(\S+) is not valid UTF-8"),
-)
-
-# The C elector configuration's field names, as the Python keyword arguments spell them.
-_CONFIG_FIELDS = {
+# The C ABI names a rejected parameter as C spells it (mysqlleader_last_error_parameter);
+# Python users wrote the keyword arguments below, so errors name those. One table.
+_PYTHON_NAMES = {
     "config->service_id": "service_id",
     "config->node_id": "node_id",
     "config->lease_ms": "lease",
@@ -190,23 +197,24 @@ _CONFIG_FIELDS = {
 }
 
 
-def _parameter_of(message: str) -> Optional[str]:
-    for pattern in _PARAMETER_PATTERNS:
-        match = pattern.search(message)
-        if match:
-            name = match.group(1)
-            return _CONFIG_FIELDS.get(name, name)
-    return None
+def python_name(c_name: Optional[str]) -> Optional[str]:
+    """The Python keyword for a parameter the C ABI names ``c_name``."""
+    if c_name is None:
+        return None
+    return _PYTHON_NAMES.get(c_name, c_name)
 
 
-def error_for(code: int, message: str, *, transient: bool = False, server_code: int = 0) -> MysqlLeaderError:
-    """The exception for a C result code and message (the class of an unknown code is the base)."""
+def error_for(
+    code: int, message: str, *, transient: bool = False, server_code: int = 0, parameter: Optional[str] = None
+) -> MysqlLeaderError:
+    """The exception for a C result code, message and fields (an unknown code: the base class).
+    ``parameter`` is the C name of a rejected parameter; the exception names its Python keyword."""
     rc = ResultCode(code)
     cls = _BY_CODE.get(rc, MysqlLeaderError)
     if not message:
         message = f"mysqlleader: {rc.name} ({int(rc)})"
     if issubclass(cls, InvalidArgumentError):
-        return cls(message, parameter=_parameter_of(message), code=rc, transient=transient)
+        return cls(message, parameter=python_name(parameter), code=rc, transient=transient)
     return cls(
         message,
         code=rc,
@@ -222,7 +230,9 @@ def last_error(code: int) -> MysqlLeaderError:
     message = (lib.mysqlleader_last_error() or b"").decode("utf-8", "replace")
     transient = bool(lib.mysqlleader_last_error_is_transient())
     server_code = int(lib.mysqlleader_last_error_server_code())
-    return error_for(code, message, transient=transient, server_code=server_code)
+    raw = lib.mysqlleader_last_error_parameter()
+    parameter = raw.decode("utf-8", "replace") if raw else None
+    return error_for(code, message, transient=transient, server_code=server_code, parameter=parameter)
 
 
 def check(code: int) -> None:

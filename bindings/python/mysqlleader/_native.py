@@ -106,6 +106,8 @@ class ResultCode(_OpenIntEnum):
     BUFFER_TOO_SMALL = 9
     PANIC = 10
     INVALID_STATE = 11
+    USAGE = 12
+    ACCESS_DENIED = 13
 
 
 class EventKind(_OpenIntEnum):
@@ -119,6 +121,8 @@ class EventKind(_OpenIntEnum):
     LEADER_CHANGED = 3
     #: ``missed`` events were dropped because the consumer fell behind.
     MISSED = 4
+    #: The elector's background task ended (closed, or failed: see ``last_call_error``). Last.
+    ELECTOR_STOPPED = 5
 
 
 class StopReason(_OpenIntEnum):
@@ -134,6 +138,8 @@ class StopReason(_OpenIntEnum):
     RESIGNED = 3
     #: The elector was closed.
     SHUTDOWN = 4
+    #: The elector's background task failed.
+    FAILED = 5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,6 +284,9 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_last_error_code": (_RC, []),
     "mysqlleader_last_error_server_code": (c_uint32, []),
     "mysqlleader_last_error_is_transient": (c_bool, []),
+    "mysqlleader_last_error_parameter": (c_char_p, []),
+    "mysqlleader_last_error_sqlstate": (c_char_p, []),
+    "mysqlleader_last_error_current_term": (c_uint64, []),
     "mysqlleader_result_name": (c_char_p, [c_uint32]),
     "mysqlleader_string_free": (None, [c_void_p]),
     "mysqlleader_default_node_id": (_RC, [POINTER(c_char), c_size_t, _SIZE_P]),

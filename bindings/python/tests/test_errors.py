@@ -402,6 +402,8 @@ def test_every_result_code_has_its_class() -> None:
         ResultCode.BUFFER_TOO_SMALL: mysqlleader.BufferTooSmallError,
         ResultCode.PANIC: mysqlleader.InternalError,
         ResultCode.INVALID_STATE: mysqlleader.InvalidStateError,
+        ResultCode.USAGE: mysqlleader.UsageError,
+        ResultCode.ACCESS_DENIED: mysqlleader.AccessDeniedError,
     }
     assert set(expected) == set(ResultCode) - {ResultCode.OK}, "a new result code needs its exception"
     for code, cls in expected.items():
