@@ -189,8 +189,8 @@ enum mysqlleader_event_kind
      */
     MYSQLLEADER_EVENT_MISSED = 4,
     /**
-     * The elector's background task ended: shut down, or failed (then
-     * `mysqlleader_elector_last_error` says why). The last event.
+     * The elector's background task failed (`mysqlleader_elector_state` reports the error):
+     * it no longer campaigns. The last event. (A normal free delivers no such event.)
      */
     MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
 };

@@ -24,7 +24,13 @@ func lastError(op string, rc C.mysqlleader_result) *Error {
 	msg := C.GoString(C.mysqlleader_last_error())
 	serverCode := uint32(C.mysqlleader_last_error_server_code())
 	transient := bool(C.mysqlleader_last_error_is_transient())
-	return newError(op, Code(rc), serverCode, transient, msg)
+	e := newError(op, Code(rc), serverCode, transient, msg)
+	if p := C.mysqlleader_last_error_parameter(); p != nil {
+		e.Param = goParam(C.GoString(p))
+	}
+	e.SQLState = C.GoString(C.mysqlleader_last_error_sqlstate())
+	e.CurrentTerm = uint64(C.mysqlleader_last_error_current_term())
+	return e
 }
 
 // ccall runs one call into the library and, when it fails, reads the library's last error.

@@ -104,8 +104,11 @@ var finalizedElectors atomic.Int64
 // a forgotten one, resigning its lease).
 func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 	const op = "elector_new"
+	if client == nil {
+		return nil, &Error{Op: op, Code: CodeNullArgument, Param: "client", Message: "client must not be nil"}
+	}
 	// 1. What C cannot receive: NULs in strings, negative or fractional durations.
-	if err := checkIDs(op, "config->service_id", config.ServiceID, "config->node_id", config.NodeID); err != nil {
+	if err := checkIDs(op, "ServiceID", config.ServiceID, "NodeID", config.NodeID); err != nil {
 		return nil, err
 	}
 	var cfg C.mysqlleader_elector_config
@@ -114,11 +117,11 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		value time.Duration
 		out   *C.uint64_t
 	}{
-		{"config->lease_ms", config.Lease, &cfg.lease_ms},
-		{"config->renew_ms", config.RenewInterval, &cfg.renew_ms},
-		{"config->retry_ms", config.RetryInterval, &cfg.retry_ms},
-		{"config->request_timeout_ms", config.RequestTimeout, &cfg.request_timeout_ms},
-		{"config->drift_margin_ms", config.DriftMargin, &cfg.drift_margin_ms},
+		{"Lease", config.Lease, &cfg.lease_ms},
+		{"RenewInterval", config.RenewInterval, &cfg.renew_ms},
+		{"RetryInterval", config.RetryInterval, &cfg.retry_ms},
+		{"RequestTimeout", config.RequestTimeout, &cfg.request_timeout_ms},
+		{"DriftMargin", config.DriftMargin, &cfg.drift_margin_ms},
 	} {
 		ms, err := millis(op, d.name, d.value)
 		if err != nil {
@@ -146,7 +149,7 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		slots := unsafe.Slice((**C.mysqlleader_client)(mem), n)
 		for i, f := range config.Fallbacks {
 			if f == nil {
-				return nil, invalidArg(op, fmt.Sprintf("config->fallback_clients[%d]", i), "fallback %d is a nil *Client", i)
+				return nil, invalidArg(op, fmt.Sprintf("Fallbacks[%d]", i), "fallback %d is a nil *Client", i)
 			}
 			fp, err := f.h.acquire(op)
 			if err != nil {

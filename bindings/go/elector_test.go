@@ -244,20 +244,20 @@ func TestElectorConfigErrors(t *testing.T) {
 		param  string
 		config ElectorConfig
 	}{
-		{"config->service_id", ElectorConfig{}},
-		{"config->service_id", ElectorConfig{ServiceID: long}},
-		{"config->service_id", ElectorConfig{ServiceID: "a\x00"}},
-		{"config->node_id", ElectorConfig{ServiceID: s, NodeID: long}},
-		{"config->lease_ms", ElectorConfig{ServiceID: s, Lease: LeaseMax + time.Millisecond}},
-		{"config->lease_ms", ElectorConfig{ServiceID: s, Lease: -time.Second}},
-		{"config->lease_ms", ElectorConfig{ServiceID: s, Lease: 1500 * time.Microsecond}},
-		{"config->renew_ms", ElectorConfig{ServiceID: s, Lease: time.Second, RenewInterval: time.Second}},
-		{"config->retry_ms", ElectorConfig{ServiceID: s, Lease: time.Second, RetryInterval: 2 * time.Second}},
-		{"config->request_timeout_ms", ElectorConfig{ServiceID: s, Lease: time.Second, RequestTimeout: time.Second}},
-		{"config->drift_margin_ms", ElectorConfig{ServiceID: s, Lease: time.Second, DriftMargin: time.Second}},
-		{"config->retry_jitter", ElectorConfig{ServiceID: s, RetryJitter: 1.5}},
-		{"config->retry_jitter", ElectorConfig{ServiceID: s, RetryJitter: 0.1, NoJitter: true}},
-		{"config->fallback_clients[0]", ElectorConfig{ServiceID: s, Fallbacks: []*Client{nil}}},
+		{"ServiceID", ElectorConfig{}},
+		{"ServiceID", ElectorConfig{ServiceID: long}},
+		{"ServiceID", ElectorConfig{ServiceID: "a\x00"}},
+		{"NodeID", ElectorConfig{ServiceID: s, NodeID: long}},
+		{"Lease", ElectorConfig{ServiceID: s, Lease: LeaseMax + time.Millisecond}},
+		{"Lease", ElectorConfig{ServiceID: s, Lease: -time.Second}},
+		{"Lease", ElectorConfig{ServiceID: s, Lease: 1500 * time.Microsecond}},
+		{"RenewInterval", ElectorConfig{ServiceID: s, Lease: time.Second, RenewInterval: time.Second}},
+		{"RetryInterval", ElectorConfig{ServiceID: s, Lease: time.Second, RetryInterval: 2 * time.Second}},
+		{"RequestTimeout", ElectorConfig{ServiceID: s, Lease: time.Second, RequestTimeout: time.Second}},
+		{"DriftMargin", ElectorConfig{ServiceID: s, Lease: time.Second, DriftMargin: time.Second}},
+		{"RetryJitter", ElectorConfig{ServiceID: s, RetryJitter: 1.5}},
+		{"RetryJitter", ElectorConfig{ServiceID: s, RetryJitter: 0.1, NoJitter: true}},
+		{"Fallbacks[0]", ElectorConfig{ServiceID: s, Fallbacks: []*Client{nil}}},
 	}
 	for _, tc := range cases {
 		e, err := NewElector(c, tc.config)
@@ -270,7 +270,7 @@ func TestElectorConfigErrors(t *testing.T) {
 		wantParam(t, err, tc.param)
 	}
 	_, err := NewElector(c, ElectorConfig{ServiceID: "\xff"})
-	if e := wantCode(t, err, CodeInvalidUTF8, ErrInvalidUTF8); e.Param != "config->service_id" {
+	if e := wantCode(t, err, CodeInvalidUTF8, ErrInvalidUTF8); e.Param != "ServiceID" {
 		t.Errorf("Param = %q", e.Param)
 	}
 	// Valid corner cases are accepted: no jitter, and fallbacks.
@@ -645,5 +645,12 @@ func TestChangesNeverDrop(t *testing.T) {
 	}
 	if started != rounds+1 || stopped != rounds+1 {
 		t.Fatalf("started %d, stopped %d times; want %d each: %v", started, stopped, rounds+1, events)
+	}
+}
+
+func TestNewElectorWithANilClientIsANullArgument(t *testing.T) {
+	_, err := NewElector(nil, ElectorConfig{ServiceID: "s"})
+	if e := wantCode(t, err, CodeNullArgument, ErrNullArgument); e.Param != "client" {
+		t.Errorf("Param = %q, want client", e.Param)
 	}
 }

@@ -27,6 +27,8 @@ const (
 	CodeBufferTooSmall  Code = 9  // MYSQLLEADER_BUFFER_TOO_SMALL: never returned by this package's API
 	CodePanic           Code = 10 // MYSQLLEADER_PANIC: a bug inside the library, caught at the boundary
 	CodeInvalidState    Code = 11 // MYSQLLEADER_INVALID_STATE: the transaction is spent, or the handle is closed
+	CodeUsage           Code = 12 // MYSQLLEADER_USAGE: a mistake a retry cannot mend (e.g. assert_leader outside a transaction)
+	CodeAccessDenied    Code = 13 // MYSQLLEADER_ACCESS_DENIED: the account may not act on this service (SQLSTATE 45002)
 )
 
 // String returns the name of the code as the header spells it, e.g. "MYSQLLEADER_NOT_LEADER"
@@ -52,6 +54,8 @@ var (
 	ErrBufferTooSmall  = errors.New("mysqlleader: buffer too small")
 	ErrPanic           = errors.New("mysqlleader: internal error in the library")
 	ErrInvalidState    = errors.New("mysqlleader: invalid state")
+	ErrUsage           = errors.New("mysqlleader: usage error")
+	ErrAccessDenied    = errors.New("mysqlleader: access denied")
 	// ErrUnknown matches an *Error whose code this version of the package does not know.
 	ErrUnknown = errors.New("mysqlleader: unknown result code")
 
@@ -77,6 +81,8 @@ var sentinels = map[Code]error{
 	CodeBufferTooSmall:  ErrBufferTooSmall,
 	CodePanic:           ErrPanic,
 	CodeInvalidState:    ErrInvalidState,
+	CodeUsage:           ErrUsage,
+	CodeAccessDenied:    ErrAccessDenied,
 }
 
 // Error is a failed call: the result code, what the server said, and the library's message.
@@ -95,9 +101,15 @@ type Error struct {
 	// attempt's outcome is unknown or "not done": never assume it took effect.
 	Transient bool
 	// Param names the rejected parameter for CodeInvalidArgument, CodeInvalidUTF8 and
-	// CodeNullArgument, as the C ABI spells it: "service_id", "node_id", "lease_ms", "url",
-	// "config->renew_ms", "args[2]", ...; "" when the message names none.
+	// CodeNullArgument as a Go user wrote it: an argument ("service_id", "node_id", "url") or an
+	// ElectorConfig field ("Lease", "RenewInterval", ...); "" when the failure names none. It is
+	// carried by the library (mysqlleader_last_error_parameter), never parsed from the message.
 	Param string
+	// SQLState is the server's SQLSTATE ("45001" not the leader, "45002" access denied, ...),
+	// "" when the server reported none.
+	SQLState string
+	// CurrentTerm is, for CodeNotLeader, the service's current term when the refusal told it.
+	CurrentTerm uint64
 	// Message is the library's message (never containing a password), e.g. "invalid argument
 	// `lease_ms`: lease_ms must be between 1 and 86400000 ms, got 0".
 	Message string
@@ -105,11 +117,15 @@ type Error struct {
 	extra error // ErrClosed or ErrNotCampaigning, for the errors this package makes itself
 }
 
-// Error returns "mysqlleader: OP: MESSAGE".
+// Error returns "mysqlleader: OP: MESSAGE", and for a rejected parameter
+// "mysqlleader: OP: invalid PARAM: MESSAGE" (PARAM as a Go user wrote it).
 func (e *Error) Error() string {
 	msg := e.Message
 	if msg == "" {
 		msg = e.Code.String()
+	}
+	if e.Param != "" && !strings.Contains(msg, e.Param) {
+		msg = "invalid " + e.Param + ": " + msg
 	}
 	if e.Op == "" {
 		return "mysqlleader: " + msg
@@ -130,30 +146,37 @@ func (e *Error) Unwrap() []error {
 	return []error{s}
 }
 
-// newError builds an *Error from a code and the library's message.
+// newError builds an *Error from a code and the library's message; param is the C ABI's name
+// of a rejected parameter ("" for none), renamed to the Go name with goParamNames.
 func newError(op string, code Code, serverCode uint32, transient bool, msg string) *Error {
-	e := &Error{Op: op, Code: code, ServerCode: serverCode, Transient: transient, Message: msg}
-	switch code {
-	case CodeInvalidArgument, CodeInvalidUTF8, CodeNullArgument:
-		e.Param = paramOf(msg)
-	}
-	return e
+	return &Error{Op: op, Code: code, ServerCode: serverCode, Transient: transient, Message: msg}
 }
 
-// paramOf finds the parameter a message names: "invalid argument `NAME`: ..." (the library's
-// and the procedures' rejections), else the first word ("NAME must not be NULL",
-// "NAME is not valid UTF-8 ...").
-func paramOf(msg string) string {
-	if rest, ok := strings.CutPrefix(msg, "invalid argument `"); ok {
-		if name, _, ok := strings.Cut(rest, "`"); ok {
-			return name
+// goParamNames renames the C ABI's parameter names to what a Go user wrote: the ElectorConfig
+// fields. One table; other names (service_id, node_id, url, ...) are the same in Go.
+var goParamNames = map[string]string{
+	"config->service_id":         "ServiceID",
+	"config->node_id":            "NodeID",
+	"config->lease_ms":           "Lease",
+	"config->renew_ms":           "RenewInterval",
+	"config->retry_ms":           "RetryInterval",
+	"config->retry_jitter":       "RetryJitter",
+	"config->request_timeout_ms": "RequestTimeout",
+	"config->drift_margin_ms":    "DriftMargin",
+	"config->flags":              "Flags",
+	"config->fallback_clients":   "Fallbacks",
+}
+
+// goParam is the Go name of the C ABI's parameter name.
+func goParam(c string) string {
+	base, index, indexed := strings.Cut(c, "[")
+	if name, ok := goParamNames[base]; ok {
+		if indexed {
+			return name + "[" + index
 		}
-	}
-	rest := strings.TrimPrefix(msg, "mysqlleader: ")
-	if name, _, ok := strings.Cut(rest, " "); ok && (strings.HasPrefix(rest[len(name):], " must") || strings.HasPrefix(rest[len(name):], " is not")) {
 		return name
 	}
-	return ""
+	return c
 }
 
 // invalidArg is a rejection made by this package before calling the library, worded like the

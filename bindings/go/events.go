@@ -30,6 +30,9 @@ const (
 	// (it keeps 256); ask the Elector for its current state. This package takes each event off
 	// the library's thread at once, so this is rare.
 	EventsMissed EventKind = 4
+	// ElectorStopped: the elector's background task failed; it no longer campaigns (State
+	// reports the error). The last event. A normal Close delivers none.
+	ElectorStopped EventKind = 5
 )
 
 // String returns "started_leading", "stopped_leading", "leader_changed" or "events_missed".
@@ -43,6 +46,8 @@ func (k EventKind) String() string {
 		return "leader_changed"
 	case EventsMissed:
 		return "events_missed"
+	case ElectorStopped:
+		return "elector_stopped"
 	}
 	return fmt.Sprintf("EventKind(%d)", uint32(k))
 }
@@ -57,6 +62,7 @@ const (
 	StopDeadlinePassed StopReason = 2 // no renew succeeded before the local deadline
 	StopResigned       StopReason = 3 // this node resigned (Elector.Resign)
 	StopShutdown       StopReason = 4 // the elector was closed
+	StopFailed         StopReason = 5 // the elector's background task failed
 )
 
 // String returns the library's name of the reason: "none", "lost_seat", "deadline_passed",

@@ -77,17 +77,21 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_BUFFER_TOO_SMALL": uint64(CodeBufferTooSmall),
 	"MYSQLLEADER_PANIC":            uint64(CodePanic),
 	"MYSQLLEADER_INVALID_STATE":    uint64(CodeInvalidState),
+	"MYSQLLEADER_USAGE":            uint64(CodeUsage),
+	"MYSQLLEADER_ACCESS_DENIED":    uint64(CodeAccessDenied),
 
 	"MYSQLLEADER_EVENT_STARTED_LEADING": uint64(StartedLeading),
 	"MYSQLLEADER_EVENT_STOPPED_LEADING": uint64(StoppedLeading),
 	"MYSQLLEADER_EVENT_LEADER_CHANGED":  uint64(LeaderChanged),
 	"MYSQLLEADER_EVENT_MISSED":          uint64(EventsMissed),
+	"MYSQLLEADER_EVENT_ELECTOR_STOPPED": uint64(ElectorStopped),
 
 	"MYSQLLEADER_STOP_NONE":            uint64(StopNone),
 	"MYSQLLEADER_STOP_LOST_SEAT":       uint64(StopLostSeat),
 	"MYSQLLEADER_STOP_DEADLINE_PASSED": uint64(StopDeadlinePassed),
 	"MYSQLLEADER_STOP_RESIGNED":        uint64(StopResigned),
 	"MYSQLLEADER_STOP_SHUTDOWN":        uint64(StopShutdown),
+	"MYSQLLEADER_STOP_FAILED":          uint64(StopFailed),
 }
 
 // notInGo are header constants the Go API does not expose, and why.

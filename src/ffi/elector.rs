@@ -89,8 +89,8 @@ pub enum mysqlleader_event_kind {
     /// `missed` events were dropped because callbacks fell behind; ask the elector for its
     /// current state.
     MYSQLLEADER_EVENT_MISSED = 4,
-    /// The elector's background task ended: shut down, or failed (then
-    /// `mysqlleader_elector_last_error` says why). The last event.
+    /// The elector's background task failed (`mysqlleader_elector_state` reports the error):
+    /// it no longer campaigns. The last event. (A normal free delivers no such event.)
     MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
 }
 
@@ -268,7 +268,10 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                 valid_for_ms: 0,
                 missed: 0,
             },
-            Ok(Event::ElectorStopped { .. }) => mysqlleader_event {
+            // A normal close ends the stream as before (its StoppedLeading says `shutdown`); only a
+            // failed task is news to C.
+            Ok(Event::ElectorStopped { error: None }) => continue,
+            Ok(Event::ElectorStopped { error: Some(_) }) => mysqlleader_event {
                 kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_ELECTOR_STOPPED,
                 term: 0,
                 reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
