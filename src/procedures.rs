@@ -444,6 +444,10 @@ pub struct TermRecord {
     /// `reelected` or `forced_out`.
     pub ended_at: Option<String>,
     pub ended_how: Option<String>,
+    /// Who began and who ended the term (`user@host` of the session; `None` for an end the
+    /// server decided, an expiry, and for terms recorded before migration V6).
+    pub began_by: Option<String>,
+    pub ended_by: Option<String>,
     /// From its beginning to its end (or to now while current), on the database's clock.
     pub lasted: Duration,
 }
@@ -453,6 +457,7 @@ pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32
     const SQL: &str = "SELECT term, leader_id, lease_ms,
        DATE_FORMAT(began_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS began_at, CAST(began_how AS CHAR) AS began_how,
        DATE_FORMAT(ended_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS ended_at, CAST(ended_how AS CHAR) AS ended_how,
+       began_by, ended_by,
        TIMESTAMPDIFF(MICROSECOND, began_at, COALESCE(ended_at, UTC_TIMESTAMP(6))) DIV 1000 AS lasted_ms
   FROM leader_election_terms
  WHERE service_id = ?
@@ -471,6 +476,8 @@ pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32
                 began_how: col(row, "began_how")?,
                 ended_at: col(row, "ended_at")?,
                 ended_how: col(row, "ended_how")?,
+                began_by: col(row, "began_by")?,
+                ended_by: col(row, "ended_by")?,
                 lasted: millis(row, "lasted_ms")?,
             })
         })
@@ -567,21 +574,104 @@ fn quote_identifier(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// The statement that gives `account` what an application needs and nothing more: EXECUTE on
-/// the schema in `database`. The procedures are `SQL SECURITY DEFINER`, so with this grant the
-/// account can call every procedure and cannot read or change a table.
-pub fn grant_execute_sql(account: &Account, database: &str) -> Result<String> {
+/// What an account may do with the election (the contract's roles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// An application node: campaign, am_i_leader, current_leader, resign, assert_leader.
+    App,
+    /// An operator: everything `App` may, plus force_leader, reelect, set_expiry_event, and
+    /// reading the tables `mysqlleader status` shows.
+    Operator,
+    /// A watcher: current_leader, and reading the tables `mysqlleader status` shows.
+    Observer,
+}
+
+impl Role {
+    pub fn parse(text: &str) -> Result<Role> {
+        match text {
+            "app" => Ok(Role::App),
+            "operator" => Ok(Role::Operator),
+            "observer" => Ok(Role::Observer),
+            other => Err(Error::invalid("role", format!("role must be app, operator or observer (got {other:?})"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::App => "app",
+            Role::Operator => "operator",
+            Role::Observer => "observer",
+        }
+    }
+
+    /// The procedures the role may call.
+    pub fn procedures(self) -> &'static [&'static str] {
+        match self {
+            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"],
+            Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader",
+                                "force_leader", "reelect", "set_expiry_event"],
+            Role::Observer => &["current_leader"],
+        }
+    }
+
+    /// The tables (and the view) the role may read: what `mysqlleader status` reads.
+    pub fn reads(self) -> &'static [&'static str] {
+        match self {
+            Role::App => &[],
+            Role::Operator | Role::Observer => &["leader_election", "leader_election_history", "leader_election_terms"],
+        }
+    }
+}
+
+/// Rejects a service pattern that could not be written safely into a statement: 1 to 128
+/// characters, no quotes, backticks, backslashes or control characters (`%` and `_` are the
+/// LIKE wildcards).
+pub fn check_service_pattern(pattern: &str) -> Result<()> {
+    crate::config::check_id("service", pattern)?;
+    if let Some(c) = pattern.chars().find(|c| c.is_control() || matches!(c, '\'' | '"' | '`' | '\\')) {
+        return Err(Error::invalid("service", format!(
+            "a service pattern must not contain {c:?} (quotes, backticks, backslashes and control characters are refused)")));
+    }
+    Ok(())
+}
+
+/// The statements that give `account` exactly what `role` needs in `database`, and nothing
+/// else: `GRANT EXECUTE ON PROCEDURE` per procedure (never `EXECUTE ON db.*`, which would also
+/// open the application's own routines), `GRANT SELECT` per table the role reads, and, with
+/// service patterns, the account's rows of `leader_election_access` (replacing any it had), so
+/// the procedures refuse every other service (SQLSTATE 45002). The limit applies to the user
+/// name, whatever the host.
+pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[String]) -> Result<Vec<String>> {
     if database.is_empty() {
         return Err(Error::invalid("database", "the URL names no database (mysql://user:pass@host:port/DATABASE)"));
     }
-    Ok(format!("GRANT EXECUTE ON {}.* TO {};", quote_identifier(database), account.quoted()))
+    for pattern in services {
+        check_service_pattern(pattern)?;
+    }
+    let db = quote_identifier(database);
+    let mut out: Vec<String> = role
+        .procedures()
+        .iter()
+        .map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{} TO {};", quote_identifier(p), account.quoted()))
+        .collect();
+    out.extend(role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{} TO {};", quote_identifier(t), account.quoted())));
+    if !services.is_empty() {
+        out.push(format!("DELETE FROM {db}.`leader_election_access` WHERE account = '{}';", account.user));
+        for pattern in services {
+            out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ('{}', '{pattern}');", account.user));
+        }
+    }
+    Ok(out)
 }
 
-/// Runs [`grant_execute_sql`] for the database of the connection; returns the statement run.
-pub async fn grant_execute(pool: &mysql_async::Pool, account: &Account) -> Result<String> {
+/// Runs [`grant_sql`] for the database of the connection, in order; returns the statements run.
+pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, services: &[String]) -> Result<Vec<String>> {
     let info = server_info(pool).await?;
-    let sql = grant_execute_sql(account, info.database.as_deref().unwrap_or(""))?;
-    // A plain text statement: GRANT takes no placeholders for names; the names are checked.
-    sql.as_str().ignore(pool).await.map_err(Error::from_mysql)?;
-    Ok(sql)
+    let statements = grant_sql(account, info.database.as_deref().unwrap_or(""), role, services)?;
+    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    for sql in &statements {
+        // Plain text statements: GRANT takes no placeholders for names; every name is checked.
+        sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql)?;
+    }
+    Ok(statements)
 }

@@ -273,50 +273,161 @@ async fn watch_prints_one_line_per_leadership_change() {
     db.drop_db().await;
 }
 
+/// The statements grant prints for a role: per procedure, never `EXECUTE ON db.*`.
 #[tokio::test]
-async fn grant_prints_or_applies_execute_only_access() {
+async fn grant_prints_per_procedure_grants_for_a_role() {
     let db = common::TestDb::migrated("cli_grant").await;
     let url = Some(db.url.as_str());
     let user = format!("ml_app_{}", std::process::id());
 
-    // Printed: the statement for the URL's database; needs no connection.
-    let out = cli(url, &["grant", &user]);
+    // Printed: the statements for the URL's database; needs no connection.
+    let out = cli(url, &["grant", &user, "--role", "app"]);
     assert_eq!(out.code, 0, "{out:?}");
-    let grant = format!("GRANT EXECUTE ON `{}`.* TO '{user}'@'%';", db.name);
-    assert!(out.stdout.lines().any(|l| l == grant), "{}", out.stdout);
-    let out = cli(url, &["grant", &format!("{user}@10.0.0.%")]);
+    for p in ["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"] {
+        let grant = format!("GRANT EXECUTE ON PROCEDURE `{}`.`{p}` TO '{user}'@'%';", db.name);
+        assert!(out.stdout.lines().any(|l| l == grant), "{grant}\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("force_leader") || out.stdout.contains("-- "), "{}", out.stdout);
+    assert!(!out.stdout.contains(".* TO"), "never EXECUTE on the whole schema: {}", out.stdout);
+    let out = cli(url, &["grant", &format!("{user}@10.0.0.%"), "--role", "observer", "--service", "billing%"]);
     assert!(out.stdout.contains(&format!("TO '{user}'@'10.0.0.%';")), "{}", out.stdout);
-    let out = cli(url, &["grant", &format!("'{user}'@'localhost'")]);
-    assert!(out.stdout.contains(&format!("TO '{user}'@'localhost';")), "{}", out.stdout);
+    assert!(out.stdout.contains("INSERT INTO") && out.stdout.contains("'billing%'"), "{}", out.stdout);
+    let out = cli(url, &["grant", &format!("'{user}'@'localhost'"), "--role", "operator"]);
+    assert!(out.stdout.contains(&format!("`force_leader` TO '{user}'@'localhost';")), "{}", out.stdout);
 
-    // Names that could end the quoted string are refused.
+    // Names and patterns that could end the quoted string are refused; a role is required.
     for bad in ["x'; DROP TABLE t; --", "a\\b", "a`b", "", "'a'@'h'x'"] {
-        let out = cli(url, &["grant", bad]);
+        let out = cli(url, &["grant", bad, "--role", "app"]);
         assert_eq!(out.code, 2, "{bad}: {out:?}");
         assert!(out.stderr.contains("invalid account"), "{bad}: {}", out.stderr);
     }
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "x'y"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(cli(url, &["grant", &user]).code, 2, "--role is required");
 
     // Applied to an account that does not exist yet: says to create it.
-    let out = cli(url, &["grant", &user, "--apply"]);
+    let out = cli(url, &["grant", &user, "--role", "app", "--apply"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+    db.drop_db().await;
+}
 
-    // Applied: the account can campaign, and cannot read the tables (so not `status`).
-    let mut conn = db.conn().await;
-    conn.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    conn.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'app-pass'")).await.unwrap();
-    let out = cli(url, &["grant", &user, "--apply"]);
+/// Each role's allowed and refused calls, as tested: the role's procedures work, every other
+/// procedure is refused by the server itself (error 1370), an application routine of the same
+/// schema stays closed, `status` and `watch` work for an observer and an operator; and with
+/// `--service`, a call on another service is refused with 45002, changing nothing.
+#[tokio::test]
+async fn roles_allow_their_procedures_and_nothing_else() {
+    use mysql_async::{Conn, Opts};
+    let db = common::TestDb::migrated("cli_roles").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    // An application routine that an election account must not be able to call.
+    admin.query_drop("CREATE TABLE invoices (id INT PRIMARY KEY)").await.unwrap();
+    admin.query_drop("INSERT INTO invoices VALUES (1), (2)").await.unwrap();
+    admin.query_drop("CREATE PROCEDURE purge_invoices() SQL SECURITY DEFINER DELETE FROM invoices").await.unwrap();
+    admin.query_drop("CALL campaign('billing', 'seed', 60000)").await.unwrap();
+
+    let calls: [(&str, &str); 9] = [
+        ("campaign", "CALL campaign('billing', 'n1', 60000)"),
+        ("am_i_leader", "CALL am_i_leader('billing', 'n1')"),
+        ("current_leader", "CALL current_leader('billing')"),
+        ("resign", "CALL resign('billing', 'n1')"),
+        ("assert_leader", "START TRANSACTION; CALL assert_leader('billing', 'seed', 1)"),
+        ("force_leader", "CALL force_leader('billing', 'seed', 60000)"),
+        ("reelect", "CALL reelect('billing')"),
+        ("set_expiry_event", "CALL set_expiry_event(0)"),
+        ("purge_invoices", "CALL purge_invoices()"),
+    ];
+    let mut matrix = String::from("role      | campaign am_i_leader current_leader resign assert_leader force_leader reelect set_expiry_event purge_invoices\n");
+    for role in ["app", "operator", "observer"] {
+        let user = format!("ml_{role}_{}", std::process::id());
+        admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+        admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pass'")).await.unwrap();
+        let out = cli(url, &["grant", &user, "--role", role, "--apply"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(out.stdout.contains(&format!("granted: role {role}")), "{}", out.stdout);
+        let role_url = with_credentials(&db.url, &user, "pass");
+        let mut conn = Conn::new(Opts::from_url(&role_url).unwrap()).await.unwrap();
+        let allowed = mysqlleader::procedures::Role::parse(role).unwrap().procedures();
+        matrix.push_str(&format!("{role:9} |"));
+        for (name, sql) in calls {
+            // Every statement of `sql` in order; the result of the last CALL decides.
+            let result = async {
+                for stmt in sql.split("; ") {
+                    conn.query_drop(stmt).await?;
+                }
+                Ok::<_, mysql_async::Error>(())
+            }
+            .await;
+            let _ = conn.query_drop("ROLLBACK").await;
+            let ok = result.is_ok();
+            matrix.push_str(if ok { " allowed" } else { " refused" });
+            if allowed.contains(&name) {
+                assert!(ok, "{role} may call {name}: {result:?}");
+            } else {
+                match result {
+                    Err(mysql_async::Error::Server(e)) => assert_eq!(e.code, 1370, "{role} calling {name}: {e:?}"),
+                    other => panic!("{role} must not call {name}: {other:?}"),
+                }
+            }
+        }
+        matrix.push('\n');
+        // status (reads the tables) works for the roles that read them, and only those.
+        let out = cli(Some(&role_url), &["status", "billing"]);
+        assert_eq!(out.code == 0, role != "app", "status as {role}: {out:?}");
+        drop(conn);
+        admin.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
+    }
+    println!("{matrix}");
+    let invoices: Option<i64> = admin.query_first("SELECT COUNT(*) FROM invoices").await.unwrap();
+    assert_eq!(invoices, Some(2), "no election account could call the application's routine");
+
+    // Per-service access: limited to billing%, refused (45002) elsewhere, nothing changed.
+    let user = format!("ml_limited_{}", std::process::id());
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pass'")).await.unwrap();
+    let out = cli(url, &["grant", &user, "--role", "operator", "--service", "billing%", "--apply"]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains(&grant), "{}", out.stdout);
-    let app_url = with_credentials(&db.url, &user, "app-pass");
-    let out = cli(Some(&app_url), &["campaign", "billing", "app-1", "--json"]);
-    assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(cli(Some(&app_url), &["am-i-leader", "billing", "app-1"]).code, 0);
-    let out = cli(Some(&app_url), &["status"]);
+    let limited = with_credentials(&db.url, &user, "pass");
+    assert_eq!(cli(Some(&limited), &["campaign", "billing-eu", "n1"]).code, 0);
+    let out = cli(Some(&limited), &["force", "payroll", "n1"]);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("lacks a privilege"), "{}", out.stderr);
-    conn.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
-    drop(conn);
+    assert!(out.stderr.contains("access denied") && out.stderr.contains(&user) && out.stderr.contains("payroll"), "{}", out.stderr);
+    let rows: Option<i64> = admin.query_first("SELECT COUNT(*) FROM leader_election WHERE service_id = 'payroll'").await.unwrap();
+    assert_eq!(rows, Some(0), "a refused call changes nothing");
+    admin.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
+    drop(admin);
+    db.drop_db().await;
+}
+
+/// The audit columns: who began and who ended each term, after elect, force, reelect, resign
+/// and expiry, as `status --json` shows them.
+#[tokio::test]
+async fn status_shows_who_began_and_ended_each_term() {
+    let db = common::TestDb::migrated("cli_audit").await;
+    let url = Some(db.url.as_str());
+    let me: String = {
+        let mut c = db.conn().await;
+        c.query_first("SELECT USER()").await.unwrap().unwrap()
+    };
+    assert_eq!(cli(url, &["campaign", "svc", "a", "--lease", "500ms"]).code, 0); // term 1: elected
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(cli(url, &["campaign", "svc", "b"]).code, 0); // term 1 expired; term 2 elected
+    assert_eq!(cli(url, &["force", "svc", "c"]).code, 0); // term 2 forced out; term 3 forced
+    assert_eq!(cli(url, &["reelect", "svc"]).code, 0); // term 3 reelected
+    assert_eq!(cli(url, &["campaign", "svc", "d"]).code, 0); // term 4
+    assert_eq!(cli(url, &["resign", "svc", "d"]).code, 0); // term 4 resigned
+    let out = cli(url, &["status", "svc", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let terms = v["terms"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let by = |term: u64| terms.iter().find(|t| t["term"] == term).unwrap_or_else(|| panic!("{v}"));
+    assert_eq!((by(1)["began_by"].as_str(), by(1)["ended_how"].as_str(), by(1)["ended_by"].as_str()), (Some(me.as_str()), Some("expired"), None));
+    assert_eq!((by(2)["ended_how"].as_str(), by(2)["ended_by"].as_str()), (Some("forced_out"), Some(me.as_str())));
+    assert_eq!((by(3)["began_how"].as_str(), by(3)["began_by"].as_str()), (Some("forced"), Some(me.as_str())));
+    assert_eq!((by(3)["ended_how"].as_str(), by(3)["ended_by"].as_str()), (Some("reelected"), Some(me.as_str())));
+    assert_eq!((by(4)["ended_how"].as_str(), by(4)["ended_by"].as_str()), (Some("resigned"), Some(me.as_str())));
     db.drop_db().await;
 }
 

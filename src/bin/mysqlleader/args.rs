@@ -31,11 +31,21 @@ pub enum Command {
     Migrate,
     /// Print the installation script for the mysql/mariadb client (needs no server).
     Sql,
-    /// EXECUTE-only access for an application account: prints the GRANT, or runs it with --apply.
+    /// Access for an account by role, per procedure (never EXECUTE on the whole schema): prints
+    /// the statements, or runs them with --apply.
     Grant {
         /// The account: `user` (any host), `user@host` or `'user'@'host'`.
         account: String,
-        /// Run the statement instead of printing it (needs the GRANT OPTION).
+        /// app: campaign, am_i_leader, current_leader, resign, assert_leader;
+        /// operator: app's, plus force_leader, reelect, set_expiry_event, and reading the tables
+        /// (status); observer: current_leader and reading the tables (status, watch).
+        #[arg(long, value_parser = ["app", "operator", "observer"])]
+        role: String,
+        /// Limit the account to the services matching this SQL LIKE pattern (e.g. `billing%`);
+        /// repeat for more. Replaces the account's earlier patterns. Without it, no limit is set.
+        #[arg(long = "service", value_name = "PATTERN")]
+        services: Vec<String>,
+        /// Run the statements instead of printing them (needs the GRANT OPTION).
         #[arg(long)]
         apply: bool,
     },

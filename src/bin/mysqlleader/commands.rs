@@ -112,24 +112,45 @@ pub fn sql() -> Result<Status, CliError> {
     Ok(0)
 }
 
-pub async fn grant(ctx: &Ctx, account: &str, apply: bool) -> Result<Status, CliError> {
+pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], apply: bool) -> Result<Status, CliError> {
     let account = Account::parse(account).map_err(crate::errors::offline)?;
+    let role = procedures::Role::parse(role).map_err(crate::errors::offline)?;
+    let describe = |database: &str| {
+        let mut text = format!(
+            "-- role {} for {} in `{database}`: may call {}",
+            role.name(),
+            account.quoted(),
+            role.procedures().join(", ")
+        );
+        if !role.reads().is_empty() {
+            text.push_str(&format!("; may read {}", role.reads().join(", ")));
+        }
+        text.push_str(match services.is_empty() {
+            true => "; on every service (no per-service limit set)",
+            false => "; only on the services matching the patterns below (others: SQLSTATE 45002)",
+        });
+        text.push_str(". Nothing else in the schema: no other routine, no write to any table.");
+        text
+    };
     if !apply {
         let (_, target) = ctx.url()?;
         let database = target.database.clone().unwrap_or_default();
-        let grant = procedures::grant_execute_sql(&account, &database).map_err(|e| target.explain(e))?;
-        println!("-- EXECUTE-only access for {} to the election procedures in `{database}`:", account.quoted());
-        println!("-- the account can call every procedure and can read or change no table.");
+        let statements = procedures::grant_sql(&account, &database, role, services).map_err(|e| target.explain(e))?;
+        println!("{}", describe(&database));
         println!("-- Create the account first if it does not exist:");
         println!("--   CREATE USER IF NOT EXISTS {} IDENTIFIED BY '<password>';", account.quoted());
-        println!("{grant}");
+        for sql in statements {
+            println!("{sql}");
+        }
         return Ok(0);
     }
     with_db(ctx, async |db| {
-        match procedures::grant_execute(&db.pool, &account).await {
-            Ok(sql) => {
-                println!("{sql}");
-                println!("granted: {} may now call the election procedures in `{}`, and nothing else there", account.quoted(), db.db());
+        match procedures::grant(&db.pool, &account, role, services).await {
+            Ok(statements) => {
+                for sql in statements {
+                    println!("{sql}");
+                }
+                println!("granted: {}", describe(db.db()).trim_start_matches("-- "));
                 Ok(0)
             }
             Err(mysqlleader::Error::Server { code: 1133 | 1410, .. }) => Err(CliError::new(format!(
@@ -173,6 +194,8 @@ fn term_json(t: &TermRecord) -> serde_json::Value {
         "began_how": t.began_how,
         "ended_at": t.ended_at,
         "ended_how": t.ended_how,
+        "began_by": t.began_by,
+        "ended_by": t.ended_by,
         "lasted_ms": t.lasted.as_millis() as u64,
     })
 }
@@ -268,15 +291,17 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
         if !terms.is_empty() {
             println!();
             println!("recent terms, newest first (times in UTC, on the database's clock):");
-            let mut table = Table::new(&["TERM", "LEADER", "BEGAN", "HOW", "ENDED", "HOW", "LASTED", "LEASE"]);
+            let mut table = Table::new(&["TERM", "LEADER", "BEGAN", "HOW", "BY", "ENDED", "HOW", "BY", "LASTED", "LEASE"]);
             for t in &terms {
                 table.row(vec![
                     t.term.to_string(),
                     t.leader_id.clone(),
                     utc_text(&t.began_at),
                     t.began_how.clone(),
+                    t.began_by.clone().unwrap_or_else(|| "-".into()),
                     t.ended_at.as_deref().map(utc_text).unwrap_or_else(|| "-".into()),
                     t.ended_how.clone().unwrap_or_else(|| "(current)".into()),
+                    t.ended_by.clone().unwrap_or_else(|| "-".into()),
                     human(t.lasted),
                     human(t.lease),
                 ]);

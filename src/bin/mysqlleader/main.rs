@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         match command {
             Command::Migrate => commands::migrate(&ctx).await,
             Command::Sql => commands::sql(),
-            Command::Grant { account, apply } => commands::grant(&ctx, &account, apply).await,
+            Command::Grant { account, role, services, apply } => commands::grant(&ctx, &account, &role, &services, apply).await,
             Command::Status { service, json } => commands::status(&ctx, service.as_deref(), json).await,
             Command::Campaign { service, node, lease, json } => commands::campaign(&ctx, &service, &node, lease, json).await,
             Command::AmILeader { service, node, json } => commands::am_i_leader(&ctx, &service, &node, json).await,
