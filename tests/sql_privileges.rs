@@ -152,3 +152,41 @@ async fn an_execute_only_account_cannot_touch_the_tables() {
     drop_account(&mut admin, &name).await;
     db.drop_db().await;
 }
+
+/// The privileges the README lists for installing are complete: an account holding exactly
+/// those on the schema installs it (every migration), and then every call of the contract works,
+/// including the first campaign of a service (an INSERT and an UPDATE of the definer's), resign,
+/// reelect, force_leader, a fenced transaction and the expiry event switch.
+#[tokio::test]
+async fn the_readme_install_privileges_are_enough_to_install_and_run_every_call() {
+    const README_PRIVILEGES: &str =
+        "CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE, EVENT, CREATE VIEW, SELECT, INSERT, UPDATE, DELETE";
+    let db = TestDb::empty("privileges_install").await;
+    let mut admin = connect(&db.url).await;
+    let name: String = format!("inst_{}", db.name.trim_start_matches("ml_")).chars().take(32).collect();
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{name}'@'%' IDENTIFIED BY 'inst-secret'")).await;
+    exec(&mut admin, &format!("GRANT {README_PRIVILEGES} ON `{}`.* TO '{name}'@'%'", db.name)).await;
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(&name)).pass(Some("inst-secret"));
+    let pool = mysql_async::Pool::new(opts.clone());
+    let applied = mysqlleader::migrate(&pool).await.expect("installs with the README's privileges");
+    assert!(!applied.is_empty());
+    let mut c = Conn::new(opts).await.unwrap();
+    let r = campaign(&mut c, "svc", "a", LONG).await;
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 1), "{r:?}");
+    assert_eq!(campaign(&mut c, "svc", "a", LONG).await.term(), 1, "renewed");
+    assert_eq!(am_i_leader(&mut c, "svc", "a").await.flag("is_leader"), 1);
+    assert_eq!(current_leader(&mut c, "svc").await.text("leader_id").as_deref(), Some("a"));
+    assert_leader(&mut c, "svc", "a", 1).await.expect("assert_leader in a transaction");
+    exec(&mut c, "COMMIT").await;
+    assert_eq!(force_leader(&mut c, "svc", "b", LONG).await.term(), 2);
+    assert_eq!(reelect(&mut c, "svc").await.term(), 2);
+    assert_eq!(campaign(&mut c, "svc", "c", LONG).await.term(), 3);
+    assert_eq!(resign(&mut c, "svc", "c").await.flag("resigned"), 1);
+    assert_eq!(set_expiry_event(&mut c, 1).await.flag("event_enabled"), 1);
+    assert_eq!(set_expiry_event(&mut c, 0).await.flag("event_enabled"), 0);
+    drop(c);
+    let _ = pool.disconnect().await;
+    drop_account(&mut admin, &name).await;
+    db.drop_db().await;
+}
