@@ -10,7 +10,7 @@ TESTDB := scripts/testdb.sh
 # Where `make install` puts the C SDK (lib/, include/, lib/pkgconfig/).
 PREFIX ?= /usr/local
 
-.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-dist test-faults test-galera demo bench clean
+.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-tls test-dist test-faults test-galera demo bench clean
 
 all: build
 
@@ -34,7 +34,7 @@ demo:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-sql-client test-c test-python test-go test-dist test-faults test-galera
+test-all: test-rust test-sql-client test-c test-python test-go test-tls test-dist test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
@@ -61,6 +61,10 @@ test-go:
 ## fresh venv without cargo, a Go module outside the repository, cargo publish --dry-run.
 test-dist:
 	scripts/test-dist.sh
+
+## TLS in every language against a TLS-only throwaway server (after test-c, -python, -go).
+test-tls:
+	scripts/test-tls.sh
 
 ## The fault-injection harness, short run (about a minute), with its independent checker.
 test-faults:

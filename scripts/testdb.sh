@@ -13,6 +13,14 @@
 #                                 server in a fresh temporary directory, run CMD with
 #                                 MYSQLLEADER_TEST_URL (and MYSQLLEADER_TEST_ADMIN_SOCKET) exported,
 #                                 stop the server whatever happens, and exit with CMD's status.
+#   scripts/testdb.sh start-tls DIR   like start, for a TLS-only server: certificates made with
+#                                 openssl at start-up in DIR/tls (a CA, the server's for 127.0.0.1 only
+#                                 and localhost, a client's), require_secure_transport=ON, and an
+#                                 account `mlx509` created REQUIRE X509. DIR/env also exports
+#                                 MYSQLLEADER_TEST_TLS_URL (ssl-mode=VERIFY_IDENTITY with the CA),
+#                                 MYSQLLEADER_TEST_TLS_DIR (ca.pem, client-cert.pem, client-key.pem,
+#                                 other-ca.pem: a CA that signed nothing here)
+#   scripts/testdb.sh run-tls CMD...  like run, around a TLS-only server (always a new one)
 #
 # The URL names an account `mysqlleader` with every privilege (the tests create one database per
 # test) and the database `mysqlleader_test`. Nothing is left running or on disk afterwards.
@@ -68,6 +76,7 @@ launch() {
       --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
       --skip-name-resolve --event-scheduler=ON --max-connections=500 \
       --innodb-buffer-pool-size=128M --innodb-log-file-size=64M \
+      $(cat "$dir/server-args" 2>/dev/null || true) \
       >/dev/null 2>&1 &
   echo $! >"$dir/mysqld.pid.launcher"
   # Wait until it answers (at most 60 s).
@@ -115,6 +124,66 @@ SQL
   cat "$dir/env"
 }
 
+# Certificates for a TLS-only server, made with openssl in DIR/tls: a CA, a server certificate
+# for 127.0.0.1 only (so that a host-name check has something to refuse: localhost), a client certificate, and another CA that signed nothing here.
+make_certs() {
+  local tls=$1/tls
+  command -v openssl >/dev/null || die "openssl is needed for the TLS server (Debian: apt-get install openssl)"
+  mkdir -p "$tls"
+  (
+    cd "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=mysqlleader test CA" \
+        -keyout ca-key.pem -out ca.pem
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=another CA" \
+        -keyout other-ca-key.pem -out other-ca.pem
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server-key.pem -out server.csr
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+        -extfile server.ext -out server-cert.pem
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=mlx509" -keyout client-key.pem -out client.csr
+    printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n' >client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+        -extfile client.ext -out client-cert.pem
+  ) >"$1/openssl.log" 2>&1 || { cat "$1/openssl.log" >&2; die "openssl could not make the test certificates"; }
+}
+
+start_tls() {
+  local dir=$1
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  make_certs "$dir"
+  echo "--ssl-ca=$dir/tls/ca.pem --ssl-cert=$dir/tls/server-cert.pem --ssl-key=$dir/tls/server-key.pem --require-secure-transport=ON" \
+    >"$dir/server-args"
+  start "$dir" >/dev/null
+  local client port
+  client=$(find_prog mariadb mysql)
+  port=$(cat "$dir/port")
+  "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot <<'SQL'
+CREATE USER IF NOT EXISTS 'mlx509'@'%' IDENTIFIED BY 'mlx509' REQUIRE X509;
+GRANT ALL PRIVILEGES ON *.* TO 'mlx509'@'%';
+SQL
+  local ca
+  ca=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$dir/tls/ca.pem")
+  {
+    echo "export MYSQLLEADER_TEST_TLS_URL='mysql://mysqlleader:mysqlleader@127.0.0.1:$port/mysqlleader_test?ssl-mode=VERIFY_IDENTITY&ssl-ca=$ca'"
+    echo "export MYSQLLEADER_TEST_TLS_DIR=$dir/tls"
+  } >>"$dir/env"
+  cat "$dir/env"
+}
+
+run_tls() {
+  local dir status=0
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-tlsdb.XXXXXX")
+  trap 'stop "$dir"' EXIT
+  trap 'exit 130' INT TERM
+  start_tls "$dir" >/dev/null
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  echo "testdb: throwaway TLS-only mariadbd on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
+  "$@" || status=$?
+  exit "$status"
+}
+
 # Signals the running server: TERM (and waits for it to exit), KILL, STOP or CONT.
 signal_server() {
   local dir=$1 sig=$2 pid i
@@ -157,6 +226,8 @@ case "$cmd" in
   start) [ $# -eq 1 ] || die "usage: $0 start DIR"; start "$1" ;;
   stop)  [ $# -eq 1 ] || die "usage: $0 stop DIR"; stop "$1" ;;
   run)   [ $# -ge 1 ] || die "usage: $0 run COMMAND [ARGS...]"; run "$@" ;;
+  start-tls) [ $# -eq 1 ] || die "usage: $0 start-tls DIR"; ensure_mariadb; start_tls "$1" ;;
+  run-tls) [ $# -ge 1 ] || die "usage: $0 run-tls COMMAND [ARGS...]"; ensure_mariadb; run_tls "$@" ;;
   # Fault injection on a server started with `start DIR` (the data stays):
   restart) [ $# -eq 1 ] || die "usage: $0 restart DIR"; signal_server "$1" CONT; signal_server "$1" TERM; launch "$1" ;;
   kill)    [ $# -eq 1 ] || die "usage: $0 kill DIR"; signal_server "$1" KILL ;;

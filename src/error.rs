@@ -191,8 +191,13 @@ impl Error {
         use mysql_async::{DriverError as D, Error as E};
         match err {
             E::Server(se) => Self::from_server(se.code, &se.state, &se.message),
-            // TLS failures (a certificate that does not verify, a failed handshake) arrive as
-            // I/O errors of their own variant when a TLS feature is built in: see `crate::url`.
+            // A certificate that does not verify, a failed handshake: a retry cannot help.
+            E::Io(mysql_async::IoError::Tls(e)) => Error::usage(format!("TLS: {}", redact(&e.to_string()))),
+            // rustls reports a failed handshake (a certificate that does not verify, a wrong
+            // host name) as an I/O error of kind InvalidData.
+            E::Io(mysql_async::IoError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Error::usage(format!("TLS: {}", redact(&e.to_string())))
+            }
             E::Io(e) => Error::Connection { message: redact(&e.to_string()) },
             E::Driver(d @ (D::ConnectionClosed | D::PoolDisconnected | D::PacketOutOfOrder | D::BadCompressedPacketHeader)) => {
                 Error::Connection { message: redact(&d.to_string()) }

@@ -65,6 +65,7 @@ pub mod error;
 pub mod ffi;
 pub mod migrate;
 pub mod procedures;
+pub mod url;
 mod wakeup;
 
 pub use config::ElectorConfig;
@@ -72,20 +73,4 @@ pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome
 pub use error::{Error, ErrorKind, Result};
 pub use migrate::{install_sql, migrate, AppliedMigration};
 
-/// Builds a connection pool from a `mysql://user:pass@host:port/db` URL. The password never
-/// appears in an error.
-///
-/// Unless the URL sets `reset_connection` itself, pooled connections are *not* reset when they
-/// return to the pool (`mysql_async` still rolls back an open transaction): a reset empties the
-/// server's caches of prepared statements and procedures, and measured 4× slower per call
-/// (docs/benchmarks.md). Add `?reset_connection=true` if your own use of the pool changes
-/// session state that must not leak between uses.
-pub fn pool_from_url(url: &str) -> Result<mysql_async::Pool> {
-    let mut opts = mysql_async::Opts::from_url(url)
-        .map_err(|e| Error::invalid("url", error::redact(&e.to_string())))?;
-    if !url.contains("reset_connection=") {
-        let pool_opts = opts.pool_opts().clone().with_reset_connection(false);
-        opts = mysql_async::OptsBuilder::from_opts(opts).pool_opts(pool_opts).into();
-    }
-    Ok(mysql_async::Pool::new(opts))
-}
+pub use url::{opts_from_url, pool_from_url, SslMode};

@@ -535,3 +535,24 @@ async fn a_refused_fence_steps_the_elector_down_at_once() {
     a.shutdown().await.unwrap();
     db.drop_db().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_url_connects_where_it_says_not_to_the_unix_socket() {
+    // A proxy on loopback in front of the local server: the URL names the proxy's port, and the
+    // connection must go there (mysql_async alone would move to the server's Unix socket).
+    let db = common::TestDb::migrated("elsocket").await;
+    let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
+    let through = proxy.url_for(&db.url).replace("prefer_socket=false", "x_unused=1");
+    let through = through.replace("?x_unused=1", "").replace("&x_unused=1", "");
+    assert!(!through.contains("prefer_socket"), "{through}");
+    let pool = mysqlleader::pool_from_url(&through).unwrap();
+    procedures::campaign(&pool, "socket", "a", Duration::from_secs(5)).await.unwrap();
+    assert!(proxy.connections() >= 1, "the call did not go through the URL's port");
+    // The session the pool uses is a TCP one (a Unix socket session's host is `localhost`).
+    let mut conn = pool.get_conn().await.unwrap();
+    let host: Option<String> = conn.query_first("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()").await.unwrap();
+    assert!(host.as_deref().is_some_and(|h| h.starts_with("127.0.0.1:")), "the session came over {host:?}, not the URL's TCP port");
+    drop(conn);
+    let _ = pool.disconnect().await;
+    db.drop_db().await;
+}

@@ -29,6 +29,11 @@ impl Proxy {
         self.inner.heal();
     }
 
+    /// How many connections the proxy accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.inner.connections()
+    }
+
     /// `url` with its host:port replaced by the proxy's address.
     pub fn url_for(&self, url: &str) -> String {
         self.inner.url_for(url)

@@ -27,6 +27,26 @@ pub struct Ctx {
     pub url: Option<String>,
 }
 
+/// `url` with `password` put in, percent-encoded, when its user part has none
+/// (`mysql://user@host/db` → `mysql://user:PASSWORD@host/db`); else `url` unchanged.
+fn with_password(url: &str, password: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else { return url.to_string() };
+    let user = &rest[..at];
+    if user.contains(':') {
+        return url.to_string();
+    }
+    let encoded: String = password
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("{scheme}://{user}:{encoded}{}", &rest[at..])
+}
+
 /// An open connection pool and where it points (for messages).
 pub struct Db {
     pub pool: Pool,
@@ -34,20 +54,28 @@ pub struct Db {
 }
 
 impl Ctx {
-    pub fn url(&self) -> Result<(&str, Target), CliError> {
+    /// The URL to connect with, and where it points. When the URL has no password and
+    /// `MYSQLLEADER_PASSWORD` is set, that password is used (so it need not appear in `ps` or
+    /// a shell's history).
+    pub fn url(&self) -> Result<(String, Target), CliError> {
         let url = self.url.as_deref().filter(|u| !u.trim().is_empty()).ok_or_else(|| {
             CliError::new(
                 "no database URL: pass --url mysql://user:password@host:port/database or set MYSQLLEADER_URL",
             )
         })?;
-        Ok((url, Target::from_url(url)?))
+        let url = match std::env::var("MYSQLLEADER_PASSWORD") {
+            Ok(password) if !password.is_empty() => with_password(url, &password),
+            _ => url.to_string(),
+        };
+        let target = Target::from_url(&url)?;
+        Ok((url, target))
     }
 
     /// Opens the database and checks that the server answers and accepts the login, so that
     /// those two mistakes are reported as such, before anything else is tried.
     pub async fn connect(&self) -> Result<Db, CliError> {
         let (url, target) = self.url()?;
-        let pool = mysqlleader::pool_from_url(url).map_err(|e| target.explain(e))?;
+        let pool = mysqlleader::pool_from_url(&url).map_err(|e| target.explain(e))?;
         match tokio::time::timeout(CONNECT_TIMEOUT, procedures::server_info(&pool)).await {
             Ok(Ok(_)) => Ok(Db { pool, target }),
             Ok(Err(e)) => Err(target.explain(e)),

@@ -32,9 +32,9 @@ pub struct Target {
 
 impl Target {
     pub fn from_url(url: &str) -> Result<Target, CliError> {
-        let opts = mysql_async::Opts::from_url(url).map_err(|e| {
+        let opts = mysqlleader::opts_from_url(url).map_err(|e| {
             CliError::new(format!(
-                "the database URL is not valid ({}); write it as mysql://user:password@host:port/database",
+                "the database URL is not valid ({}); write it as mysql://user:password@host:port/database?ssl-mode=...",
                 mysqlleader::error::redact(&e.to_string())
             ))
         })?;
@@ -69,9 +69,16 @@ impl Target {
                 message
             ),
             Error::Server { code: 1045, message, .. } => format!(
-                "the server at {} refused the login of user '{}': wrong user name or password ({})",
+                "the server at {} refused the login of user '{}': wrong user name or password, or the \
+                 server requires TLS (add ?ssl-mode=REQUIRED or VERIFY_IDENTITY&ssl-ca=PATH) or a client \
+                 certificate (ssl-cert, ssl-key) ({})",
                 self.server(),
                 self.user,
+                message
+            ),
+            Error::Usage { message, .. } if message.starts_with("TLS") => format!(
+                "TLS with the server at {} failed: {} (check ssl-mode, ssl-ca, ssl-cert and ssl-key in the URL)",
+                self.server(),
                 message
             ),
             Error::Server { code: 1049, .. } => format!(

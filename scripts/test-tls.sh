@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# TLS in every language, against a TLS-only throwaway server (scripts/testdb.sh start-tls:
+# certificates made with openssl, require_secure_transport=ON, a REQUIRE X509 account):
+#
+# 1. Rust and the CLI: tests/tls.rs (each ssl-mode, a wrong CA, a wrong host name, a client
+#    certificate, plaintext refused, a server without TLS refused, an election over TLS);
+# 2. C: bindings/c/example.c elects over TLS as the X509 account with its client certificate;
+# 3. Python and Go: an election and a fenced transaction over TLS, as the X509 account.
+#
+# Runs after test-c, test-python and test-go (it uses what they built). The plain server of
+# `make test` (MYSQLLEADER_TEST_URL, when set) is the "server without TLS".
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+say() { echo "test-tls: $*" >&2; }
+target=${CARGO_TARGET_DIR:-$root/target}
+
+if [ -z "${MYSQLLEADER_TEST_TLS_DIR:-}" ]; then
+  export MYSQLLEADER_TEST_PLAIN_URL=${MYSQLLEADER_TEST_URL:-}
+  exec scripts/testdb.sh run-tls "$0" "$@"
+fi
+[ -n "${MYSQLLEADER_TEST_PLAIN_URL:-}" ] || { say "MYSQLLEADER_TEST_PLAIN_URL is not set: run under make test (scripts/testdb.sh run)"; exit 2; }
+
+enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+hostpath=${MYSQLLEADER_TEST_URL#*@}
+x509_url="mysql://mlx509:mlx509@${hostpath%%\?*}?ssl-mode=VERIFY_IDENTITY&ssl-ca=$(enc "$MYSQLLEADER_TEST_TLS_DIR/ca.pem")&ssl-cert=$(enc "$MYSQLLEADER_TEST_TLS_DIR/client-cert.pem")&ssl-key=$(enc "$MYSQLLEADER_TEST_TLS_DIR/client-key.pem")"
+export MYSQLLEADER_TLS_X509_URL=$x509_url
+passed=0
+
+say "1. Rust and the CLI (tests/tls.rs)"
+cargo test --release --test tls -- --ignored --test-threads=1
+passed=$((passed + 1))
+
+say "2. C: the example elects over TLS with a client certificate"
+"$target/release/mysqlleader" --url "$x509_url" migrate >/dev/null
+cc -std=c11 -Wall -Werror -I include bindings/c/example.c -L "$target/release" -lmysqlleader \
+   -Wl,-rpath,"$target/release" -o "$target/tls-example"
+log=$target/tls-example.log
+MYSQLLEADER_URL=$x509_url "$target/tls-example" tls-c c1 2000 >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q "leading at term" "$log" && break; sleep 0.1; done
+kill -INT "$pid"; wait "$pid" || true
+grep -q "leading at term" "$log" || { cat "$log" >&2; say "the C example did not lead over TLS"; exit 1; }
+passed=$((passed + 1))
+
+say "3. Python: an election and a fenced transaction over TLS"
+"$target/python-venv/bin/python" - <<'PY'
+import os, mysqlleader
+url = os.environ["MYSQLLEADER_TLS_X509_URL"]
+with mysqlleader.Elector(url, "tls-py", node_id="p1", lease=5) as e:
+    assert e.wait_for_leadership(10), "no leadership over TLS"
+    with e.fenced() as tx:
+        tx.execute("DO 1")
+print("python: led and fenced over TLS")
+PY
+passed=$((passed + 1))
+
+say "4. Go: an election and a fenced transaction over TLS"
+(cd bindings/go && MYSQLLEADER_TEST_URL=$MYSQLLEADER_TEST_TLS_URL MYSQLLEADER_TEST_TLS_ELECTION=1 go test -count=1 -run 'TestElectionOverTLS' .)
+passed=$((passed + 1))
+echo "test-tls: $passed passed, 0 failed"
