@@ -219,16 +219,19 @@ async fn watch_prints_one_line_per_leadership_change() {
     let db = common::TestDb::migrated("cli_watch").await;
     let url = db.url.clone();
 
-    let out = cli(Some(&url), &["watch", "billing"]);
+    // Started before anyone led the service: it waits, then prints every change ("start the
+    // watcher, then deploy"). `status` of an unknown service stays an error.
+    let out = cli(Some(&url), &["status", "billing"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("unknown service 'billing'"), "{}", out.stderr);
-
-    assert_eq!(cli(Some(&url), &["campaign", "billing", "web-1", "--lease", "30s"]).code, 0);
     let mut watch = cli_support::command(Some(&url), &["watch", "billing", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(watch.try_wait().unwrap(), None, "watch waits for the first leader");
+    assert_eq!(cli(Some(&url), &["campaign", "billing", "web-1", "--lease", "30s"]).code, 0);
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = watch.stdout.take().unwrap();
     std::thread::spawn(move || {

@@ -553,8 +553,9 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
     use tokio::signal::unix::{signal, SignalKind};
     let db = ctx.connect().await?;
     // `current_leader` is a procedure: an EXECUTE-only account may watch too.
+    // A service nobody has led yet (term 0): wait for its first leader, so that a watcher can
+    // be started before the service is deployed (as etcd's Observe waits).
     let first = match procedures::current_leader(&db.pool, service).await {
-        Ok(c) if c.term == 0 => Err(unknown_service(&db, service).await),
         Ok(c) => Ok(c),
         Err(e) => Err(db.explain(e)),
     };
@@ -565,7 +566,11 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
             return Err(e);
         }
     };
-    watch_line(service, &last, as_json);
+    if last.term == 0 {
+        eprintln!("mysqlleader: nobody has led {service} yet: waiting for its first leader");
+    } else {
+        watch_line(service, &last, as_json);
+    }
     let mut sigint = signal(SignalKind::interrupt()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
     let mut sigterm = signal(SignalKind::terminate()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
     let mut failing = false;
