@@ -63,6 +63,7 @@ pub mod config;
 pub mod elector;
 pub mod error;
 pub mod ffi;
+pub mod metrics;
 pub mod migrate;
 pub mod procedures;
 pub mod url;
@@ -71,6 +72,7 @@ mod wakeup;
 pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
 pub use error::{Error, ErrorKind, Result};
+pub use metrics::Metrics;
 pub use migrate::{install_sql, migrate, AppliedMigration};
 
 pub use url::{opts_from_url, pool_from_url, SslMode};

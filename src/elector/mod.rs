@@ -159,6 +159,7 @@ enum Command {
 ///
 /// Intervals that are not set are derived from the lease by [`ElectorConfig::with_lease`].
 #[must_use]
+#[derive(Clone)]
 pub struct ElectorBuilder {
     pools: Vec<Pool>,
     service_id: String,
@@ -245,6 +246,7 @@ pub struct Elector {
     state: watch::Receiver<State>,
     events: broadcast::Sender<Event>,
     commands: mpsc::UnboundedSender<Command>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl Elector {
@@ -285,8 +287,9 @@ impl Elector {
         let (events, first_subscriber) = broadcast::channel(256);
         let (commands, command_rx) = mpsc::unbounded_channel();
         let _guard = handle.enter();
-        task::spawn(config.clone(), pools, state_tx, events.clone(), command_rx);
-        Ok((Elector { config, state: state_rx, events, commands }, first_subscriber))
+        let metrics = crate::metrics::Metrics::new();
+        task::spawn(config.clone(), pools, state_tx, events.clone(), command_rx, metrics.clone());
+        Ok((Elector { config, state: state_rx, events, commands, metrics }, first_subscriber))
     }
 
     pub fn config(&self) -> &ElectorConfig { &self.config }
@@ -376,6 +379,16 @@ impl Elector {
                 _ = sleep_until(deadline) => return StopReason::DeadlinePassed,
             }
         }
+    }
+
+    /// This elector's metrics (see [`crate::metrics`]).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+
+    /// The metrics in the Prometheus text format, with the leading gauge exact at this moment.
+    pub fn metrics_text(&self) -> String {
+        self.metrics.render(&self.config.service_id, self.is_leader())
     }
 
     /// True while the background task runs and its last call succeeded within one lease: what

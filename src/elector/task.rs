@@ -15,6 +15,7 @@ use super::decide::{decide, Decision, Input, Seat, Timing};
 use super::{Command, Event, State, StopReason};
 use crate::config::ElectorConfig;
 use crate::error::{Error, ErrorKind, Result};
+use crate::metrics::Metrics;
 use crate::procedures::{self, Campaign, CurrentLeader, Resign};
 use crate::wakeup::{Role, Wakeup};
 
@@ -131,11 +132,12 @@ pub(super) fn spawn(
     state: watch::Sender<State>,
     events: broadcast::Sender<Event>,
     commands: mpsc::UnboundedReceiver<Command>,
+    metrics: Metrics,
 ) {
     let wakeup = config
         .wakeup_lock
         .then(|| Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval));
-    spawn_with(Database { pools, wakeup }, config, state, events, commands);
+    spawn_with(Database { pools, wakeup }, config, state, events, commands, metrics);
 }
 
 /// Starts the task on any backend (the unit tests' seam), with its supervisor.
@@ -145,6 +147,7 @@ pub(super) fn spawn_with<B: Backend>(
     state: watch::Sender<State>,
     events: broadcast::Sender<Event>,
     commands: mpsc::UnboundedReceiver<Command>,
+    metrics: Metrics,
 ) {
     let state = Arc::new(state);
     let task = Task {
@@ -158,6 +161,7 @@ pub(super) fn spawn_with<B: Backend>(
         rng: seed(),
         condition: None,
         late_reported: false,
+        metrics,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -217,6 +221,7 @@ struct Task<B: Backend> {
     condition: Option<Condition>,
     /// Whether an answer that came too late to lead on was reported already (once per elector).
     late_reported: bool,
+    metrics: Metrics,
 }
 
 impl<B: Backend> Task<B> {
@@ -310,6 +315,7 @@ impl<B: Backend> Task<B> {
             Err(_) => Err(Error::timeout(limit - sent_at)),
         };
         self.note(&result);
+        self.metrics.observe_campaign(sent_at.elapsed(), result.is_ok());
         if let Ok(c) = &result {
             self.report_late_answer(c, sent_at);
         }
@@ -379,6 +385,7 @@ impl<B: Backend> Task<B> {
             Event::StoppedLeading { term, reason } => Some((*term, *reason)),
             _ => None,
         });
+        self.metrics.observe_leading(seat.leading, seat.term);
         self.state.send_modify(|s| {
             s.leading = seat.leading;
             s.leader_id = seat.leader_id;

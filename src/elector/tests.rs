@@ -153,8 +153,9 @@ fn start(fake: &Arc<Fake>, config: ElectorConfig) -> (Elector, broadcast::Receiv
     let (events, first) = broadcast::channel(256);
     let (commands, command_rx) = mpsc::unbounded_channel();
     let _ = fake.state.set(state_rx.clone());
-    spawn_with(FakeBackend(fake.clone()), config.clone(), state_tx, events.clone(), command_rx);
-    (Elector { config, state: state_rx, events, commands }, first)
+    let metrics = crate::metrics::Metrics::new();
+    spawn_with(FakeBackend(fake.clone()), config.clone(), state_tx, events.clone(), command_rx, metrics.clone());
+    (Elector { config, state: state_rx, events, commands, metrics }, first)
 }
 
 fn drain(rx: &mut broadcast::Receiver<Event>) -> Vec<Event> {
@@ -189,6 +190,9 @@ async fn renews_on_time_from_the_send_time() {
     assert_eq!(elector.state().valid_until, Some(t0 + ms(4_000 + 10_000 - 100)));
     assert!(elector.is_leader());
     assert!(elector.is_healthy());
+    // Metrics: three campaigns, one transition (started leading), term 1.
+    assert_eq!((elector.metrics().campaigns(), elector.metrics().transitions()), (3, 1));
+    assert!(elector.metrics_text().contains("leader_election_master_status{name=\"svc\"} 1\n"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -297,7 +301,13 @@ async fn shutdown_resigns_says_so_and_later_calls_fail_as_stopped() {
     let (elector, mut events) = start(&fake, config());
     sleep(ms(100)).await;
     let watch = elector.watch();
-    let handle = Elector { config: elector.config.clone(), state: watch.clone(), events: elector.events.clone(), commands: elector.commands.clone() };
+    let handle = Elector {
+        config: elector.config.clone(),
+        state: watch.clone(),
+        events: elector.events.clone(),
+        commands: elector.commands.clone(),
+        metrics: elector.metrics.clone(),
+    };
     elector.shutdown().await.unwrap();
     assert_eq!(drain(&mut events)[2..], [
         Event::StoppedLeading { term: 1, reason: StopReason::Shutdown },

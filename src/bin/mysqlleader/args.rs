@@ -131,7 +131,10 @@ COMMAND gets MYSQLLEADER_SERVICE, MYSQLLEADER_NODE and MYSQLLEADER_TERM in its e
 started only while this node leads, stopped (SIGTERM, then SIGKILL) before the leadership
 deadline passes, and never outlives `run`, even when `run` is killed or frozen. When COMMAND
 exits on its own, `run` resigns and exits with its status (or restarts it, with --restart).
-SIGINT/SIGTERM/SIGHUP stop COMMAND, resign, and exit with 128 + the signal number.")]
+SIGINT and SIGTERM stop COMMAND, resign, and exit with 128 + the signal number. SIGHUP, SIGQUIT,
+SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH are forwarded to COMMAND's process group while it runs
+(before it runs they are logged and dropped), and `run` goes on. Exit status 75 when --try
+passes without leadership.")]
 pub struct RunArgs {
     /// The service (election group) to campaign for.
     #[arg(long, value_name = "S")]
@@ -149,9 +152,29 @@ pub struct RunArgs {
     /// before the leadership deadline when renews keep failing [default: lease/4].
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub grace: Option<Duration>,
-    /// Start COMMAND again when it exits on its own (while still leading), instead of resigning.
+    /// Start COMMAND again when it exits on its own (while still leading), instead of resigning;
+    /// with a pause that doubles after each quick exit (--restart-backoff), and after
+    /// --restart-limit exits within --restart-window, resign and stay out for one lease so that
+    /// another node can take over.
     #[arg(long)]
     pub restart: bool,
+    /// The first pause before a restart; it doubles with each restart, up to the renew interval.
+    #[arg(long, value_name = "D", default_value = "500ms", value_parser = parse_duration)]
+    pub restart_backoff: Duration,
+    /// How many exits of COMMAND within --restart-window make this node give up its seat.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub restart_limit: u32,
+    /// The window of --restart-limit.
+    #[arg(long, value_name = "D", default_value = "1m", value_parser = parse_duration)]
+    pub restart_window: Duration,
+    /// Give up when this node has not led within D: exit with status 75 (EX_TEMPFAIL), like
+    /// `consul lock -try`. Default: wait without limit.
+    #[arg(long = "try", value_name = "D", value_parser = parse_duration)]
+    pub try_for: Option<Duration>,
+    /// Serve /leader, /healthz and /metrics on HOST:PORT (GET, HEAD), for a load balancer's
+    /// health check and Prometheus.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<String>,
     /// Another server of the same Galera cluster (repeat for more): when a call through the
     /// current server fails with a connection or cluster error, the next call goes to the next
     /// one. Leadership is never extended while moving.

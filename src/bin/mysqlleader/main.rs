@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod errors;
 mod guard;
+mod http;
 mod output;
 mod run;
 

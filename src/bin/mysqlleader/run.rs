@@ -11,10 +11,15 @@
 //! 4. when the elector stops leading (another node holds the seat, a new term, or no renew
 //!    before the deadline), ask the guard to stop COMMAND (SIGTERM, SIGKILL after the grace
 //!    period and before the deadline), wait for its report, and go back to 2;
-//! 5. when COMMAND exits on its own: with `--restart`, start it again (step 2); otherwise
-//!    resign, so another node takes over at once, and exit with COMMAND's status;
-//! 6. on SIGINT, SIGTERM or SIGHUP: stop COMMAND through the guard (a second signal kills it at
-//!    once), resign, and exit with 128 + the signal number.
+//! 5. when COMMAND exits on its own: with `--restart`, start it again (step 2) after a pause
+//!    that doubles with each restart; after `--restart-limit` exits within `--restart-window`,
+//!    resign, stay out for one lease (so another node can take over), then campaign again;
+//!    without `--restart`, resign, so another node takes over at once, and exit with COMMAND's
+//!    status;
+//! 6. on SIGINT or SIGTERM: stop COMMAND through the guard (a second signal kills it at once),
+//!    resign, and exit with 128 + the signal number; the other catchable signals of
+//!    [`FORWARDED`] go to COMMAND's process group while it runs, and `run` goes on;
+//! 7. with `--try D`: when this node has not led within D, exit with [`EXIT_TRY`].
 //!
 //! `run` resigns only after the guard has reported that COMMAND and everything it started have
 //! ended, so nothing of COMMAND still runs when another node can take the seat.
@@ -43,33 +48,71 @@ macro_rules! note {
     }};
 }
 
-/// The longest pause before `--restart` starts COMMAND again (at most the renew interval).
-const RESTART_PAUSE: Duration = Duration::from_secs(1);
 
-/// SIGINT, SIGTERM and SIGHUP, as one stream.
+/// The exit status when `--try` passes without leadership (EX_TEMPFAIL: try again later).
+const EXIT_TRY: u8 = 75;
+
+/// The signals `run` forwards to COMMAND's process group (it uses SIGINT and SIGTERM itself).
+const FORWARDED: [i32; 6] = [libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM, libc::SIGWINCH];
+
+/// SIGINT and SIGTERM (stop), and the forwarded ones, as one stream.
 struct Signals {
     int: Signal,
     term: Signal,
-    hup: Signal,
+    forwarded: Vec<(i32, Signal)>,
+}
+
+/// What a signal asks of `run`.
+enum Sig {
+    /// SIGINT or SIGTERM: stop COMMAND, resign, exit 128 + N.
+    Stop(i32),
+    /// Another catchable signal: pass it on to COMMAND.
+    Forward(i32),
 }
 
 impl Signals {
     fn new() -> Result<Signals, CliError> {
         let make = |kind| signal(kind).map_err(|e| CliError::new(format!("cannot handle signals: {e}")));
-        Ok(Signals {
-            int: make(SignalKind::interrupt())?,
-            term: make(SignalKind::terminate())?,
-            hup: make(SignalKind::hangup())?,
-        })
+        let mut forwarded = Vec::new();
+        for signo in FORWARDED {
+            forwarded.push((signo, make(SignalKind::from_raw(signo))?));
+        }
+        Ok(Signals { int: make(SignalKind::interrupt())?, term: make(SignalKind::terminate())?, forwarded })
     }
 
-    /// The number of the next signal.
-    async fn recv(&mut self) -> i32 {
+    /// The next signal.
+    async fn recv(&mut self) -> Sig {
+        let forwarded = futures_lite_select(&mut self.forwarded);
         tokio::select! {
-            _ = self.int.recv() => libc::SIGINT,
-            _ = self.term.recv() => libc::SIGTERM,
-            _ = self.hup.recv() => libc::SIGHUP,
+            _ = self.int.recv() => Sig::Stop(libc::SIGINT),
+            _ = self.term.recv() => Sig::Stop(libc::SIGTERM),
+            signo = forwarded => Sig::Forward(signo),
         }
+    }
+}
+
+/// The first of the forwarded signals to arrive.
+async fn futures_lite_select(signals: &mut [(i32, Signal)]) -> i32 {
+    std::future::poll_fn(|cx| {
+        for (signo, s) in signals.iter_mut() {
+            if let std::task::Poll::Ready(_) = s.poll_recv(cx) {
+                return std::task::Poll::Ready(*signo);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Passes `signo` to COMMAND's process group (COMMAND leads its own group), if it runs.
+fn forward(signo: i32, command: Option<u32>) {
+    match command {
+        Some(pid) => {
+            note!("{} received: forwarding it to COMMAND (process group {pid})", signal_name(signo));
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+            unsafe { libc::kill(-(pid as i32), signo) };
+        }
+        None => note!("{} received before COMMAND started: not forwarded", signal_name(signo)),
     }
 }
 
@@ -236,7 +279,22 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
     // 2. Campaign.
     let (node, service) = (config.node_id.clone(), config.service_id.clone());
     let mut signals = Signals::new()?;
-    let elector = builder.start().map_err(config_error)?;
+    let mut elector = builder.clone().start().map_err(config_error)?;
+    if let Some(addr) = &args.http {
+        let view = crate::http::View {
+            state: elector.watch(),
+            metrics: elector.metrics().clone(),
+            service: service.clone(),
+            lease: config.lease,
+        };
+        match crate::http::start(addr, view).await {
+            Ok(bound) => note!("serving /leader, /healthz and /metrics on http://{bound}"),
+            Err(e) => {
+                resign_and_stop(elector, &node, &service).await;
+                return Err(CliError::new(e));
+            }
+        }
+    }
     let mut state = elector.watch();
     let mut errors = ErrorLog::default();
     note!(
@@ -245,20 +303,43 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
         human(config.renew_interval),
         human(grace)
     );
+    // --try bounds the first wait for the seat, from the start of `run`.
+    let mut try_until = args.try_for.map(|d| Instant::now() + d);
     let mut interrupted: Option<i32> = None;
     let mut elector_gone = false;
+    // Exits of COMMAND under --restart, for the back-off and the limit.
+    let mut exits: Vec<Instant> = Vec::new();
     'campaign: loop {
-        let (term, deadline) = tokio::select! {
-            led = wait_to_lead(&mut state, timing.grace + timing.kill_margin, &mut errors) => match led {
-                Some(led) => led,
-                None => return Err(CliError::new("the elector stopped unexpectedly")),
-            },
-            signo = signals.recv() => {
-                note!("{} received: leaving the election", signal_name(signo));
-                resign_and_stop(elector, &node, &service).await;
-                return Ok((128 + signo) as u8);
+        let try_limit = async move {
+            match try_until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
             }
         };
+        tokio::pin!(try_limit);
+        let (term, deadline) = loop {
+            tokio::select! {
+                led = wait_to_lead(&mut state, timing.grace + timing.kill_margin, &mut errors) => match led {
+                    Some(led) => break led,
+                    None => return Err(CliError::new("the elector stopped unexpectedly")),
+                },
+                _ = &mut try_limit => {
+                    note!("{node} did not lead {service} within --try {}: giving up", human(args.try_for.unwrap_or_default()));
+                    resign_and_stop(elector, &node, &service).await;
+                    return Ok(EXIT_TRY);
+                }
+                sig = signals.recv() => match sig {
+                    Sig::Stop(signo) => {
+                        note!("{} received: leaving the election", signal_name(signo));
+                        resign_and_stop(elector, &node, &service).await;
+                        return Ok((128 + signo) as u8);
+                    }
+                    Sig::Forward(signo) => { forward(signo, None); continue; }
+                },
+            }
+        };
+
+        try_until = None;
 
         // 3. COMMAND, under its guard.
         let env = [
@@ -273,10 +354,12 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
                 return Err(CliError::new(format!("cannot start the guard process: {e}")));
             }
         };
+        let mut command_pid: Option<u32> = None;
         loop {
             tokio::select! {
                 report = guard.next() => match report {
                     Report::Started(pid) => {
+                        command_pid = Some(pid);
                         note!("{node} leads {service} at term {term}: started COMMAND (pid {pid})");
                     }
                     Report::Late => {
@@ -299,11 +382,34 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
                         match cause {
                             // 5. COMMAND ended on its own.
                             Cause::SelfExit if args.restart => {
-                                note!("COMMAND ended ({ended}); starting it again (--restart)");
-                                let pause = RESTART_PAUSE.min(config.renew_interval);
+                                let now = Instant::now();
+                                exits.retain(|t| now.duration_since(*t) < args.restart_window);
+                                exits.push(now);
+                                if exits.len() as u32 >= args.restart_limit.max(1) {
+                                    // A crash loop: let a healthy node have the seat.
+                                    note!(
+                                        "COMMAND ended ({ended}) {} times within {}: resigning, and staying out for one lease ({})",
+                                        exits.len(), human(args.restart_window), human(config.lease)
+                                    );
+                                    exits.clear();
+                                    let _ = elector.resign().await;
+                                    tokio::select! {
+                                        _ = tokio::time::sleep(config.lease) => {}
+                                        sig = signals.recv() => if let Sig::Stop(signo) = sig {
+                                            resign_and_stop(elector, &node, &service).await;
+                                            return Ok((128 + signo) as u8);
+                                        }
+                                    }
+                                    elector.shutdown().await.ok();
+                                    elector = builder.clone().start().map_err(config_error)?;
+                                    state = elector.watch();
+                                    continue 'campaign;
+                                }
+                                let pause = args.restart_backoff.saturating_mul(1 << (exits.len() - 1).min(16)).min(config.renew_interval);
+                                note!("COMMAND ended ({ended}); starting it again in {} (--restart)", human(pause));
                                 tokio::select! {
                                     _ = tokio::time::sleep(pause) => {}
-                                    signo = signals.recv() => {
+                                    sig = signals.recv() => if let Sig::Stop(signo) = sig {
                                         resign_and_stop(elector, &node, &service).await;
                                         return Ok((128 + signo) as u8);
                                     }
@@ -350,27 +456,26 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
                             guard.extend(deadline);
                         }
                     } else if !guard.stop_sent() {
-                        // 4. Leadership ended: stop COMMAND (first), then say why. The elector
-                        //    publishes "stopped leading" and "who leads now" as two updates:
-                        //    a moment's wait lets the second arrive for the message.
+                        // 4. Leadership ended: stop COMMAND (first), then say why.
                         guard.stop();
-                        tokio::time::sleep(Duration::from_millis(10)).await;
                         note!(
                             "{node} no longer leads {service} (term {term}: {}); stopping COMMAND",
                             why_stopped(&elector.state(), &node, term)
                         );
                     }
                 },
-                signo = signals.recv() => {
+                sig = signals.recv() => match sig {
                     // 6. Interrupted: stop COMMAND first, resign once it has ended.
-                    if interrupted.is_none() {
+                    Sig::Stop(signo) if interrupted.is_none() => {
                         note!("{} received: stopping COMMAND, then resigning", signal_name(signo));
                         interrupted = Some(signo);
                         guard.stop();
-                    } else {
+                    }
+                    Sig::Stop(signo) => {
                         note!("{} received again: killing COMMAND", signal_name(signo));
                         guard.kill();
                     }
+                    Sig::Forward(signo) => forward(signo, command_pid.filter(|_| !guard.stop_sent())),
                 }
             }
         }
