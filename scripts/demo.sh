@@ -124,11 +124,14 @@ export TICKS=$ticks
 
 say "Each candidate is the same worker wrapped in \`mysqlleader run\`, which campaigns for the"
 say "service \"$service\" and starts the worker only while its node leads:"
-cmd "mysqlleader run --service $service --node alpha --lease $lease -- ./worker.sh"
+cmd "mysqlleader run --service $service --node alpha --lease $lease --http 127.0.0.1:PORT -- ./worker.sh"
+declare -A http_port
 start_candidate() {
   local node=$1
+  http_port[$node]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   # "$bin" itself, not a shell function: $! must be the pid of `mysqlleader run`.
-  "$bin" run --service "$service" --node "$node" --lease "$lease" -- "$work/worker.sh" 2>>"$work/$node.log" &
+  "$bin" run --service "$service" --node "$node" --lease "$lease" --http "127.0.0.1:${http_port[$node]}" \
+      -- "$work/worker.sh" 2>>"$work/$node.log" &
   run_pid[$node]=$!
 }
 for node in alpha bravo charlie; do start_candidate "$node"; done
@@ -176,6 +179,19 @@ wait_for '[ "$leader" != - ]'
 sleep "$tick"
 result "$leader leads, at term $term. Only $leader's worker works; the others wait their turn."
 show_table
+sleep "$tick"
+say
+say "A load balancer asks each node over HTTP (run --http): only the leader answers 200 on /leader."
+for node in alpha bravo charlie; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${http_port[$node]}/leader" 2>/dev/null \
+         || python3 -c 'import sys, urllib.request, urllib.error
+try: print(urllib.request.urlopen(sys.argv[1]).status)
+except urllib.error.HTTPError as e: print(e.code)' "http://127.0.0.1:${http_port[$node]}/leader")
+  printf '  GET http://127.0.0.1:%s/leader  (%s)  ->  %s\n' "${http_port[$node]}" "$node" "$code"
+done
+say "And Prometheus scrapes /metrics ($leader's, abridged):"
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://127.0.0.1:${http_port[$leader]}/metrics" | grep -v '^#' | grep -v '_bucket' | grep . | sed 's/^/  /'
 sleep "$tick"
 
 # ---- 3. crash ----
