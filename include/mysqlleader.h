@@ -697,8 +697,16 @@ mysqlleader_result mysqlleader_txn_assert_leader(mysqlleader_txn *txn,
 
 /**
  * Runs one SQL statement in the transaction; rows it returns are discarded (use it for
- * `INSERT`, `UPDATE`, `DELETE`, DDL, ...). `*affected_rows_out` (may be NULL) receives the rows
+ * `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
  * the statement changed.
+ *
+ * In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
+ * a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
+ * SQL): the server commits implicitly, and later statements would run outside the fence. The
+ * library notices (MariaDB: `@@in_transaction`, one more round trip per statement of a fenced
+ * transaction) and fails that statement with `MYSQLLEADER_USAGE`, spending the transaction:
+ * nothing after that point commits. (The writes made before it were committed by the server,
+ * under the fence.)
  *
  * With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
  * NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.

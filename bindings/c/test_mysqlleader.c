@@ -68,6 +68,14 @@ static void record(int ok, const char *file, int line, const char *fmt, ...) {
     record(strstr(mysqlleader_last_error(), (needle)) != NULL, __FILE__, __LINE__,             \
            "last error \"%s\" does not contain \"%s\"", mysqlleader_last_error(), (needle))
 
+/* The last error names the rejected parameter `name` in its field (the C spelling). */
+#define CHECK_PARAM(name)                                                                      \
+    record(mysqlleader_last_error_parameter() != NULL &&                                       \
+               strcmp(mysqlleader_last_error_parameter(), (name)) == 0,                        \
+           __FILE__, __LINE__, "last error's parameter is \"%s\", expected \"%s\" (%s)",       \
+           mysqlleader_last_error_parameter() ? mysqlleader_last_error_parameter() : "(null)", \
+           (name), mysqlleader_last_error())
+
 #define CHECK_STR(actual, expected)                                                            \
     record(strcmp((actual), (expected)) == 0, __FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", \
            #actual, (actual), (expected))
@@ -693,6 +701,43 @@ static mysqlleader_elector_config quick_config(const char *service, const char *
 
 static const long long SLACK_MS = 8000; /* for liveness bounds on a shared, busy machine */
 
+/* Issue 15, item 4: DDL inside a fenced transaction commits implicitly and drops the fence. The
+ * library notices: the DDL statement fails with MYSQLLEADER_USAGE, and after a force_leader
+ * (which now goes through), the stale write and the commit are refused: 'stale write' never
+ * commits. */
+static void test_txn_ended_early_by_the_server(mysqlleader_client *client) {
+    mysqlleader_txn *txn = NULL;
+    mysqlleader_leader_check check;
+    mysqlleader_campaign_result c;
+    CHECK_OK(run_sql(client, "CREATE TABLE early (id INT PRIMARY KEY, note VARCHAR(64))"));
+    CHECK_OK(mysqlleader_campaign(client, "early", "a", 10000, &c));
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "early", "a", c.term, &check));
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (1, 'fenced write')", NULL, 0, NULL));
+    CHECK_RC(mysqlleader_txn_execute(txn, "CREATE TABLE early_ddl (id INT)", NULL, 0, NULL), MYSQLLEADER_USAGE);
+    CHECK(strstr(mysqlleader_last_error(), "ended this transaction early") != NULL);
+    CHECK_OK(mysqlleader_force_leader(client, "early", "b", 10000, &c));
+    CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (2, 'stale write')", NULL, 0, NULL),
+             MYSQLLEADER_INVALID_STATE);
+    CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
+    CHECK_OK(mysqlleader_txn_rollback(txn));
+    mysqlleader_txn_free(txn);
+    /* A COMMIT sent as SQL ends it too. */
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "early", "b", c.term, &check));
+    CHECK_RC(mysqlleader_txn_execute(txn, "COMMIT", NULL, 0, NULL), MYSQLLEADER_USAGE);
+    CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (3, 'unfenced')", NULL, 0, NULL),
+             MYSQLLEADER_INVALID_STATE);
+    mysqlleader_txn_free(txn);
+    CHECK_OK(run_sql(client, "DELETE FROM early WHERE note <> 'stale write' AND note <> 'unfenced'"));
+    uint64_t affected = 1;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_execute(txn, "DELETE FROM early", NULL, 0, &affected));
+    CHECK(affected == 0); /* neither 'stale write' nor 'unfenced' was ever committed */
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    mysqlleader_txn_free(txn);
+}
+
 static void test_elector_arguments(mysqlleader_client *client) {
     mysqlleader_elector *elector = (mysqlleader_elector *)0x1;
     mysqlleader_elector_config config = quick_config("args", "n");
@@ -701,7 +746,7 @@ static void test_elector_arguments(mysqlleader_client *client) {
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, NULL), MYSQLLEADER_NULL_ARGUMENT);
     config.service_id = NULL;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
-    CHECK_MSG("config->service_id");
+    CHECK_PARAM("config->service_id");
     config.service_id = INVALID_UTF8;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_UTF8);
     config.service_id = ID_129;
@@ -711,30 +756,30 @@ static void test_elector_arguments(mysqlleader_client *client) {
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
     config = quick_config("args", INVALID_UTF8);
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_UTF8);
-    CHECK_MSG("config->node_id");
+    CHECK_PARAM("config->node_id");
     config = quick_config("args", ID_129);
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
     CHECK_MSG("node_id");
     config = quick_config("args", "n");
     config.lease_ms = MYSQLLEADER_LEASE_MS_MAX + 1;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->lease_ms");
+    CHECK_PARAM("config->lease_ms");
     config = quick_config("args", "n");
     config.renew_ms = 1500; /* more than (lease - drift) / 3 */
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->renew_ms");
+    CHECK_PARAM("config->renew_ms");
     config = quick_config("args", "n");
     config.retry_ms = 5000;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->retry_ms");
+    CHECK_PARAM("config->retry_ms");
     config = quick_config("args", "n");
     config.request_timeout_ms = 2000;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->request_timeout_ms");
+    CHECK_PARAM("config->request_timeout_ms");
     config = quick_config("args", "n");
     config.drift_margin_ms = 2000;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->drift_margin_ms");
+    CHECK_PARAM("config->drift_margin_ms");
     config = quick_config("args", "n");
     config.retry_jitter = 1.5;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
@@ -749,16 +794,16 @@ static void test_elector_arguments(mysqlleader_client *client) {
     config = quick_config("args", "n");
     config.flags = 0x100;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_INVALID_ARGUMENT);
-    CHECK_MSG("config->flags");
+    CHECK_PARAM("config->flags");
     config = quick_config("args", "n");
     config.fallback_client_count = 1;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
-    CHECK_MSG("config->fallback_clients");
+    CHECK_PARAM("config->fallback_clients");
     const mysqlleader_client *fallbacks[2] = {client, NULL};
     config.fallback_clients = fallbacks;
     config.fallback_client_count = 2;
     CHECK_RC(mysqlleader_elector_new(client, &config, NULL, NULL, &elector), MYSQLLEADER_NULL_ARGUMENT);
-    CHECK_MSG("config->fallback_clients[1]");
+    CHECK_PARAM("config->fallback_clients[1]");
     CHECK(elector == (mysqlleader_elector *)0x1);
 
     /* The query functions on NULL. */
@@ -1135,6 +1180,7 @@ int main(int argc, char **argv) {
         test_call_arguments(client);
         test_calls(client);
         test_txn(client);
+        test_txn_ended_early_by_the_server(client);
         test_elector_arguments(client);
         test_elector(client);
         test_free_inside_callback(client);

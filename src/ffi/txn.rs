@@ -38,6 +38,9 @@ pub struct mysqlleader_txn {
     tx: Option<Transaction<'static>>,
     /// Why no more statements may run, once that is so.
     spent: Option<String>,
+    /// Whether `assert_leader` succeeded in it: from then on, a statement that ends the
+    /// transaction early fails it (see `still_open`).
+    fenced: bool,
 }
 
 impl mysqlleader_txn {
@@ -48,7 +51,7 @@ impl mysqlleader_txn {
         let tx = block_on_timeout(timeout, async move {
             pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
         })?;
-        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None }))
+        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None, fenced: false }))
     }
 
     /// The open transaction, or `MYSQLLEADER_INVALID_STATE` saying why there is none.
@@ -89,9 +92,11 @@ impl mysqlleader_txn {
 
     /// `CALL assert_leader` inside this transaction.
     pub(crate) fn assert_leader(&mut self, service_id: &str, node_id: &str, term: u64) -> FfiResult<procedures::LeaderCheck> {
-        self.step("assert_leader", |tx, timeout| {
+        let check = self.step("assert_leader", |tx, timeout| {
             block_on_timeout(timeout, procedures::assert_leader(tx, service_id, node_id, term))
-        })
+        })?;
+        self.fenced = true;
+        Ok(check)
     }
 
     /// Rolls back (bounded by the timeout); without an open transaction there is nothing to do.
@@ -101,6 +106,25 @@ impl mysqlleader_txn {
             None => Ok(()),
             Some(tx) => Ok(block_on_timeout(self.timeout, async move { tx.rollback().await.map_err(Error::from_mysql) })?),
         }
+    }
+}
+
+/// Fails when the server has ended the transaction behind the library's back: an implicit
+/// commit (DDL such as CREATE/ALTER/DROP, LOCK TABLES, ...), or a COMMIT/ROLLBACK sent as SQL.
+/// After that, statements would run in autocommit, outside the fence; so the statement that
+/// ended it fails, and with it the transaction (every later statement and the commit are
+/// refused). The server tells with `@@in_transaction` (MariaDB); where it cannot (MySQL: an
+/// unknown variable), nothing is checked.
+async fn still_open(tx: &mut Transaction<'static>) -> crate::Result<()> {
+    match tx.query_first::<i64, _>("SELECT @@in_transaction").await {
+        Ok(Some(0)) => Err(Error::usage(
+            "the server ended this transaction early (an implicit commit: DDL, LOCK TABLES, or a COMMIT/ROLLBACK \
+             sent as SQL): later statements would run outside the fence, so nothing more commits; roll back \
+             and begin a new fenced transaction",
+        )),
+        Ok(_) => Ok(()),
+        Err(mysql_async::Error::Server(e)) if e.code == 1193 => Ok(()),
+        Err(e) => Err(Error::from_mysql(e)),
     }
 }
 
@@ -154,8 +178,16 @@ pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
 }
 
 /// Runs one SQL statement in the transaction; rows it returns are discarded (use it for
-/// `INSERT`, `UPDATE`, `DELETE`, DDL, ...). `*affected_rows_out` (may be NULL) receives the rows
+/// `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
 /// the statement changed.
+///
+/// In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
+/// a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
+/// SQL): the server commits implicitly, and later statements would run outside the fence. The
+/// library notices (MariaDB: `@@in_transaction`, one more round trip per statement of a fenced
+/// transaction) and fails that statement with `MYSQLLEADER_USAGE`, spending the transaction:
+/// nothing after that point commits. (The writes made before it were committed by the server,
+/// under the fence.)
 ///
 /// With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
 /// NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.
@@ -190,6 +222,7 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
                     }
                 })
                 .collect();
+            let fenced = txn.fenced;
             let affected = txn.step("a statement", |tx, timeout| {
                 block_on_timeout(timeout, async move {
                     if values.is_empty() {
@@ -197,7 +230,11 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
                     } else {
                         tx.exec_drop(sql, Params::Positional(values)).await.map_err(Error::from_mysql)?;
                     }
-                    Ok(tx.affected_rows())
+                    let affected = tx.affected_rows();
+                    if fenced {
+                        still_open(tx).await?;
+                    }
+                    Ok(affected)
                 })
             })?;
             unsafe { write_out(affected_rows_out, affected) };
