@@ -43,7 +43,7 @@ from typing import Optional
 
 from ._args import Duration
 from ._client import Client, Transaction
-from ._elector import Elector, EventStream
+from ._elector import Elector, EventStream, LeadershipLostError
 from ._errors import (
     BufferTooSmallError,
     DatabaseConnectionError,
@@ -200,6 +200,7 @@ __all__ = [
     "Transaction",
     "Elector",
     "EventStream",
+    "LeadershipLostError",
     # results
     "CampaignResult",
     "LeaderCheck",

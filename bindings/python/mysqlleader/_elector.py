@@ -14,6 +14,8 @@ import collections
 import datetime
 import logging
 import math
+import os
+import signal
 import threading
 import time
 import weakref
@@ -21,7 +23,7 @@ from contextlib import ExitStack
 from ctypes import byref, c_bool, c_size_t, c_uint64, c_void_p, create_string_buffer
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, Union
+from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, TypeVar, Union
 
 from . import _args
 from ._args import Duration
@@ -41,6 +43,8 @@ from ._native import (
     library,
 )
 from ._types import ElectorState, Event
+
+T = TypeVar("T")
 
 _log = logging.getLogger("mysqlleader")
 
@@ -496,6 +500,62 @@ class Elector:
             if not self.snapshot().campaigning:
                 return False
 
+    def run_while_leader(self, fn: Callable[[threading.Event], T]) -> T:
+        """Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a
+        :class:`threading.Event` set the moment leadership of that term ends (a transition, or
+        the local deadline passing without a renew): ``fn`` should check it between steps and
+        return. Returns ``fn``'s result when it finished while leading; raises
+        :class:`LeadershipLostError` when leadership ended first (``fn`` cannot be stopped from
+        outside in a thread: it must look at ``stop``)."""
+        if not self.wait_for_leadership():
+            raise LeadershipLostError(self.term, StopReason.SHUTDOWN if self.closed else StopReason.RESIGNED)
+        term = self.term
+        stop = threading.Event()
+        reason: List[StopReason] = []
+        stream = self.events()
+
+        def watch() -> None:
+            while not stop.is_set():
+                left = self.valid_for.total_seconds() if self.term == term else 0.0
+                event = stream.get(timeout=max(0.001, left)) if left > 0 else None
+                if event is None and (stream.ended or not self.is_leader or self.term != term):
+                    reason.append(StopReason.SHUTDOWN if stream.ended else StopReason.DEADLINE_PASSED)
+                    stop.set()
+                elif event is not None and event.kind is EventKind.STOPPED_LEADING and event.term >= term:
+                    reason.append(event.reason)
+                    stop.set()
+
+        watcher = threading.Thread(target=watch, name="mysqlleader-run-while-leader", daemon=True)
+        watcher.start()
+        try:
+            result = fn(stop)
+        finally:
+            lost = stop.is_set()
+            stop.set()
+            stream.close()
+            watcher.join(timeout=5)
+        if lost and reason:
+            raise LeadershipLostError(term, reason[0])
+        return result
+
+    def resign_on_sigterm(self) -> None:
+        """Resigns when the process gets SIGTERM (what systemd and Kubernetes send), then lets
+        the signal do what it did before (by default: end the process). One line to hand over
+        at once instead of after the lease. Call it from the main thread."""
+        previous = signal.getsignal(signal.SIGTERM)
+
+        def handler(signo: int, frame: Any) -> None:
+            try:
+                self.close()
+            finally:
+                if callable(previous):
+                    previous(signo, frame)
+                elif previous == signal.SIG_DFL:
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, handler)
+
     def fenced(self) -> Transaction:
         """Begins a fenced transaction: ``assert_leader(service, node, term)`` has succeeded in
         it with the term this node leads at now (:attr:`Transaction.term`), so no takeover can
@@ -523,4 +583,14 @@ class Elector:
         return EventStream(self._hub, maxsize)
 
 
-__all__ = ["Elector", "EventStream"]
+class LeadershipLostError(Exception):
+    """:meth:`Elector.run_while_leader`: leadership of ``term`` ended (``reason``) before the
+    function returned."""
+
+    def __init__(self, term: int, reason: StopReason) -> None:
+        super().__init__(f"mysqlleader: leadership of term {term} ended ({reason.name.lower()}) before the work finished")
+        self.term = term
+        self.reason = reason
+
+
+__all__ = ["Elector", "EventStream", "LeadershipLostError"]

@@ -1,0 +1,122 @@
+"""mysqlleader.aio against the real server: the async context manager, wait_for_leadership,
+events(), resign(), run_while_leader cancelling the work when leadership ends, and an event loop
+that never blocks (a heartbeat on the same loop keeps ticking while calls are in flight). Also
+the sync Elector.run_while_leader."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import mysqlleader
+import mysqlleader.aio
+from mysqlleader import EventKind
+
+
+def test_async_election_events_and_resign(url: str, service: str) -> None:
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=4) as a:
+            events = a.events()
+            assert await a.wait_for_leadership(10)
+            assert a.is_leader and a.term >= 1
+            async with mysqlleader.aio.Elector(url, service, node_id="b", lease=4) as b:
+                assert not await b.wait_for_leadership(0.3), "only one leader"
+                assert await a.resign()
+                assert await b.wait_for_leadership(10), "b takes over after a resigns"
+                kinds = []
+
+                async def collect() -> None:
+                    async for event in events:
+                        kinds.append(event.kind)
+                        if event.kind is EventKind.STOPPED_LEADING:
+                            return
+
+                await asyncio.wait_for(collect(), 10)
+                assert EventKind.STARTED_LEADING in kinds and kinds[-1] is EventKind.STOPPED_LEADING
+                assert not await a.wait_for_leadership(1), "a resigned: no longer campaigning"
+
+    asyncio.run(main())
+
+
+def test_run_while_leader_cancels_the_coroutine_when_leadership_ends(url: str, service: str, client: mysqlleader.Client) -> None:
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=3) as a:
+            cancelled = asyncio.Event()
+
+            async def work() -> None:
+                try:
+                    await asyncio.sleep(60)
+                finally:
+                    cancelled.set()
+
+            async def force_later() -> None:
+                await asyncio.sleep(0.5)
+                await asyncio.to_thread(client.force_leader, service, "other", 10)
+
+            forcer = asyncio.ensure_future(force_later())
+            with pytest.raises(mysqlleader.aio.LeadershipLost) as lost:
+                await asyncio.wait_for(a.run_while_leader(work), 20)
+            await forcer
+            assert cancelled.is_set(), "the work was cancelled"
+            assert lost.value.term == 1
+
+        async with mysqlleader.aio.Elector(url, service + "-done", node_id="a", lease=3) as d:
+            async def quick() -> int:
+                return 42
+
+            assert await d.run_while_leader(quick) == 42
+
+    asyncio.run(main())
+
+
+def test_the_event_loop_never_blocks(url: str, service: str) -> None:
+    """A heartbeat every 10 ms on the same loop while elector calls are in flight: its largest
+    gap stays far below the time those calls took (they ran in worker threads)."""
+
+    async def main() -> None:
+        gaps = []
+        stop = asyncio.Event()
+
+        async def heartbeat() -> None:
+            last = time.monotonic()
+            while not stop.is_set():
+                await asyncio.sleep(0.01)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        beat = asyncio.ensure_future(heartbeat())
+        t0 = time.monotonic()
+        for i in range(3):
+            async with mysqlleader.aio.Elector(url, f"{service}-{i}", node_id="a", lease=2) as e:
+                assert await e.wait_for_leadership(10)
+                await e.resign()
+        calls = time.monotonic() - t0
+        stop.set()
+        await beat
+        assert max(gaps) < max(0.25, calls / 3), f"the loop was blocked: largest gap {max(gaps):.3f} s in {calls:.3f} s of calls"
+
+    asyncio.run(main())
+
+
+def test_sync_run_while_leader_signals_the_end(url: str, service: str, client: mysqlleader.Client) -> None:
+    with mysqlleader.Elector(url, service, node_id="a", lease=3) as e:
+        assert e.run_while_leader(lambda stop: "done") == "done"
+
+        def work(stop: threading.Event) -> str:
+            threading.Timer(0.3, lambda: client.force_leader(service, "other", 10)).start()
+            assert stop.wait(10), "stop was never set after the seat moved"
+            return "stopped"
+
+    with mysqlleader.Elector(url, service + "-s", node_id="a", lease=3) as e2:
+        def work2(stop: threading.Event) -> str:
+            threading.Timer(0.3, lambda: client.force_leader(service + "-s", "other", 10)).start()
+            assert stop.wait(10), "stop was never set after the seat moved"
+            return "stopped"
+
+        with pytest.raises(mysqlleader.LeadershipLostError) as lost:
+            e2.run_while_leader(work2)
+        assert lost.value.reason is mysqlleader.StopReason.LOST_SEAT
