@@ -459,6 +459,17 @@ typedef struct {
     char leader_id[MYSQLLEADER_ID_BUFFER_SIZE];
 } mysqlleader_elector_state;
 
+/**
+ * Receives one log record: `level` 1 error, 2 warn, 3 info, 4 debug, 5 trace; `target` the
+ * module (`mysqlleader::elector::task`); `message` the text with its fields (`key=value`).
+ * Both strings are valid during the call only. Called on the library's threads, one record at
+ * a time per thread; it must not call back into mysqlleader and should return promptly.
+ */
+typedef void (*mysqlleader_log_callback)(void *userdata,
+                                         uint32_t level,
+                                         const char *target,
+                                         const char *message);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -864,6 +875,17 @@ void mysqlleader_elector_free(mysqlleader_elector *elector);
  * `"none"`, or `"unknown"` for a number this version does not know. A static string.
  */
 const char *mysqlleader_stop_reason_name(uint32_t reason);
+
+/**
+ * Routes the library's log records at `max_level` or more severe (1 error … 5 trace) to
+ * `callback(userdata, level, target, message)`; `callback` NULL (or `max_level` 0) stops them.
+ * A later call replaces the earlier callback. The first call installs the library's log
+ * subscriber as the process's global `tracing` default: `MYSQLLEADER_INVALID_STATE` when a
+ * Rust program in the same process installed one already (its records go there instead).
+ */
+mysqlleader_result mysqlleader_set_log_callback(void *userdata,
+                                                mysqlleader_log_callback callback,
+                                                uint32_t max_level);
 
 #ifdef __cplusplus
 }  // extern "C"

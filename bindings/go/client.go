@@ -74,6 +74,7 @@ func (h *clientHandle) close() {
 // A malformed URL is ErrInvalidArgument (Param "url"); messages never show the password.
 // Close the client when done (a finalizer closes a forgotten one).
 func Open(url string) (*Client, error) {
+	installLogs()
 	if err := checkString("client_new", "url", url); err != nil {
 		return nil, err
 	}

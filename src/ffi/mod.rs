@@ -42,6 +42,8 @@ pub mod calls;
 pub mod txn;
 
 pub mod elector;
+/// The log callback: the library's records in the host program's logging.
+pub mod log;
 
 use std::ffi::c_char;
 

@@ -243,6 +243,8 @@ class ElectorStateStruct(Structure):
 
 #: ``mysqlleader_event_callback``: ``void (*)(void *userdata, const mysqlleader_event *event)``.
 EVENT_CALLBACK = CFUNCTYPE(None, c_void_p, POINTER(EventStruct))
+#: ``mysqlleader_log_callback``: (userdata, level 1..5, target, message).
+LOG_CALLBACK = CFUNCTYPE(None, c_void_p, c_uint32, c_char_p, c_char_p)
 
 # ---------------------------------------------------------------------------------------------
 # Prototypes: name -> (restype, argtypes). Handles are opaque pointers (c_void_p).
@@ -285,6 +287,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_last_error_server_code": (c_uint32, []),
     "mysqlleader_last_error_is_transient": (c_bool, []),
     "mysqlleader_last_error_parameter": (c_char_p, []),
+    "mysqlleader_set_log_callback": (_RC, [c_void_p, LOG_CALLBACK, c_uint32]),
     "mysqlleader_last_error_sqlstate": (c_char_p, []),
     "mysqlleader_last_error_current_term": (c_uint64, []),
     "mysqlleader_result_name": (c_char_p, [c_uint32]),
@@ -396,6 +399,7 @@ def library() -> ctypes.CDLL:
                 attempts.append(f"  - {where}: {target}: {e}")
                 continue
             _lib, _lib_path = loaded, _resolved_path(target)
+            _route_logs(loaded)
             return loaded
         from ._errors import LibraryNotFoundError  # here: _errors imports this module
 
@@ -407,6 +411,33 @@ def library() -> ctypes.CDLL:
             "reinstall the package (pip install ./bindings/python, which bundles it), or set "
             f"{LIBRARY_ENV} to the path of {LIBRARY_FILE}."
         )
+
+
+# The library's log records go to the standard ``logging`` module, logger ``mysqlleader`` (a
+# failed login, an unreachable server, a missing schema: once per change of condition;
+# leadership started and stopped). Installed once per process, when the library is loaded; the
+# ctypes callback is kept here for the life of the process. Records arrive on the library's
+# threads; ``logging`` is thread-safe.
+_LEVELS = {1: 40, 2: 30, 3: 20, 4: 10, 5: 5}  # error, warning, info, debug, trace (below debug)
+_log_callback: Any = None
+
+
+def _route_logs(lib: ctypes.CDLL) -> None:
+    import logging
+
+    global _log_callback
+    log = logging.getLogger("mysqlleader")
+
+    def forward(_userdata: Any, level: int, target: bytes, message: bytes) -> None:
+        try:
+            log.log(_LEVELS.get(level, 20), "%s", message.decode("utf-8", "replace"),
+                    extra={"mysqlleader_target": target.decode("utf-8", "replace")})
+        except Exception:  # nothing may raise into C
+            pass
+
+    _log_callback = LOG_CALLBACK(forward)
+    # Debug and more severe; `logging` filters further by the logger's level.
+    lib.mysqlleader_set_log_callback(None, _log_callback, 4)
 
 
 def _resolved_path(target: str) -> str:

@@ -189,6 +189,8 @@ def test_every_function_of_the_header_is_declared(header: str) -> None:
                 assert py_type in pointer_like or issubclass(py_type, ctypes._Pointer), f"{name} parameter {i}: {c_type}"
             elif c_type == "mysqlleader_event_callback":
                 assert py_type is _native.EVENT_CALLBACK, name
+            elif c_type == "mysqlleader_log_callback":
+                assert py_type is _native.LOG_CALLBACK, name
             elif c_type in ("const mysqlleader_client", "mysqlleader_client"):
                 pytest.fail(f"{name}: a handle passed by value")
             else:

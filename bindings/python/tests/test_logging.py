@@ -1,0 +1,38 @@
+"""The library's log records reach Python's ``logging`` (logger ``mysqlleader``), once per change
+of condition: a wrong password is logged once, not once per attempt."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+import mysqlleader
+
+
+def with_password(url: str, password: str) -> str:
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:{password}@{host}"
+
+
+def test_a_failed_login_is_logged_once(url: str, service: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mysqlleader")
+    with mysqlleader.Elector(with_password(url, "wrong"), service, node_id="a", lease=1, retry_interval=0.05) as e:
+        time.sleep(1.5)  # about 30 attempts
+        assert not e.is_leader
+    failed = [r for r in caplog.records if r.name == "mysqlleader" and "election call failed" in r.getMessage()]
+    assert len(failed) == 1, [r.getMessage() for r in caplog.records]
+    assert failed[0].levelno == logging.WARNING
+    assert "1045" in failed[0].getMessage() or "Access denied" in failed[0].getMessage()
+    assert "wrong" not in failed[0].getMessage(), "no password in a log record"
+
+
+def test_leadership_is_logged(url: str, service: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mysqlleader")
+    with mysqlleader.Elector(url, service, node_id="a", lease=2) as e:
+        assert e.wait_for_leadership(10)
+    messages = [r.getMessage() for r in caplog.records if r.name == "mysqlleader"]
+    assert any("started leading" in m for m in messages), messages
