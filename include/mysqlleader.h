@@ -244,6 +244,36 @@ typedef uint32_t mysqlleader_stop_reason;
 #endif // __cplusplus
 
 /**
+ * How `mysqlleader_elector_wait` ended.
+ */
+enum mysqlleader_wait_outcome
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * This node leads (by its local deadline, at the moment of answering).
+     */
+    MYSQLLEADER_WAIT_LEADING = 1,
+    /**
+     * `timeout_ms` passed first.
+     */
+    MYSQLLEADER_WAIT_TIMED_OUT = 2,
+    /**
+     * The node no longer campaigns (it resigned, is being freed, or its task failed): it will
+     * not lead without a new elector.
+     */
+    MYSQLLEADER_WAIT_NOT_CAMPAIGNING = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum mysqlleader_wait_outcome mysqlleader_wait_outcome;
+#else
+typedef uint32_t mysqlleader_wait_outcome;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A pool of connections to one database, made by `mysqlleader_client_new` from a URL and
  * released by `mysqlleader_client_free`. Connections open on first use, not in `_new`.
  *
@@ -836,13 +866,42 @@ mysqlleader_result mysqlleader_elector_resign(const mysqlleader_elector *elector
                                               bool *resigned_out);
 
 /**
+ * Waits until this node leads, `timeout_ms` pass (`MYSQLLEADER_WAIT_FOREVER`: no limit; 0 only
+ * looks) or the node no longer campaigns, and says which in `*outcome_out`: the core's own
+ * wait (Rust `Elector::wait_for_leadership`), the same in every language.
+ */
+mysqlleader_result mysqlleader_elector_wait(const mysqlleader_elector *elector,
+                                            uint64_t timeout_ms,
+                                            mysqlleader_wait_outcome *outcome_out);
+
+/**
  * Waits until this node leads (`*leading_out` = true), or until `timeout_ms` pass or the
- * elector stops campaigning (after `_resign`) (false). `timeout_ms` 0 only looks;
- * `MYSQLLEADER_WAIT_FOREVER` waits without limit.
+ * elector stops campaigning (false). `timeout_ms` 0 only looks; `MYSQLLEADER_WAIT_FOREVER`
+ * waits without limit. `mysqlleader_elector_wait` also tells the last two apart.
  */
 mysqlleader_result mysqlleader_elector_wait_for_leadership(const mysqlleader_elector *elector,
                                                            uint64_t timeout_ms,
                                                            bool *leading_out);
+
+/**
+ * Waits until this node no longer leads at `term` (at once when it does not lead at `term`
+ * now), at most `timeout_ms` (`MYSQLLEADER_WAIT_FOREVER`: no limit): `*ended_out` says whether
+ * it ended, and `*reason_out` why (`MYSQLLEADER_STOP_NONE` while it goes on). The core's own
+ * answer (Rust `Elector::term_ended`): what a binding's "run while leader" needs, with no
+ * watchdog of its own.
+ */
+mysqlleader_result mysqlleader_elector_wait_term_end(const mysqlleader_elector *elector,
+                                                     uint64_t term,
+                                                     uint64_t timeout_ms,
+                                                     bool *ended_out,
+                                                     mysqlleader_stop_reason *reason_out);
+
+/**
+ * `*healthy_out`: the elector's task runs and its last call succeeded within one lease (what
+ * a `/healthz` endpoint answers).
+ */
+mysqlleader_result mysqlleader_elector_is_healthy(const mysqlleader_elector *elector,
+                                                  bool *healthy_out);
 
 /**
  * Begins a fenced transaction for this elector: a transaction on the elector's (primary)

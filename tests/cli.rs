@@ -410,9 +410,14 @@ async fn roles_allow_their_procedures_and_nothing_else() {
 async fn status_shows_who_began_and_ended_each_term() {
     let db = common::TestDb::migrated("cli_audit").await;
     let url = Some(db.url.as_str());
+    // USER() as the CLI's connections see it (over TCP, as the URL says).
     let me: String = {
-        let mut c = db.conn().await;
-        c.query_first("SELECT USER()").await.unwrap().unwrap()
+        let pool = mysqlleader::pool_from_url(&db.url).unwrap();
+        let mut c = pool.get_conn().await.unwrap();
+        let me = c.query_first("SELECT USER()").await.unwrap().unwrap();
+        drop(c);
+        let _ = pool.disconnect().await;
+        me
     };
     assert_eq!(cli(url, &["campaign", "svc", "a", "--lease", "500ms"]).code, 0); // term 1: elected
     tokio::time::sleep(Duration::from_millis(700)).await;

@@ -738,6 +738,33 @@ static void test_txn_ended_early_by_the_server(mysqlleader_client *client) {
     mysqlleader_txn_free(txn);
 }
 
+/* The core's waits, carried by the ABI: three outcomes, the end of a term and why, health. */
+static void test_elector_waits(mysqlleader_client *client) {
+    mysqlleader_elector_config config = quick_config("waits", "w1");
+    mysqlleader_elector *e = NULL;
+    mysqlleader_wait_outcome outcome = 0;
+    mysqlleader_stop_reason reason = MYSQLLEADER_STOP_NONE;
+    bool ended = true, healthy = false;
+    uint64_t term = 0;
+    CHECK_OK(mysqlleader_elector_new(client, &config, NULL, NULL, &e));
+    CHECK_OK(mysqlleader_elector_wait(e, 2000 + SLACK_MS, &outcome));
+    CHECK(outcome == MYSQLLEADER_WAIT_LEADING);
+    CHECK_OK(mysqlleader_elector_is_healthy(e, &healthy));
+    CHECK(healthy);
+    CHECK_OK(mysqlleader_elector_term(e, &term));
+    CHECK_OK(mysqlleader_elector_wait_term_end(e, term, 0, &ended, &reason));
+    CHECK(!ended && reason == MYSQLLEADER_STOP_NONE);
+    bool resigned = false;
+    CHECK_OK(mysqlleader_elector_resign(e, &resigned));
+    CHECK(resigned);
+    CHECK_OK(mysqlleader_elector_wait_term_end(e, term, 1000, &ended, &reason));
+    CHECK(ended && reason == MYSQLLEADER_STOP_RESIGNED);
+    CHECK_OK(mysqlleader_elector_wait(e, 50, &outcome));
+    CHECK(outcome == MYSQLLEADER_WAIT_NOT_CAMPAIGNING);
+    CHECK_RC(mysqlleader_elector_wait(e, 0, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_elector_free(e);
+}
+
 static void test_elector_arguments(mysqlleader_client *client) {
     mysqlleader_elector *elector = (mysqlleader_elector *)0x1;
     mysqlleader_elector_config config = quick_config("args", "n");
@@ -1181,6 +1208,7 @@ int main(int argc, char **argv) {
         test_calls(client);
         test_txn(client);
         test_txn_ended_early_by_the_server(client);
+        test_elector_waits(client);
         test_elector_arguments(client);
         test_elector(client);
         test_free_inside_callback(client);

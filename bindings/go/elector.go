@@ -288,6 +288,16 @@ func (e *Elector) ValidFor() time.Duration {
 	return duration(out)
 }
 
+// IsHealthy reports whether the elector's task runs and its last call succeeded within one
+// lease: what a /healthz endpoint answers. False once closed.
+func (e *Elector) IsHealthy() bool {
+	var out C.bool
+	err := e.h.with("elector_is_healthy", func(p *C.mysqlleader_elector) error {
+		return ccall("elector_is_healthy", func() C.mysqlleader_result { return C.mysqlleader_elector_is_healthy(p, &out) })
+	})
+	return err == nil && bool(out)
+}
+
 // Leader returns the leader seen last (this node while it leads); "" when the seat was vacant.
 func (e *Elector) Leader() string {
 	s, _ := e.h.copyString("elector_leader_id", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {

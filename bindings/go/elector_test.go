@@ -654,3 +654,13 @@ func TestNewElectorWithANilClientIsANullArgument(t *testing.T) {
 		t.Errorf("Param = %q, want client", e.Param)
 	}
 }
+
+func TestIsHealthyFollowsTheElector(t *testing.T) {
+	c := newClient(t)
+	e := newElector(t, c, testConfig(service(t), "healthy"))
+	eventually(t, 10*time.Second, "healthy", e.IsHealthy)
+	e.Close()
+	if e.IsHealthy() {
+		t.Fatal("a closed elector reports itself healthy")
+	}
+}

@@ -92,6 +92,10 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_STOP_RESIGNED":        uint64(StopResigned),
 	"MYSQLLEADER_STOP_SHUTDOWN":        uint64(StopShutdown),
 	"MYSQLLEADER_STOP_FAILED":          uint64(StopFailed),
+
+	"MYSQLLEADER_WAIT_LEADING":         1,
+	"MYSQLLEADER_WAIT_TIMED_OUT":       2,
+	"MYSQLLEADER_WAIT_NOT_CAMPAIGNING": 3,
 }
 
 // notInGo are header constants the Go API does not expose, and why.
@@ -177,6 +181,8 @@ var notWrapped = map[string]string{
 	"mysqlleader_last_error_copy":             "the message is read with mysqlleader_last_error on the same locked OS thread",
 	"mysqlleader_last_error_code":             "the code is the failed call's own return value",
 	"mysqlleader_elector_wait_for_leadership": "it cannot be cancelled and must not race with _free: WaitForLeadership waits on the elector's events instead",
+	"mysqlleader_elector_wait":                "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
+	"mysqlleader_elector_wait_term_end":       "the same: RunWhileLeader ends the term's context from the events and the local deadline",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or

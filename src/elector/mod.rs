@@ -92,6 +92,15 @@ impl State {
     pub fn leads_at(&self, now: Instant) -> bool {
         self.leading && self.valid_until.is_some_and(|d| now < d)
     }
+
+    /// How much longer, from `now`, this node may act as leader without another renew; zero
+    /// when it does not lead.
+    pub fn valid_for(&self, now: Instant) -> Duration {
+        match self.valid_until {
+            Some(deadline) if self.leads_at(now) => deadline - now,
+            _ => Duration::ZERO,
+        }
+    }
 }
 
 /// Why a node stopped leading.
@@ -153,6 +162,55 @@ enum Command {
     Shutdown { resign: bool, done: oneshot::Sender<Result<()>> },
     /// This node's fenced transaction was refused at `term` (SQLSTATE 45001).
     Refused { term: u64 },
+}
+
+/// [`Elector::wait_for_leadership`] on a receiver of the state: the C ABI waits with it without
+/// holding the elector itself (so that freeing it is never blocked by a waiter).
+pub(crate) async fn wait_for_leadership(mut rx: watch::Receiver<State>, limit: Option<Duration>) -> WaitOutcome {
+    let wait = async move {
+        loop {
+            {
+                let state = rx.borrow_and_update();
+                if state.leads_at(Instant::now()) {
+                    return WaitOutcome::Leading;
+                }
+                if !state.campaigning || !state.running {
+                    return WaitOutcome::NotCampaigning;
+                }
+            }
+            if rx.changed().await.is_err() {
+                return WaitOutcome::NotCampaigning;
+            }
+        }
+    };
+    match limit {
+        Some(limit) => timeout(limit, wait).await.unwrap_or(WaitOutcome::TimedOut),
+        None => wait.await,
+    }
+}
+
+/// [`Elector::term_ended`] on a receiver of the state.
+pub(crate) async fn term_ended(mut rx: watch::Receiver<State>, term: u64) -> StopReason {
+    loop {
+        let deadline = {
+            let state = rx.borrow_and_update();
+            if !(state.leading && state.term == term) {
+                return match state.last_stop {
+                    Some((t, reason)) if t == term => reason,
+                    _ if !state.running => StopReason::Failed,
+                    _ => StopReason::LostSeat,
+                };
+            }
+            match state.valid_until {
+                Some(d) if Instant::now() < d => d,
+                _ => return StopReason::DeadlinePassed,
+            }
+        };
+        tokio::select! {
+            changed = rx.changed() => if changed.is_err() { return StopReason::Failed },
+            _ = sleep_until(deadline) => return StopReason::DeadlinePassed,
+        }
+    }
 }
 
 /// Builds an [`Elector`]; see [`ElectorConfig`] for every value and its default.
@@ -312,12 +370,7 @@ impl Elector {
 
     /// How much longer this node may act as leader without another renew; zero when not leading.
     pub fn valid_for(&self) -> Duration {
-        let now = Instant::now();
-        let state = self.state.borrow();
-        match state.valid_until {
-            Some(d) if state.leading && d > now => d - now,
-            _ => Duration::ZERO,
-        }
+        self.state.borrow().valid_for(Instant::now())
     }
 
     /// A snapshot of the state.
@@ -332,53 +385,13 @@ impl Elector {
     /// Waits until this node leads, `limit` passes, or the node no longer campaigns (it resigned,
     /// was shut down, or its task failed); `None` waits without a time limit.
     pub async fn wait_for_leadership(&self, limit: Option<Duration>) -> WaitOutcome {
-        let mut rx = self.state.clone();
-        let wait = async move {
-            loop {
-                {
-                    let state = rx.borrow_and_update();
-                    if state.leads_at(Instant::now()) {
-                        return WaitOutcome::Leading;
-                    }
-                    if !state.campaigning || !state.running {
-                        return WaitOutcome::NotCampaigning;
-                    }
-                }
-                if rx.changed().await.is_err() {
-                    return WaitOutcome::NotCampaigning;
-                }
-            }
-        };
-        match limit {
-            Some(limit) => timeout(limit, wait).await.unwrap_or(WaitOutcome::TimedOut),
-            None => wait.await,
-        }
+        wait_for_leadership(self.state.clone(), limit).await
     }
 
     /// Resolves when this node no longer leads at `term`, and says why; at once when it does
     /// not lead at `term` now. A deadline that passes with no renew ends the term by itself.
     pub async fn term_ended(&self, term: u64) -> StopReason {
-        let mut rx = self.state.clone();
-        loop {
-            let deadline = {
-                let state = rx.borrow_and_update();
-                if !(state.leading && state.term == term) {
-                    return match state.last_stop {
-                        Some((t, reason)) if t == term => reason,
-                        _ if !state.running => StopReason::Failed,
-                        _ => StopReason::LostSeat,
-                    };
-                }
-                match state.valid_until {
-                    Some(d) if Instant::now() < d => d,
-                    _ => return StopReason::DeadlinePassed,
-                }
-            };
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return StopReason::Failed },
-                _ = sleep_until(deadline) => return StopReason::DeadlinePassed,
-            }
-        }
+        term_ended(self.state.clone(), term).await
     }
 
     /// This elector's metrics (see [`crate::metrics`]).

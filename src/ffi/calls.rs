@@ -6,11 +6,10 @@
 //! (1 to 86,400,000 ms); everything else is decided by the procedures.
 
 use std::ffi::c_char;
-use std::time::Duration;
 
 use super::client::mysqlleader_client;
 use super::result::{boundary, mysqlleader_result};
-use super::strings::{arg_id, arg_lease_ms, arg_out, arg_ref, id_field, write_out};
+use super::strings::{arg_id, arg_lease_ms, arg_out, arg_ref, id_field, ms, write_out};
 use super::runtime::block_on_timeout;
 use super::MYSQLLEADER_ID_BUFFER_SIZE;
 use crate::procedures;
@@ -74,10 +73,6 @@ pub struct mysqlleader_resign_result {
     pub resigned: bool,
     /// The term of the service.
     pub term: u64,
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 pub(crate) fn leader_check(c: &procedures::LeaderCheck) -> mysqlleader_leader_check {

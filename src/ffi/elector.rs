@@ -24,11 +24,11 @@ use tokio::time::Instant;
 use super::client::{mysqlleader_client, ClientInner};
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
 use super::runtime::{block_on, block_on_timeout, block_on_within, runtime};
-use super::strings::{arg_out, arg_ref, arg_str, copy_out, id_field, write_out};
+use super::strings::{arg_out, arg_ref, arg_str, copy_out, id_field, ms, write_out};
 use super::txn::mysqlleader_txn;
 use super::MYSQLLEADER_ID_BUFFER_SIZE;
 use crate::config::ElectorConfig;
-use crate::elector::{Elector, Event, State, StopReason};
+use crate::elector::{Elector, Event, State, StopReason, WaitOutcome};
 use crate::error::Error;
 
 /// Flag of `mysqlleader_elector_config.flags`: `mysqlleader_elector_free` does not resign; the
@@ -193,13 +193,6 @@ impl mysqlleader_elector {
         self.config.request_timeout * 2 + Duration::from_secs(2)
     }
 
-    fn valid_for(state: &State, now: Instant) -> Duration {
-        match state.valid_until {
-            Some(deadline) if state.leads_at(now) => deadline - now,
-            _ => Duration::ZERO,
-        }
-    }
-
     /// Stops the renew loop (resigning when configured), then waits for the callback thread to
     /// deliver the last events — or, when called on that very thread, lets it finish by itself.
     fn close(mut self: Box<Self>) {
@@ -218,10 +211,6 @@ impl mysqlleader_elector {
         }
         // The pools close here when no client, elector or transaction uses them any more.
     }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A C string for an event; a NUL inside an id (never written by this library) is escaped.
@@ -257,13 +246,7 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
             Ok(Event::StoppedLeading { term, reason }) => mysqlleader_event {
                 kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STOPPED_LEADING,
                 term,
-                reason: match reason {
-                    StopReason::LostSeat => mysqlleader_stop_reason::MYSQLLEADER_STOP_LOST_SEAT,
-                    StopReason::DeadlinePassed => mysqlleader_stop_reason::MYSQLLEADER_STOP_DEADLINE_PASSED,
-                    StopReason::Resigned => mysqlleader_stop_reason::MYSQLLEADER_STOP_RESIGNED,
-                    StopReason::Shutdown => mysqlleader_stop_reason::MYSQLLEADER_STOP_SHUTDOWN,
-                    StopReason::Failed => mysqlleader_stop_reason::MYSQLLEADER_STOP_FAILED,
-                },
+                reason: stop_reason(reason),
                 leader_id: std::ptr::null(),
                 valid_for_ms: 0,
                 missed: 0,
@@ -467,7 +450,7 @@ pub unsafe extern "C" fn mysqlleader_elector_valid_for_ms(elector: *const mysqll
     boundary(|| {
         let e = unsafe { arg_ref(elector, "elector") }?;
         let out = arg_out(valid_for_ms_out, "valid_for_ms_out")?;
-        let valid = mysqlleader_elector::valid_for(&e.state.borrow(), Instant::now());
+        let valid = e.state.borrow().valid_for(Instant::now());
         unsafe { write_out(out, ms(valid)) };
         Ok(())
     })
@@ -516,7 +499,7 @@ pub unsafe extern "C" fn mysqlleader_elector_snapshot(elector: *const mysqlleade
         let status = mysqlleader_elector_state {
             is_leader: state.leads_at(now),
             term: state.term,
-            valid_for_ms: ms(mysqlleader_elector::valid_for(&state, now)),
+            valid_for_ms: ms(state.valid_for(now)),
             campaigning: state.campaigning,
             last_call_result: state.last_error.clone().map_or(mysqlleader_result::MYSQLLEADER_OK, |err| Failure::from(err).code),
             leader_id: id_field(state.leader_id.as_deref())?,
@@ -560,9 +543,49 @@ pub unsafe extern "C" fn mysqlleader_elector_resign(elector: *const mysqlleader_
     })
 }
 
+/// How `mysqlleader_elector_wait` ended.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum mysqlleader_wait_outcome {
+    /// This node leads (by its local deadline, at the moment of answering).
+    MYSQLLEADER_WAIT_LEADING = 1,
+    /// `timeout_ms` passed first.
+    MYSQLLEADER_WAIT_TIMED_OUT = 2,
+    /// The node no longer campaigns (it resigned, is being freed, or its task failed): it will
+    /// not lead without a new elector.
+    MYSQLLEADER_WAIT_NOT_CAMPAIGNING = 3,
+}
+
+fn millis_limit(timeout_ms: u64) -> Option<Duration> {
+    (timeout_ms != MYSQLLEADER_WAIT_FOREVER).then(|| Duration::from_millis(timeout_ms))
+}
+
+/// Waits until this node leads, `timeout_ms` pass (`MYSQLLEADER_WAIT_FOREVER`: no limit; 0 only
+/// looks) or the node no longer campaigns, and says which in `*outcome_out`: the core's own
+/// wait (Rust `Elector::wait_for_leadership`), the same in every language.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_wait(
+    elector: *const mysqlleader_elector,
+    timeout_ms: u64,
+    outcome_out: *mut mysqlleader_wait_outcome,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(outcome_out, "outcome_out")?;
+        let outcome = block_on(crate::elector::wait_for_leadership(e.state.clone(), millis_limit(timeout_ms)));
+        let outcome = match outcome {
+            WaitOutcome::Leading => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_LEADING,
+            WaitOutcome::TimedOut => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_TIMED_OUT,
+            WaitOutcome::NotCampaigning => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_NOT_CAMPAIGNING,
+        };
+        unsafe { write_out(out, outcome) };
+        Ok(())
+    })
+}
+
 /// Waits until this node leads (`*leading_out` = true), or until `timeout_ms` pass or the
-/// elector stops campaigning (after `_resign`) (false). `timeout_ms` 0 only looks;
-/// `MYSQLLEADER_WAIT_FOREVER` waits without limit.
+/// elector stops campaigning (false). `timeout_ms` 0 only looks; `MYSQLLEADER_WAIT_FOREVER`
+/// waits without limit. `mysqlleader_elector_wait` also tells the last two apart.
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_elector_wait_for_leadership(
     elector: *const mysqlleader_elector,
@@ -572,29 +595,54 @@ pub unsafe extern "C" fn mysqlleader_elector_wait_for_leadership(
     boundary(|| {
         let e = unsafe { arg_ref(elector, "elector") }?;
         let out = arg_out(leading_out, "leading_out")?;
-        let mut rx = e.state.clone();
-        let wait = async move {
-            loop {
-                {
-                    let state = rx.borrow_and_update();
-                    if state.leads_at(Instant::now()) {
-                        return true;
-                    }
-                    if !state.campaigning {
-                        return false;
-                    }
-                }
-                if rx.changed().await.is_err() {
-                    return false;
-                }
-            }
+        let outcome = block_on(crate::elector::wait_for_leadership(e.state.clone(), millis_limit(timeout_ms)));
+        unsafe { write_out(out, outcome == WaitOutcome::Leading) };
+        Ok(())
+    })
+}
+
+/// Waits until this node no longer leads at `term` (at once when it does not lead at `term`
+/// now), at most `timeout_ms` (`MYSQLLEADER_WAIT_FOREVER`: no limit): `*ended_out` says whether
+/// it ended, and `*reason_out` why (`MYSQLLEADER_STOP_NONE` while it goes on). The core's own
+/// answer (Rust `Elector::term_ended`): what a binding's "run while leader" needs, with no
+/// watchdog of its own.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_wait_term_end(
+    elector: *const mysqlleader_elector,
+    term: u64,
+    timeout_ms: u64,
+    ended_out: *mut bool,
+    reason_out: *mut mysqlleader_stop_reason,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let ended = arg_out(ended_out, "ended_out")?;
+        let reason_out = arg_out(reason_out, "reason_out")?;
+        let wait = crate::elector::term_ended(e.state.clone(), term);
+        let reason = match millis_limit(timeout_ms) {
+            Some(limit) => block_on(async { tokio::time::timeout(limit, wait).await.ok() }),
+            None => Some(block_on(wait)),
         };
-        let leading = if timeout_ms == MYSQLLEADER_WAIT_FOREVER {
-            block_on(wait)
-        } else {
-            block_on(async { tokio::time::timeout(Duration::from_millis(timeout_ms), wait).await.unwrap_or(false) })
+        unsafe {
+            write_out(ended, reason.is_some());
+            write_out(reason_out, reason.map_or(mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE, stop_reason));
+        }
+        Ok(())
+    })
+}
+
+/// `*healthy_out`: the elector's task runs and its last call succeeded within one lease (what
+/// a `/healthz` endpoint answers).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_is_healthy(elector: *const mysqlleader_elector, healthy_out: *mut bool) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let out = arg_out(healthy_out, "healthy_out")?;
+        let healthy = {
+            let s = e.state.borrow();
+            s.running && s.last_ok.is_some_and(|t| t.elapsed() <= e.config.lease)
         };
-        unsafe { write_out(out, leading) };
+        unsafe { write_out(out, healthy) };
         Ok(())
     })
 }
@@ -653,6 +701,17 @@ pub unsafe extern "C" fn mysqlleader_elector_free(elector: *mut mysqlleader_elec
         let handle = unsafe { Box::from_raw(elector) };
         handle.close();
     });
+}
+
+/// The C number of a stop reason.
+fn stop_reason(reason: StopReason) -> mysqlleader_stop_reason {
+    match reason {
+        StopReason::LostSeat => mysqlleader_stop_reason::MYSQLLEADER_STOP_LOST_SEAT,
+        StopReason::DeadlinePassed => mysqlleader_stop_reason::MYSQLLEADER_STOP_DEADLINE_PASSED,
+        StopReason::Resigned => mysqlleader_stop_reason::MYSQLLEADER_STOP_RESIGNED,
+        StopReason::Shutdown => mysqlleader_stop_reason::MYSQLLEADER_STOP_SHUTDOWN,
+        StopReason::Failed => mysqlleader_stop_reason::MYSQLLEADER_STOP_FAILED,
+    }
 }
 
 /// The name of a stop reason: `"lost_seat"`, `"deadline_passed"`, `"resigned"`, `"shutdown"`,

@@ -15,6 +15,11 @@ pub(crate) unsafe fn arg_ref<'a, T>(ptr: *const T, name: &str) -> FfiResult<&'a 
 
 /// Fails with `MYSQLLEADER_NULL_ARGUMENT` when an out-pointer is NULL. Checked before any work,
 /// so a call never does its work and then fails to report it.
+/// A duration in whole milliseconds, as the C structs carry it (saturating).
+pub(crate) fn ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 pub(crate) fn arg_out<T>(ptr: *mut T, name: &str) -> FfiResult<*mut T> {
     if ptr.is_null() {
         Err(Failure::null(name))

@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from contextlib import ExitStack
-from ctypes import byref, c_bool, c_size_t, c_uint64, c_void_p, create_string_buffer
+from ctypes import byref, c_bool, c_size_t, c_uint32, c_uint64, c_void_p, create_string_buffer
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, TypeVar, Union
@@ -40,6 +40,7 @@ from ._native import (
     EventKind,
     ResultCode,
     StopReason,
+    WaitOutcome,
     library,
 )
 from ._types import ElectorState, Event
@@ -483,22 +484,33 @@ class Elector:
 
     def wait_for_leadership(self, timeout: Optional[Duration] = None) -> bool:
         """Blocks until this node leads (``True``), or until ``timeout`` passes (a timedelta or
-        seconds; ``None``: no limit) or the elector stops campaigning (``False``)."""
+        seconds; ``None``: no limit) or the elector no longer campaigns (``False``): the core's
+        own three outcomes (``mysqlleader_elector_wait``)."""
         seconds = _timeout_seconds(timeout)
         deadline = None if seconds is None else time.monotonic() + seconds
         lib = library()
-        out = c_bool()
+        out = c_uint32()
         while True:
-            # Waits in slices, so Ctrl-C and close() from another thread are noticed promptly.
+            # Waits in slices only so that Ctrl-C and close() from another thread are noticed
+            # (a blocked C call cannot be interrupted); the decision is the core's.
             left = _WAIT_SLICE_S if deadline is None else max(0.0, min(_WAIT_SLICE_S, deadline - time.monotonic()))
             with self._handle.use() as ptr:
-                check(lib.mysqlleader_elector_wait_for_leadership(ptr, int(math.ceil(left * 1000)), byref(out)))
-            if out.value:
+                check(lib.mysqlleader_elector_wait(ptr, int(math.ceil(left * 1000)), byref(out)))
+            if out.value == WaitOutcome.LEADING:
                 return True
+            if out.value == WaitOutcome.NOT_CAMPAIGNING:
+                return False
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            if not self.snapshot().campaigning:
-                return False
+
+    @property
+    def is_healthy(self) -> bool:
+        """The elector's task runs and its last call succeeded within one lease (what a
+        ``/healthz`` endpoint answers)."""
+        out = c_bool()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_elector_is_healthy(ptr, byref(out)))
+        return bool(out.value)
 
     def run_while_leader(self, fn: Callable[[threading.Event], T]) -> T:
         """Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a

@@ -110,6 +110,14 @@ class ResultCode(_OpenIntEnum):
     ACCESS_DENIED = 13
 
 
+class WaitOutcome(_OpenIntEnum):
+    """``mysqlleader_wait_outcome``: how a wait for leadership ended."""
+
+    LEADING = 1
+    TIMED_OUT = 2
+    NOT_CAMPAIGNING = 3
+
+
 class EventKind(_OpenIntEnum):
     """``mysqlleader_event_kind``: what a leadership :class:`~mysqlleader.Event` reports."""
 
@@ -278,6 +286,9 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_elector_last_call_error": (_RC, [_P, POINTER(c_char), c_size_t, _SIZE_P]),
     "mysqlleader_elector_resign": (_RC, [_P, POINTER(c_bool)]),
     "mysqlleader_elector_wait_for_leadership": (_RC, [_P, c_uint64, POINTER(c_bool)]),
+    "mysqlleader_elector_wait": (_RC, [_P, c_uint64, POINTER(c_uint32)]),
+    "mysqlleader_elector_wait_term_end": (_RC, [_P, c_uint64, c_uint64, POINTER(c_bool), POINTER(c_uint32)]),
+    "mysqlleader_elector_is_healthy": (_RC, [_P, POINTER(c_bool)]),
     "mysqlleader_elector_txn_begin": (_RC, [_P, POINTER(c_void_p), POINTER(c_uint64)]),
     "mysqlleader_elector_free": (None, [_P]),
     "mysqlleader_stop_reason_name": (c_char_p, [c_uint32]),

@@ -25,6 +25,7 @@ C_TYPES = {
     "mysqlleader_result": ctypes.c_uint32,
     "mysqlleader_event_kind": ctypes.c_uint32,
     "mysqlleader_stop_reason": ctypes.c_uint32,
+    "mysqlleader_wait_outcome": ctypes.c_uint32,
 }
 
 
@@ -89,6 +90,12 @@ def test_result_codes_equal_the_header(header: str) -> None:
 def test_event_kinds_equal_the_header(header: str) -> None:
     in_header = enum_members(header, "mysqlleader_event_kind")
     in_python = {f"MYSQLLEADER_EVENT_{m.name}": int(m) for m in mysqlleader.EventKind}
+    assert in_python == in_header
+
+
+def test_wait_outcomes_equal_the_header(header: str) -> None:
+    in_header = enum_members(header, "mysqlleader_wait_outcome")
+    in_python = {f"MYSQLLEADER_WAIT_{m.name}": int(m) for m in _native.WaitOutcome}
     assert in_python == in_header
 
 
