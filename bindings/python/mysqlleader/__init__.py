@@ -43,16 +43,18 @@ from typing import Optional
 
 from ._args import Duration
 from ._client import Client, Transaction
-from ._elector import Elector, EventStream, LeadershipLostError
+from ._elector import Elector, EventStream
 from ._errors import (
     BufferTooSmallError,
     DatabaseConnectionError,
+    ElectorStoppedError,
     InternalError,
     InvalidArgumentError,
     InvalidStateError,
     UsageError,
     AccessDeniedError,
     InvalidUtf8Error,
+    LeadershipLostError,
     LibraryNotFoundError,
     MigrationError,
     MysqlLeaderError,
@@ -74,6 +76,7 @@ from ._native import (
     EventKind,
     ResultCode,
     StopReason,
+    WaitOutcome,
     library,
 )
 from ._native import library_path as _library_path
@@ -215,6 +218,7 @@ __all__ = [
     "ResultCode",
     "EventKind",
     "StopReason",
+    "WaitOutcome",
     "ID_MAX_CHARS",
     "ID_BUFFER_SIZE",
     "LEASE_MS_MIN",
@@ -236,6 +240,7 @@ __all__ = [
     "BufferTooSmallError",
     "InternalError",
     "InvalidStateError",
+    "ElectorStoppedError",
     "UsageError",
     "AccessDeniedError",
     "LibraryNotFoundError",

@@ -28,7 +28,15 @@ from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, Ty
 from . import _args
 from ._args import Duration
 from ._client import Client, Transaction
-from ._errors import BufferTooSmallError, InvalidArgumentError, check
+from ._errors import (
+    BufferTooSmallError,
+    ElectorStoppedError,
+    InvalidArgumentError,
+    InvalidStateError,
+    LeadershipLostError,
+    check,
+    last_error,
+)
 from ._handle import Handle
 from ._native import (
     ELECTOR_NO_JITTER,
@@ -53,35 +61,59 @@ _log = logging.getLogger("mysqlleader")
 #: inside the trampoline when ``close()`` returns, so its ctypes thunk must outlive it.
 _KEEP_ALIVE: List[Any] = []
 
-#: The longest one blocking C wait lasts, so that Ctrl-C and close() are noticed promptly.
-_WAIT_SLICE_S = 0.25
-
-
 class _Hub:
-    """Where the callback thread delivers events: the open streams and the user's callback.
+    """Where the callback thread delivers events: the open streams, the user's callback, and
+    whoever waits for the elector's state to change (:meth:`wait_changed`, asyncio listeners).
 
+    Every change the core publishes (a new state, then its events) reaches the hub as an event,
+    so a waiter asks the core again after each one instead of polling: ``generation`` counts the
+    changes. :meth:`poke` counts one more for what comes without an event (a follower's resign).
     Holds no reference to the Elector, so the elector's finalizer can hold the hub.
     """
 
     def __init__(self, on_event: Optional[Callable[[Event], Any]]) -> None:
         self.on_event = on_event
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.generation = 0
         self.streams: Set["EventStream"] = set()
+        #: Called (no arguments, on any thread) after every change; asyncio electors wake here.
+        self.listeners: List[Callable[[], None]] = []
         self.ended = False
+        #: Whether the background task failed (an ELECTOR_STOPPED event came).
+        self.task_failed = False
         #: The callback thread's ident, once it has delivered an event.
         self.thread_ident: Optional[int] = None
 
     def dispatch(self, event: Event) -> None:
         with self.lock:
             streams = list(self.streams)
+            if event.kind is EventKind.ELECTOR_STOPPED:
+                self.task_failed = True
         for stream in streams:
             stream._push(event)
+        self.poke()
         callback = self.on_event
         if callback is not None:
             try:
                 callback(event)
             except BaseException:  # never into C: log it, and keep the elector running
-                _log.exception("mysqlleader: the on_event callback raised (event %s); the elector goes on", event)
+                _log.exception("the on_event callback raised (event %s); the elector goes on", event)
+
+    def poke(self) -> None:
+        """Counts a change and wakes every waiter."""
+        with self.lock:
+            self.generation += 1
+            self.changed.notify_all()
+            listeners = list(self.listeners)
+        for listener in listeners:
+            listener()
+
+    def wait_changed(self, seen: int, timeout: Optional[float]) -> None:
+        """Blocks until ``generation`` differs from ``seen`` or ``timeout`` seconds pass."""
+        with self.lock:
+            if self.generation == seen:
+                self.changed.wait(timeout)
 
     def subscribe(self, stream: "EventStream") -> bool:
         with self.lock:
@@ -101,6 +133,9 @@ class _Hub:
             streams, self.streams = list(self.streams), set()
         for stream in streams:
             stream._end()
+        self.poke()
+        with self.lock:
+            self.listeners = []
 
 
 def _trampoline_for(hub: _Hub) -> Any:
@@ -113,7 +148,7 @@ def _trampoline_for(hub: _Hub) -> Any:
                 hub.dispatch(Event._from_c(event_ptr[0]))
         except BaseException:
             try:
-                _log.exception("mysqlleader: an event could not be delivered")
+                _log.exception("an event could not be delivered")
             except BaseException:
                 pass
 
@@ -420,7 +455,7 @@ class Elector:
         passed at this very moment."""
         out = c_bool()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_is_leader(ptr, byref(out)))
+            self._check(library().mysqlleader_elector_is_leader(ptr, byref(out)))
         return bool(out.value)
 
     @property
@@ -428,7 +463,7 @@ class Elector:
         """The term seen last: while leading, the fencing token."""
         out = c_uint64()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_term(ptr, byref(out)))
+            self._check(library().mysqlleader_elector_term(ptr, byref(out)))
         return int(out.value)
 
     @property
@@ -442,7 +477,7 @@ class Elector:
         """Milliseconds this node may still act as leader without another renew; 0 when not leading."""
         out = c_uint64()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_valid_for_ms(ptr, byref(out)))
+            self._check(library().mysqlleader_elector_valid_for_ms(ptr, byref(out)))
         return int(out.value)
 
     @property
@@ -466,7 +501,7 @@ class Elector:
         """A consistent snapshot of the state."""
         out = ElectorStateStruct()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_snapshot(ptr, byref(out)))
+            self._check(library().mysqlleader_elector_snapshot(ptr, byref(out)))
         return ElectorState._from_c(out)
 
     # --- actions -----------------------------------------------------------------------------
@@ -478,30 +513,70 @@ class Elector:
         request timeout; :class:`DatabaseConnectionError` when the database could not be told
         (the node has stepped down all the same and its lease lapses)."""
         out = c_bool()
-        with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_resign(ptr, byref(out)))
+        try:
+            with self._handle.use() as ptr:
+                self._check(library().mysqlleader_elector_resign(ptr, byref(out)))
+        finally:
+            self._hub.poke()  # a follower's resign comes with no event: waiters look again
         return bool(out.value)
 
-    def wait_for_leadership(self, timeout: Optional[Duration] = None) -> bool:
-        """Blocks until this node leads (``True``), or until ``timeout`` passes (a timedelta or
-        seconds; ``None``: no limit) or the elector no longer campaigns (``False``): the core's
-        own three outcomes (``mysqlleader_elector_wait``)."""
-        seconds = _timeout_seconds(timeout)
-        deadline = None if seconds is None else time.monotonic() + seconds
-        lib = library()
+    # --- waiting: the core answers, the hub says when to ask again -----------------------------
+    #
+    # A C wait cannot be interrupted, and ``close()`` must not free the elector while a call is
+    # inside it; so the package never blocks in C. It asks the core with a zero timeout ("only
+    # looks"), and sleeps on the hub until the next change the core publishes (every change
+    # comes with an event), the caller's timeout, or a local deadline. Ctrl-C and close() from
+    # another thread end the sleep at once.
+
+    def _look_for_leadership(self) -> Optional[WaitOutcome]:
+        """The core's answer now: LEADING, NOT_CAMPAIGNING, or None (still waiting)."""
         out = c_uint32()
+        with self._handle.use() as ptr:
+            self._check(library().mysqlleader_elector_wait(ptr, 0, byref(out)))
+        outcome = WaitOutcome(out.value)
+        return None if outcome is WaitOutcome.TIMED_OUT else outcome
+
+    def _look_for_term_end(self, term: int) -> Optional[StopReason]:
+        """Why this node no longer leads at ``term`` (the core's answer), or None while it does."""
+        ended = c_bool()
+        reason = c_uint32()
+        with self._handle.use() as ptr:
+            self._check(library().mysqlleader_elector_wait_term_end(ptr, term, 0, byref(ended), byref(reason)))
+        return StopReason(reason.value) if ended.value else None
+
+    def _wake_at_deadline(self) -> float:
+        """Seconds until just past the local deadline (a deadline passes without an event)."""
+        return self.valid_for_ms / 1000.0 + 0.001
+
+    def _wait_until(
+        self, look: Callable[[], Optional[T]], timeout: Optional[float], wake: Optional[Callable[[], float]] = None
+    ) -> Optional[T]:
+        """Asks ``look`` until it answers (not None), after every change of the elector, or at
+        most ``wake()`` seconds apart; None once ``timeout`` seconds have passed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            # Waits in slices only so that Ctrl-C and close() from another thread are noticed
-            # (a blocked C call cannot be interrupted); the decision is the core's.
-            left = _WAIT_SLICE_S if deadline is None else max(0.0, min(_WAIT_SLICE_S, deadline - time.monotonic()))
-            with self._handle.use() as ptr:
-                check(lib.mysqlleader_elector_wait(ptr, int(math.ceil(left * 1000)), byref(out)))
-            if out.value == WaitOutcome.LEADING:
-                return True
-            if out.value == WaitOutcome.NOT_CAMPAIGNING:
-                return False
-            if deadline is not None and time.monotonic() >= deadline:
-                return False
+            seen = self._hub.generation
+            answer = look()
+            if answer is not None:
+                return answer
+            limits = [] if wake is None else [wake()]
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                limits.append(left)
+            self._hub.wait_changed(seen, min(limits) if limits else None)
+
+    def wait_for_leadership(self, timeout: Optional[Duration] = None) -> WaitOutcome:
+        """Blocks until this node leads, ``timeout`` passes (a timedelta or seconds; ``None``:
+        no limit) or the node no longer campaigns, and returns which: the core's three outcomes
+        (:class:`WaitOutcome`; true only for ``LEADING``, so ``if e.wait_for_leadership(30):``
+        works). Nothing is polled: the package asks the core again after each change it
+        publishes. :class:`InvalidStateError` once the elector is closed (also when
+        ``close()`` is called from another thread during the wait)."""
+        seconds = _timeout_seconds(timeout)
+        outcome = self._wait_until(self._look_for_leadership, seconds)
+        return WaitOutcome.TIMED_OUT if outcome is None else outcome
 
     @property
     def is_healthy(self) -> bool:
@@ -509,64 +584,98 @@ class Elector:
         ``/healthz`` endpoint answers)."""
         out = c_bool()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_is_healthy(ptr, byref(out)))
+            self._check(library().mysqlleader_elector_is_healthy(ptr, byref(out)))
         return bool(out.value)
 
     def run_while_leader(self, fn: Callable[[threading.Event], T]) -> T:
-        """Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a
-        :class:`threading.Event` set the moment leadership of that term ends (a transition, or
-        the local deadline passing without a renew): ``fn`` should check it between steps and
-        return. Returns ``fn``'s result when it finished while leading; raises
-        :class:`LeadershipLostError` when leadership ended first (``fn`` cannot be stopped from
-        outside in a thread: it must look at ``stop``)."""
-        if not self.wait_for_leadership():
-            raise LeadershipLostError(self.term, StopReason.SHUTDOWN if self.closed else StopReason.RESIGNED)
+        """Runs ``fn`` while this node leads, and says so when leadership ended first.
+
+        Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a
+        :class:`threading.Event`, set by a watcher thread the moment the core says leadership of
+        that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        failed). A thread cannot be stopped from outside, so ``fn`` must look at ``stop``
+        between steps (``stop.is_set()``, or ``stop.wait(seconds)`` instead of ``sleep``) and
+        return soon after it is set; fence its database writes (:meth:`fenced`) so that a write
+        after the end is refused.
+
+        Returns what ``fn`` returned when it finished while this node still led. Raises
+        :class:`LeadershipLostError` (``.term``, ``.reason`` as the core tells it) when
+        leadership ended before ``fn`` returned (its result is dropped); an exception of ``fn``
+        passes through unchanged. :class:`ElectorStoppedError` when the node no longer campaigns
+        (resigned, or its task failed) and so will never lead.
+        """
+        if not self.wait_for_leadership():  # no timeout: LEADING or NOT_CAMPAIGNING
+            raise ElectorStoppedError("the elector no longer campaigns (it resigned, or its task failed): this node will not lead")
         term = self.term
         stop = threading.Event()
-        reason: List[StopReason] = []
-        stream = self.events()
+        finished = threading.Event()
+        reasons: List[StopReason] = []
+
+        def look() -> Optional[StopReason]:
+            return StopReason.NONE if finished.is_set() else self._look_for_term_end(term)
 
         def watch() -> None:
-            while not stop.is_set():
-                left = self.valid_for.total_seconds() if self.term == term else 0.0
-                event = stream.get(timeout=max(0.001, left)) if left > 0 else None
-                if event is None and (stream.ended or not self.is_leader or self.term != term):
-                    reason.append(StopReason.SHUTDOWN if stream.ended else StopReason.DEADLINE_PASSED)
-                    stop.set()
-                elif event is not None and event.kind is EventKind.STOPPED_LEADING and event.term >= term:
-                    reason.append(event.reason)
-                    stop.set()
+            try:
+                reason = self._wait_until(look, None, self._wake_at_deadline)
+            except InvalidStateError:  # closed during fn
+                reason = StopReason.SHUTDOWN
+            if reason is not None and reason is not StopReason.NONE:
+                reasons.append(reason)
+                stop.set()
 
-        watcher = threading.Thread(target=watch, name="mysqlleader-run-while-leader", daemon=True)
+        watcher = threading.Thread(target=watch, name=f"mysqlleader-term-{term}", daemon=True)
         watcher.start()
         try:
             result = fn(stop)
+            if stop.is_set():
+                raise LeadershipLostError(term, reasons[0] if reasons else StopReason.SHUTDOWN)
+            return result
         finally:
-            lost = stop.is_set()
-            stop.set()
-            stream.close()
-            watcher.join(timeout=5)
-        if lost and reason:
-            raise LeadershipLostError(term, reason[0])
-        return result
+            finished.set()
+            self._hub.poke()
+            watcher.join()
 
     def resign_on_sigterm(self) -> None:
-        """Resigns when the process gets SIGTERM (what systemd and Kubernetes send), then lets
-        the signal do what it did before (by default: end the process). One line to hand over
-        at once instead of after the lease. Call it from the main thread."""
+        """One line to hand over at once when the process gets SIGTERM (what systemd and
+        Kubernetes send): without it the process dies holding the seat, and the others wait
+        for the lease to run out.
+
+        On SIGTERM the elector is closed (resigning, unless ``resign_on_close=False``) on a
+        thread of its own, so that a call in progress on the main thread cannot block it; then
+        the signal does what it did before: by default the process ends by SIGTERM once the
+        resign is done; a Python handler set earlier is called at once (the interpreter waits
+        for the resign before it exits). Call it from the main thread (a rule of
+        :func:`signal.signal`)."""
         previous = signal.getsignal(signal.SIGTERM)
 
-        def handler(signo: int, frame: Any) -> None:
+        def close_then(kill: bool) -> None:
             try:
                 self.close()
-            finally:
-                if callable(previous):
-                    previous(signo, frame)
-                elif previous == signal.SIG_DFL:
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    os.kill(os.getpid(), signal.SIGTERM)
+            except BaseException:
+                _log.exception("closing the elector on SIGTERM failed")
+            if kill:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        def handler(signo: int, frame: Any) -> None:
+            if previous in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the kill after the resign ends us
+                threading.Thread(target=close_then, args=(True,), name="mysqlleader-sigterm").start()
+                return
+            threading.Thread(target=close_then, args=(False,), name="mysqlleader-sigterm").start()
+            if callable(previous):
+                previous(signo, frame)
 
         signal.signal(signal.SIGTERM, handler)
+
+    def _check(self, rc: int) -> None:
+        """:func:`check`, naming a failed background task: a call refused because the task
+        has stopped raises :class:`ElectorStoppedError`."""
+        if rc == ResultCode.OK:
+            return
+        error = last_error(rc)
+        if type(error) is InvalidStateError and self._hub.task_failed:
+            raise ElectorStoppedError(error.message, code=rc)
+        raise error
 
     def fenced(self) -> Transaction:
         """Begins a fenced transaction: ``assert_leader(service, node, term)`` has succeeded in
@@ -581,7 +690,7 @@ class Elector:
         out = c_void_p()
         term = c_uint64()
         with self._handle.use() as ptr:
-            check(library().mysqlleader_elector_txn_begin(ptr, byref(out), byref(term)))
+            self._check(library().mysqlleader_elector_txn_begin(ptr, byref(out), byref(term)))
         return Transaction._adopt(out.value or 0, int(term.value))
 
     def events(self, maxsize: int = 1024) -> EventStream:
@@ -595,14 +704,4 @@ class Elector:
         return EventStream(self._hub, maxsize)
 
 
-class LeadershipLostError(Exception):
-    """:meth:`Elector.run_while_leader`: leadership of ``term`` ended (``reason``) before the
-    function returned."""
-
-    def __init__(self, term: int, reason: StopReason) -> None:
-        super().__init__(f"mysqlleader: leadership of term {term} ended ({reason.name.lower()}) before the work finished")
-        self.term = term
-        self.reason = reason
-
-
-__all__ = ["Elector", "EventStream", "LeadershipLostError"]
+__all__ = ["Elector", "EventStream"]

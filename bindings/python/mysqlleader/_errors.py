@@ -1,31 +1,17 @@
 """The exceptions of mysqlleader: one class per C result code, under :class:`MysqlLeaderError`.
 
-========================================  ==============================================
-C result code                             exception
-========================================  ==============================================
-``MYSQLLEADER_NULL_ARGUMENT``             :class:`NullArgumentError` (an InvalidArgumentError)
-``MYSQLLEADER_INVALID_ARGUMENT``          :class:`InvalidArgumentError` (also a ``ValueError``)
-``MYSQLLEADER_INVALID_UTF8``              :class:`InvalidUtf8Error` (an InvalidArgumentError)
-``MYSQLLEADER_NOT_LEADER``                :class:`NotLeaderError`
-``MYSQLLEADER_CONNECTION``                :class:`DatabaseConnectionError`
-``MYSQLLEADER_NOT_MIGRATED``              :class:`NotMigratedError`
-``MYSQLLEADER_SERVER``                    :class:`ServerError` (``server_code``)
-``MYSQLLEADER_MIGRATION``                 :class:`MigrationError`
-``MYSQLLEADER_BUFFER_TOO_SMALL``          :class:`BufferTooSmallError` (handled inside the package)
-``MYSQLLEADER_PANIC``                     :class:`InternalError`
-``MYSQLLEADER_INVALID_STATE``             :class:`InvalidStateError` (also: a closed object)
-========================================  ==============================================
-
-Every exception carries the library's message (``str(e)``, ``e.message``: the server's own
-text when the server reported the error, never a password), the result ``code``, whether a
-retry may succeed (``transient``) and, for server errors, the server's error number.
+Every field comes from the library's error (``mysqlleader_last_error_*``), never from parsing a
+message; the README's "Errors" section has the table kind → C code → exception → transient.
+Two classes stand for what the C codes do not tell apart: :class:`ElectorStoppedError` (an
+``InvalidStateError`` from an elector whose background task has stopped) and
+:class:`LeadershipLostError` (``run_while_leader``: leadership ended before the work did).
 """
 
 from __future__ import annotations
 
 from typing import Dict, Optional, Type
 
-from ._native import ResultCode, library
+from ._native import ResultCode, StopReason, library
 
 
 class MysqlLeaderError(Exception):
@@ -37,7 +23,11 @@ class MysqlLeaderError(Exception):
         transient: whether simply trying the same call again may succeed (a lost connection,
             a timeout, a deadlock, ...). The failed attempt's outcome is unknown: never assume
             it took effect.
-        server_code: the server's error number (e.g. 1064), for :class:`ServerError`; else ``None``.
+        retryable: the same as ``transient``.
+        server_code: the server's error number (e.g. 1064), for :class:`ServerError` (and a
+            :class:`UsageError` the server reported); else ``None``.
+        sqlstate: the SQLSTATE the server reported (``"45000"`` rejected input, ``"45001"`` not
+            the leader, ``"45002"`` access denied, ``"40001"`` deadlock, ...); else ``None``.
     """
 
     #: The result code this class stands for (``None`` for the base class).
@@ -50,12 +40,19 @@ class MysqlLeaderError(Exception):
         code: Optional[int] = None,
         transient: bool = False,
         server_code: Optional[int] = None,
+        sqlstate: Optional[str] = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.code: Optional[ResultCode] = ResultCode(code) if code is not None else self.default_code
         self.transient = transient
         self.server_code = server_code
+        self.sqlstate = sqlstate
+
+    @property
+    def retryable(self) -> bool:
+        """Whether simply trying the same call again may succeed (``transient``)."""
+        return self.transient
 
     def __str__(self) -> str:
         return self.message
@@ -93,9 +90,18 @@ class InvalidUtf8Error(InvalidArgumentError):
 class NotLeaderError(MysqlLeaderError):
     """The node does not lead at the given term (``assert_leader``, SQLSTATE 45001), or an
     elector asked for a fenced transaction does not lead now. A fenced transaction that got
-    this error has been rolled back by the server."""
+    this error has been rolled back by the server.
+
+    Attributes:
+        current_term: the service's term as the refusal told it (a newer term means another
+            node took over); ``None`` when unknown.
+    """
 
     default_code = ResultCode.NOT_LEADER
+
+    def __init__(self, message: str, *, current_term: Optional[int] = None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.current_term = current_term
 
 
 class DatabaseConnectionError(MysqlLeaderError):
@@ -145,6 +151,27 @@ class InvalidStateError(MysqlLeaderError):
     default_code = ResultCode.INVALID_STATE
 
 
+class ElectorStoppedError(InvalidStateError):
+    """The elector no longer campaigns and will not lead again: its background task failed
+    (:attr:`Elector.last_call_error` says why), or, for ``run_while_leader``, it resigned.
+    Make a new elector to take part again."""
+
+
+class LeadershipLostError(MysqlLeaderError):
+    """``run_while_leader``: leadership of ``term`` ended before the work finished.
+
+    Attributes:
+        term: the term that ended.
+        reason: why, as the core tells it (:class:`StopReason`: ``LOST_SEAT``,
+            ``DEADLINE_PASSED``, ``RESIGNED``, ``SHUTDOWN``, ``FAILED``).
+    """
+
+    def __init__(self, term: int, reason: StopReason) -> None:
+        super().__init__(f"leadership of term {term} ended ({reason.name.lower()}) before the work finished")
+        self.term = term
+        self.reason = reason
+
+
 class UsageError(MysqlLeaderError):
     """A mistake a retry cannot mend: a wrong number of statement parameters, a TLS set-up that
     cannot work, ``assert_leader`` called outside a transaction (it would fence nothing)."""
@@ -180,7 +207,8 @@ _BY_CODE: Dict[ResultCode, Type[MysqlLeaderError]] = {
 }
 
 # The C ABI names a rejected parameter as C spells it (mysqlleader_last_error_parameter);
-# Python users wrote the keyword arguments below, so errors name those. One table.
+# Python users wrote the keyword arguments below, so errors name those, in the field and in the
+# message. One table.
 _PYTHON_NAMES = {
     "config->service_id": "service_id",
     "config->node_id": "node_id",
@@ -204,23 +232,38 @@ def python_name(c_name: Optional[str]) -> Optional[str]:
     return _PYTHON_NAMES.get(c_name, c_name)
 
 
+def _in_python_words(message: str, c_name: Optional[str], name: Optional[str]) -> str:
+    """``message`` with the C spelling of the parameter (``lease_ms``, ``timeout_ms``) replaced
+    by the keyword the Python user wrote, so that an error has one name for it."""
+    if not c_name or not name:
+        return message
+    bare = c_name.split("->")[-1]
+    return message if bare == name else message.replace(bare, name)
+
+
 def error_for(
-    code: int, message: str, *, transient: bool = False, server_code: int = 0, parameter: Optional[str] = None
+    code: int,
+    message: str,
+    *,
+    transient: bool = False,
+    server_code: int = 0,
+    parameter: Optional[str] = None,
+    sqlstate: Optional[str] = None,
+    current_term: int = 0,
 ) -> MysqlLeaderError:
     """The exception for a C result code, message and fields (an unknown code: the base class).
     ``parameter`` is the C name of a rejected parameter; the exception names its Python keyword."""
     rc = ResultCode(code)
     cls = _BY_CODE.get(rc, MysqlLeaderError)
     if not message:
-        message = f"mysqlleader: {rc.name} ({int(rc)})"
+        message = f"{rc.name.lower().replace('_', ' ')} ({int(rc)})"
+    fields = {"code": rc, "transient": transient, "sqlstate": sqlstate or None, "server_code": server_code or None}
     if issubclass(cls, InvalidArgumentError):
-        return cls(message, parameter=python_name(parameter), code=rc, transient=transient)
-    return cls(
-        message,
-        code=rc,
-        transient=transient,
-        server_code=server_code if rc == ResultCode.SERVER else None,
-    )
+        name = python_name(parameter)
+        return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]
+    if issubclass(cls, NotLeaderError):
+        return cls(message, current_term=current_term or None, **fields)  # type: ignore[arg-type]
+    return cls(message, **fields)  # type: ignore[arg-type]
 
 
 def last_error(code: int) -> MysqlLeaderError:
@@ -232,7 +275,17 @@ def last_error(code: int) -> MysqlLeaderError:
     server_code = int(lib.mysqlleader_last_error_server_code())
     raw = lib.mysqlleader_last_error_parameter()
     parameter = raw.decode("utf-8", "replace") if raw else None
-    return error_for(code, message, transient=transient, server_code=server_code, parameter=parameter)
+    sqlstate = (lib.mysqlleader_last_error_sqlstate() or b"").decode("ascii", "replace")
+    current_term = int(lib.mysqlleader_last_error_current_term())
+    return error_for(
+        code,
+        message,
+        transient=transient,
+        server_code=server_code,
+        parameter=parameter,
+        sqlstate=sqlstate,
+        current_term=current_term,
+    )
 
 
 def check(code: int) -> None:

@@ -111,11 +111,22 @@ class ResultCode(_OpenIntEnum):
 
 
 class WaitOutcome(_OpenIntEnum):
-    """``mysqlleader_wait_outcome``: how a wait for leadership ended."""
+    """``mysqlleader_wait_outcome``: how a wait for leadership ended, as the core answers it.
 
+    True in a boolean context only for ``LEADING``, so ``if elector.wait_for_leadership(30):``
+    reads as before; compare with the members to tell the other two apart.
+    """
+
+    #: This node leads (by its local deadline, at the moment of answering).
     LEADING = 1
+    #: The timeout passed first; the elector still campaigns.
     TIMED_OUT = 2
+    #: The node no longer campaigns (it resigned, or its background task failed): it will not
+    #: lead without a new elector.
     NOT_CAMPAIGNING = 3
+
+    def __bool__(self) -> bool:
+        return int(self) == 1
 
 
 class EventKind(_OpenIntEnum):

@@ -6,49 +6,51 @@
 
     async def main() -> None:
         async with mysqlleader.aio.Elector("mysql://app:secret@db/app", "billing", lease=10) as e:
-            await e.wait_for_leadership()
             await e.run_while_leader(send_invoices)   # cancelled the moment leadership ends
 
     asyncio.run(main())
 
-:class:`Elector` takes the same arguments as :class:`mysqlleader.Elector`. Reads (``is_leader``,
-``term``, ...) never block and are plain properties. Calls that wait on the database run in a
-worker thread (``asyncio.to_thread``); waiting for leadership and the event stream are fed by
-the elector's own callback thread through ``loop.call_soon_threadsafe``, so the loop never
-blocks and a waiting coroutine can be cancelled at once.
+:class:`Elector` takes the same arguments as :class:`mysqlleader.Elector` and wraps one. How the
+loop stays free:
+
+* reads (``is_leader``, ``term``, ...) and the core's answers to "do I lead?" and "has my term
+  ended?" never wait on anything: they run on the loop;
+* calls that talk to the database (``resign``, ``close``, ``fenced``) run in a worker thread
+  (``asyncio.to_thread``);
+* waiting is a future on the loop, resolved from the elector's callback thread with
+  ``loop.call_soon_threadsafe`` at each change the core publishes (and at the local deadline),
+  after which the core is asked again. A waiting coroutine can be cancelled at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import weakref
 from typing import Any, Awaitable, Callable, List, Optional, TypeVar
 
 from . import _elector
-from ._native import EventKind, StopReason
+from ._args import Duration
+from ._errors import ElectorStoppedError, InvalidStateError, LeadershipLostError
+from ._client import Transaction
+from ._native import StopReason, WaitOutcome
 from ._types import Event
 
 T = TypeVar("T")
 
-__all__ = ["Elector", "Events", "LeadershipLost"]
+#: The sync name and the name this module had first; the same class.
+LeadershipLost = LeadershipLostError
 
-
-class LeadershipLost(Exception):
-    """:meth:`Elector.run_while_leader`: leadership of ``term`` ended (``reason``) before the
-    coroutine finished; the coroutine was cancelled."""
-
-    def __init__(self, term: int, reason: StopReason) -> None:
-        super().__init__(f"mysqlleader: leadership of term {term} ended ({reason.name.lower()}) before the work finished")
-        self.term = term
-        self.reason = reason
+__all__ = ["Elector", "Events", "LeadershipLost", "LeadershipLostError"]
 
 
 class Events:
-    """An async iterator of events, subscribed when made; :meth:`close` to unsubscribe early."""
+    """The elector's events from the moment :meth:`Elector.events` was called, as an async
+    iterator; it ends when the elector is closed. :meth:`close` unsubscribes early."""
 
-    def __init__(self, queues: List[asyncio.Queue]) -> None:
+    def __init__(self, queues: List["asyncio.Queue[Optional[Event]]"]) -> None:
         self._queues = queues
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._queue: "asyncio.Queue[Optional[Event]]" = asyncio.Queue()
         queues.append(self._queue)
 
     def __aiter__(self) -> "Events":
@@ -68,29 +70,66 @@ class Events:
 
 class Elector:
     """An asyncio face of :class:`mysqlleader.Elector` (same arguments). Use ``async with``, or
-    ``await close()``."""
+    ``await close()``. Make it inside a running loop; use it from that loop only."""
 
     def __init__(self, client: Any, service_id: str, **kwargs: Any) -> None:
         self._loop = asyncio.get_running_loop()
-        self._queues: List[asyncio.Queue] = []
-        self._changed = asyncio.Event()
+        self._queues: List["asyncio.Queue[Optional[Event]]"] = []
+        self._next_change: "asyncio.Future[None]" = self._loop.create_future()
         user_callback: Optional[Callable[[Event], Any]] = kwargs.pop("on_event", None)
+        me = weakref.ref(self)  # the callbacks must not keep this object alive
 
         def on_event(event: Event) -> None:  # the elector's callback thread
+            this = me()
+            if this is not None:
+                this._soon(this._deliver, event)
             if user_callback is not None:
                 user_callback(event)
-            try:
-                self._loop.call_soon_threadsafe(self._deliver, event)
-            except RuntimeError:  # the loop is closed: nobody is listening any more
-                pass
 
-        # mysqlleader_elector_new never blocks on the database: safe on the loop.
+        def on_change() -> None:  # any thread
+            this = me()
+            if this is not None:
+                this._soon(this._changed)
+
+        # mysqlleader_elector_new never waits on the database: safe on the loop.
         self._sync = _elector.Elector(client, service_id, on_event=on_event, **kwargs)
+        self._sync._hub.listeners.append(on_change)
+
+    def _soon(self, fn: Callable[..., None], *args: Any) -> None:
+        """Runs ``fn`` on the loop, from any thread; nothing when the loop has closed."""
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:
+            pass
 
     def _deliver(self, event: Event) -> None:
         for q in list(self._queues):
             q.put_nowait(event)
-        self._changed.set()
+
+    def _changed(self) -> None:
+        """On the loop: wakes every coroutine waiting for a change (they ask the core again)."""
+        done, self._next_change = self._next_change, self._loop.create_future()
+        if not done.done():
+            done.set_result(None)
+
+    async def _wait_until(
+        self, look: Callable[[], Optional[T]], timeout: Optional[float], wake: Optional[Callable[[], float]] = None
+    ) -> Optional[T]:
+        """Like the sync elector's: asks ``look`` after every change, or ``wake()`` seconds
+        apart; None once ``timeout`` seconds have passed."""
+        deadline = None if timeout is None else self._loop.time() + timeout
+        while True:
+            change = self._next_change
+            answer = look()
+            if answer is not None:
+                return answer
+            limits = [] if wake is None else [wake()]
+            if deadline is not None:
+                left = deadline - self._loop.time()
+                if left <= 0:
+                    return None
+                limits.append(left)
+            await asyncio.wait({change}, timeout=min(limits) if limits else None)
 
     async def __aenter__(self) -> "Elector":
         return self
@@ -99,17 +138,25 @@ class Elector:
         await self.close()
 
     async def close(self) -> None:
-        """Resigns (unless ``resign_on_close=False``) and stops, in a worker thread. Idempotent."""
+        """Resigns (unless ``resign_on_close=False``) and stops, in a worker thread; the event
+        iterators end. Idempotent."""
         await asyncio.to_thread(self._sync.close)
         for q in list(self._queues):
             q.put_nowait(None)
-        self._changed.set()
 
     # ---- reads: never block ----
     @property
     def sync(self) -> _elector.Elector:
         """The underlying :class:`mysqlleader.Elector`."""
         return self._sync
+
+    @property
+    def node_id(self) -> str:
+        return self._sync.node_id
+
+    @property
+    def service_id(self) -> str:
+        return self._sync.service_id
 
     @property
     def is_leader(self) -> bool:
@@ -127,82 +174,64 @@ class Elector:
     def valid_for(self) -> datetime.timedelta:
         return self._sync.valid_for
 
-    # ---- waiting ----
-    async def wait_for_leadership(self, timeout: Optional[float] = None) -> bool:
-        """``True`` once this node leads; ``False`` when ``timeout`` (seconds) passes first or
-        the elector no longer campaigns (resigned, closed, or failed). Cancellable."""
+    @property
+    def is_healthy(self) -> bool:
+        return self._sync.is_healthy
 
-        async def wait() -> bool:
-            while True:
-                self._changed.clear()
-                if self._sync.closed:
-                    return False
-                if self._sync.is_leader:
-                    return True
-                if not self._sync.campaigning:
-                    return False
-                await self._changed.wait()
+    @property
+    def closed(self) -> bool:
+        return self._sync.closed
 
-        try:
-            return await asyncio.wait_for(wait(), timeout)
-        except asyncio.TimeoutError:
-            return False
-
+    # ---- calls that talk to the database: a worker thread ----
     async def resign(self) -> bool:
-        """Steps down and ends this node's lease now (a worker thread): another node takes over
-        at once. Returns whether this node held the seat."""
+        """Steps down and ends this node's lease now: another node takes over at once.
+        Returns whether this node held the seat."""
         return await asyncio.to_thread(self._sync.resign)
 
-    def events(self) -> "Events":
+    async def fenced(self) -> Transaction:
+        """:meth:`mysqlleader.Elector.fenced` in a worker thread. The transaction's own calls
+        block: run them with ``asyncio.to_thread`` too."""
+        return await asyncio.to_thread(self._sync.fenced)
+
+    # ---- waiting ----
+    async def wait_for_leadership(self, timeout: Optional[Duration] = None) -> WaitOutcome:
+        """The core's three outcomes, as :meth:`mysqlleader.Elector.wait_for_leadership`
+        (``LEADING`` is the only true one). Cancellable; never blocks the loop."""
+        seconds = _elector._timeout_seconds(timeout)
+        outcome = await self._wait_until(self._sync._look_for_leadership, seconds)
+        return WaitOutcome.TIMED_OUT if outcome is None else outcome
+
+    def events(self) -> Events:
         """The leadership changes from the moment of this call on, as an async iterator
         (``async for event in elector.events()``); ends when the elector is closed. Events are
         kept from the call on, even before the first ``async for`` step."""
         return Events(self._queues)
 
     async def run_while_leader(self, work: Callable[[], Awaitable[T]]) -> T:
-        """Waits for leadership, then runs ``await work()``; the moment leadership of that term
-        ends (a transition, or the local deadline passing without a renew) the work is
-        cancelled and :class:`LeadershipLost` is raised. Returns the work's result when it
-        finished while leading."""
+        """Waits for leadership, then runs ``await work()``; the moment the core says leadership
+        of that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        failed) the work is cancelled and :class:`LeadershipLostError` (``.term``, ``.reason``)
+        is raised. Returns the work's result when it finished while this node still led; an
+        exception of the work passes through. :class:`ElectorStoppedError` when the node no
+        longer campaigns (resigned, or its task failed). Cancelling this call cancels the work."""
         if not await self.wait_for_leadership():
-            raise LeadershipLost(self.term, StopReason.SHUTDOWN if self._sync.closed else StopReason.RESIGNED)
+            raise ElectorStoppedError("the elector no longer campaigns (it resigned, or its task failed): this node will not lead")
         term = self._sync.term
-        if not self._sync.is_leader:  # lost between the wait and here
-            raise LeadershipLost(term, StopReason.DEADLINE_PASSED)
+        ended = asyncio.ensure_future(
+            self._wait_until(lambda: self._sync._look_for_term_end(term), None, self._sync._wake_at_deadline)
+        )
         task = asyncio.ensure_future(work())
-        lost: "asyncio.Future[StopReason]" = self._loop.create_future()
-
-        def ended(reason: StopReason) -> None:
-            if not lost.done():
-                lost.set_result(reason)
-                task.cancel()
-
-        events = self.events()
-
-        async def watch() -> None:
-            try:
-                async for event in events:
-                    if event.kind is EventKind.STOPPED_LEADING and event.term >= term:
-                        return ended(event.reason)
-                    if event.kind is EventKind.ELECTOR_STOPPED:
-                        return ended(StopReason.FAILED)
-                ended(StopReason.SHUTDOWN)
-            finally:
-                events.close()
-
-        async def deadline() -> None:
-            # The backstop: the local deadline, re-read after each renew.
-            while self._sync.is_leader and self._sync.term == term:
-                await asyncio.sleep(max(0.001, self._sync.valid_for.total_seconds()))
-            ended(StopReason.DEADLINE_PASSED)
-
-        watchers = [asyncio.ensure_future(watch()), asyncio.ensure_future(deadline())]
         try:
-            return await task
-        except asyncio.CancelledError:
-            if lost.done():
-                raise LeadershipLost(term, lost.result()) from None
-            raise
+            await asyncio.wait({task, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if ended.done():  # as the core does: an ended term wins a tie
+                try:
+                    reason = ended.result() or StopReason.SHUTDOWN
+                except InvalidStateError:  # closed meanwhile
+                    reason = StopReason.SHUTDOWN
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise LeadershipLostError(term, reason)
+            return task.result()
         finally:
-            for w in watchers:
-                w.cancel()
+            for future in (task, ended):
+                future.cancel()

@@ -94,9 +94,9 @@ def test_a_follower_waits_and_takes_over_on_resign(client: mysqlleader.Client, s
         assert a.wait_for_leadership(SLACK)
         with mysqlleader.Elector(client, service, node_id="b", lease=LEASE, on_event=b_events) as b:
             started = time.monotonic()
-            assert b.wait_for_leadership(0.5) is False
+            assert b.wait_for_leadership(0.5) is mysqlleader.WaitOutcome.TIMED_OUT
             assert time.monotonic() - started < 0.5 + 2.0
-            assert b.wait_for_leadership(0) is False
+            assert b.wait_for_leadership(0) is mysqlleader.WaitOutcome.TIMED_OUT
             assert not b.is_leader and b.valid_for_ms == 0
             assert wait_until(lambda: b.leader_id == "a")
             with pytest.raises(mysqlleader.NotLeaderError):
@@ -104,7 +104,7 @@ def test_a_follower_waits_and_takes_over_on_resign(client: mysqlleader.Client, s
             assert a.resign() is True
             assert not a.is_leader and not a.campaigning
             started = time.monotonic()
-            assert a.wait_for_leadership(10) is False, "a resigned elector no longer campaigns"
+            assert a.wait_for_leadership(10) is mysqlleader.WaitOutcome.NOT_CAMPAIGNING, "a resigned elector no longer campaigns"
             assert time.monotonic() - started < 2.0
             assert b.wait_for_leadership(SLACK)
             assert b.term == 2 and b.leader_id == "b"
