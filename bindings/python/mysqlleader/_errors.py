@@ -256,8 +256,10 @@ def error_for(
     rc = ResultCode(code)
     cls = _BY_CODE.get(rc, MysqlLeaderError)
     if not message:
-        message = f"{rc.name.lower().replace('_', ' ')} ({int(rc)})"
-    fields = {"code": rc, "transient": transient, "sqlstate": sqlstate or None, "server_code": server_code or None}
+        message = f"{rc.name} ({int(rc)})"
+    fields = {"code": rc, "transient": transient, "sqlstate": sqlstate or None, "server_code": None}
+    if rc in (ResultCode.SERVER, ResultCode.USAGE):  # the header sets it for these two only
+        fields["server_code"] = server_code or None
     if issubclass(cls, InvalidArgumentError):
         name = python_name(parameter)
         return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]

@@ -104,19 +104,82 @@ def test_the_event_loop_never_blocks(url: str, service: str) -> None:
 
 def test_sync_run_while_leader_signals_the_end(url: str, service: str, client: mysqlleader.Client) -> None:
     with mysqlleader.Elector(url, service, node_id="a", lease=3) as e:
-        assert e.run_while_leader(lambda stop: "done") == "done"
+        assert e.run_while_leader(lambda stop: "done") == "done", "finished while leading: its result"
 
         def work(stop: threading.Event) -> str:
             threading.Timer(0.3, lambda: client.force_leader(service, "other", 10)).start()
             assert stop.wait(10), "stop was never set after the seat moved"
             return "stopped"
 
-    with mysqlleader.Elector(url, service + "-s", node_id="a", lease=3) as e2:
-        def work2(stop: threading.Event) -> str:
-            threading.Timer(0.3, lambda: client.force_leader(service + "-s", "other", 10)).start()
-            assert stop.wait(10), "stop was never set after the seat moved"
-            return "stopped"
+        with pytest.raises(mysqlleader.LeadershipLostError) as lost:
+            e.run_while_leader(work)
+        assert lost.value.term == 1 and lost.value.reason is mysqlleader.StopReason.LOST_SEAT
+        assert isinstance(lost.value, mysqlleader.MysqlLeaderError)
+
+
+def test_sync_run_while_leader_reasons_and_errors(url: str, service: str) -> None:
+    with mysqlleader.Elector(url, service, node_id="a", lease=3) as e:
+        def resigns(stop: threading.Event) -> None:
+            e.resign()
+            assert stop.wait(10)
 
         with pytest.raises(mysqlleader.LeadershipLostError) as lost:
-            e2.run_while_leader(work2)
-        assert lost.value.reason is mysqlleader.StopReason.LOST_SEAT
+            e.run_while_leader(resigns)
+        assert lost.value.reason is mysqlleader.StopReason.RESIGNED, "the core's reason"
+        with pytest.raises(mysqlleader.ElectorStoppedError):
+            e.run_while_leader(lambda stop: None)  # resigned: it will never lead again
+
+    with mysqlleader.Elector(url, service + "-x", node_id="a", lease=3) as e2:
+        def fails(stop: threading.Event) -> None:
+            raise KeyError("the work's own error")
+
+        with pytest.raises(KeyError):
+            e2.run_while_leader(fails)
+        # closed from another thread while fn runs: the term ends with reason SHUTDOWN
+        def closed(stop: threading.Event) -> None:
+            threading.Thread(target=e2.close).start()
+            assert stop.wait(10)
+
+        with pytest.raises(mysqlleader.LeadershipLostError) as lost:
+            e2.run_while_leader(closed)
+        assert lost.value.reason is mysqlleader.StopReason.SHUTDOWN
+
+
+def test_waits_ask_the_core_after_changes_only(client: mysqlleader.Client, service: str) -> None:
+    """A follower's wait does not poll: it asks the core at the start, after each change the core
+    publishes (each comes with an event) and once more when the timeout is up; not every few
+    hundred milliseconds (the 0.25 s slices it had made 9 calls here)."""
+    client.force_leader(service, "holder", 60)
+    with mysqlleader.Elector(client, service, node_id="waiter", lease=2) as e:
+        looks = []
+        look = e._look_for_leadership
+
+        def counting() -> object:
+            looks.append(time.monotonic())
+            return look()
+
+        e._look_for_leadership = counting  # type: ignore[method-assign]
+        stream = e.events()
+        assert e.wait_for_leadership(2) is mysqlleader.WaitOutcome.TIMED_OUT
+        changes = 0
+        while stream.get(0) is not None:
+            changes += 1
+        assert len(looks) <= 2 + changes, f"{len(looks)} looks for {changes} changes in 2 s: polling"
+
+
+def test_async_run_while_leader_reason_and_not_campaigning(url: str, service: str, client: mysqlleader.Client) -> None:
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=3) as a:
+            async def work() -> None:
+                await asyncio.to_thread(client.force_leader, service, "other", 10)
+                await asyncio.sleep(60)
+
+            with pytest.raises(mysqlleader.LeadershipLostError) as lost:
+                await asyncio.wait_for(a.run_while_leader(work), 20)
+            assert lost.value.reason is mysqlleader.StopReason.LOST_SEAT and lost.value.term == 1
+            await a.resign()
+            assert await a.wait_for_leadership(1) is mysqlleader.WaitOutcome.NOT_CAMPAIGNING
+            with pytest.raises(mysqlleader.ElectorStoppedError):
+                await a.run_while_leader(work)
+
+    asyncio.run(main())

@@ -234,7 +234,34 @@ def test_not_leader(client: mysqlleader.Client, url: str, service: str) -> None:
             call()
         assert info.value.code == ResultCode.NOT_LEADER
         assert "not the leader" in str(info.value)
-        assert not info.value.transient
+        assert not info.value.transient and not info.value.retryable
+        assert info.value.sqlstate == "45001", "the SQLSTATE is a field"
+        assert not str(info.value).startswith("not the leader: mysqlleader:"), "no doubled prefix"
+
+
+def test_not_leader_carries_the_current_term(client: mysqlleader.Client, service: str) -> None:
+    client.campaign(service, "a", 10)
+    client.force_leader(service, "b", 10)  # term 2
+    with pytest.raises(mysqlleader.NotLeaderError) as info:
+        client.fenced(service, "a", 1)
+    assert info.value.current_term == 2, "the refusal's current term is a field"
+
+
+def test_a_parameter_has_one_name_in_python(client: mysqlleader.Client, service: str) -> None:
+    """The keyword the user wrote, in the field and in the message; never the C spelling."""
+    cases = [
+        (lambda: client.campaign(service, "a", 100_000_000), "lease", "lease_ms"),
+        (lambda: mysqlleader.Client("mysql://u@127.0.0.1/db", request_timeout=100_000_000), "request_timeout", "timeout_ms"),
+        (lambda: mysqlleader.Elector(client, service, lease=10, renew_interval=9), "renew_interval", "renew_ms"),
+        (lambda: mysqlleader.Elector(client, service, lease=10, retry_interval=11), "retry_interval", "retry_ms"),
+        (lambda: mysqlleader.Elector(client, service, lease=100_000_000), "lease", "lease_ms"),
+    ]
+    for call, name, c_name in cases:
+        with pytest.raises(mysqlleader.InvalidArgumentError) as info:
+            call()
+        assert info.value.parameter == name
+        assert name in str(info.value) and c_name not in str(info.value), str(info.value)
+        assert "config->" not in str(info.value) and not str(info.value).startswith("invalid argument")
 
 
 def free_port() -> int:
@@ -410,7 +437,7 @@ def test_every_result_code_has_its_class() -> None:
         e = _errors.error_for(int(code), "boom", transient=True, server_code=1213)
         assert type(e) is cls and e.code == code and e.message == "boom" and e.transient
         assert isinstance(e, mysqlleader.MysqlLeaderError)
-        assert e.server_code == (1213 if code == ResultCode.SERVER else None)
+        assert e.server_code == (1213 if code in (ResultCode.SERVER, ResultCode.USAGE) else None)
         assert cls.default_code == code
     unknown = _errors.error_for(77, "")
     assert type(unknown) is mysqlleader.MysqlLeaderError and unknown.code == 77 and "UNKNOWN_77" in str(unknown)
