@@ -365,3 +365,26 @@ def test_a_client_collected_without_close_releases_its_handle(server_url: str, f
     assert mysqlleader._handle.released_count["Client"] == before + 1
     # mysqlleader_client_free ran: the pool's connections are gone from the server
     assert wait_until(lambda: processlist_count(server_url, fresh_db.name) == 0)
+
+
+def test_closing_a_follower_is_prompt(client: mysqlleader.Client, service: str) -> None:
+    """close() of a follower that sits in its wait between attempts (the wake-up lock wait)
+    returns at once: measured against that wait and against one database round trip."""
+    client.force_leader(service, "holder", 60)
+    retry = 2.0
+    for attempt in range(3):
+        elector = mysqlleader.Elector(client, service, node_id=f"follower-{attempt}", lease=20, retry_interval=retry, retry_jitter=0)
+        assert wait_until(lambda: elector.leader_id == "holder")
+        time.sleep(0.3)  # the follower now waits for the holder's lock, up to `retry`
+        trips = []
+        for _ in range(5):
+            started = time.monotonic()
+            client.current_leader(service)
+            trips.append(time.monotonic() - started)
+        round_trip = sorted(trips)[2]
+        started = time.monotonic()
+        elector.close()
+        took = time.monotonic() - started
+        print(f"close() of a follower: {took * 1000:.1f} ms; one round trip {round_trip * 1000:.2f} ms; "
+              f"ratio {took / round_trip:.1f}; its wait {retry * 1000:.0f} ms")
+        assert took < retry / 4, f"close() sat out the follower's wait: {took:.3f} s of {retry} s"
