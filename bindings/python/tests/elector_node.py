@@ -1,6 +1,9 @@
 """One node of the multi-process tests: an Elector in a process of its own.
 
-    python elector_node.py URL SERVICE NODE LEASE_S RETRY_S
+    python elector_node.py URL SERVICE NODE LEASE_S RETRY_S [sigterm]
+
+With ``sigterm`` it calls ``elector.resign_on_sigterm()``: SIGTERM then resigns before the
+process ends (by that signal); without it SIGTERM ends the process at once, holding the seat.
 
 It reports on stdout, one JSON object a line, every time stamped with ``time.monotonic()``
 (CLOCK_MONOTONIC: one clock for every process of the machine):
@@ -49,6 +52,8 @@ def main() -> int:
     elector = mysqlleader.Elector(
         url, service, node_id=node, lease=float(lease_s), retry_interval=float(retry_s), on_event=on_event
     )
+    if sys.argv[6:7] == ["sigterm"]:
+        elector.resign_on_sigterm()
     stop = threading.Event()
 
     def sample() -> None:

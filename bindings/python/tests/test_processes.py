@@ -42,13 +42,13 @@ Record = Dict[str, Any]
 class Node:
     """An elector process, its reports, and commands to it."""
 
-    def __init__(self, url: str, service: str, name: str, lease: float) -> None:
+    def __init__(self, url: str, service: str, name: str, lease: float, *extra: str) -> None:
         self.name = name
         self.records: List[Record] = []
         self.cond = threading.Condition()
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, str(NODE), url, service, name, str(lease), str(RETRY)],
+            [sys.executable, str(NODE), url, service, name, str(lease), str(RETRY), *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -98,6 +98,11 @@ class Node:
         assert self.proc.stdin is not None
         self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
+
+    def sigterm(self) -> int:
+        """Sends SIGTERM; returns the process's exit status (negative: the signal's number)."""
+        os.kill(self.proc.pid, signal.SIGTERM)
+        return self.proc.wait(30)
 
     def kill9(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)
@@ -229,3 +234,40 @@ def test_resign_hands_over_within_one_retry_interval(nodes: List[Node], url: str
     assert [(r[0], r[1], r[3]) for r in rows] == [(1, leader.name, "resigned"), (2, successor.name, None)]
     # liveness, with slack
     assert handover <= RETRY + RESIGN_SLACK, f"handover took {handover:.3f} s"
+
+
+@pytest.mark.parametrize("resign_on_sigterm", [True, False], ids=["resign_on_sigterm", "plain"])
+def test_sigterm_of_the_leader(url: str, service: str, resign_on_sigterm: bool) -> None:
+    """SIGTERM (systemd, Kubernetes) with ``elector.resign_on_sigterm()``: the leader resigns,
+    then dies by the signal, and a follower takes over at once (the history says ``resigned``).
+    Without it the process dies holding the seat, and the follower waits out the lease
+    (``expired``). Both handover times are printed."""
+    extra = ("sigterm",) if resign_on_sigterm else ()
+    leader = Node(url, service, "leader", LEASE, *extra)
+    follower: Optional[Node] = None
+    try:
+        assert leader.wait_for(lambda r: r["type"] == "event" and r["kind"] == "STARTED_LEADING", START_TIMEOUT), \
+            leader.stderr_text()
+        follower = Node(url, service, "follower", LEASE)
+        assert follower.wait_for(lambda r: r["type"] == "event" and r["kind"] == "LEADER_CHANGED"
+                                 and r["leader_id"] == "leader", START_TIMEOUT), follower.stderr_text()
+        time.sleep(RETRY * 3)
+        sent = time.monotonic()
+        status = leader.sigterm()
+        assert status == -signal.SIGTERM, f"the process ends by SIGTERM either way: {status} {leader.stderr_text()}"
+        successor = the_leader([follower], 2, LEASE + RETRY + KILL_SLACK + 5)
+        handover = successor.started(2)[0]["t"] - sent
+        print(f"SIGTERM {'with' if resign_on_sigterm else 'without'} resign_on_sigterm: the follower led "
+              f"{handover * 1000:.0f} ms after the signal (lease {LEASE * 1000:.0f} ms, retry {RETRY * 1000:.0f} ms)")
+        assert_no_overlap(leader, successor, 1, old_kept_its_deadline=not resign_on_sigterm)
+        rows = history(url, service)
+        ended = "resigned" if resign_on_sigterm else "expired"
+        assert [(r[0], r[1], r[3]) for r in rows] == [(1, "leader", ended), (2, "follower", None)]
+        if resign_on_sigterm:
+            assert leader.find(lambda r: r["type"] == "event" and r["kind"] == "STOPPED_LEADING"
+                               and r["reason"] in ("RESIGNED", "SHUTDOWN")), "the leader stepped down before it died"
+    finally:
+        for node in (leader, follower):
+            if node is not None:
+                node.stop()
+                node.stderr.close()
