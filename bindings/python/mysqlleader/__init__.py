@@ -22,16 +22,19 @@ Quick tour::
   opens a :class:`Client` for the call. A :class:`Client` (connection pool) has the same calls
   as methods, plus transactions (:meth:`Client.transaction`, :meth:`Client.fenced`).
 * :class:`Elector` keeps one node's leadership alive in the background: :attr:`~Elector.is_leader`,
-  :attr:`~Elector.term`, :attr:`~Elector.leader_id`, :meth:`~Elector.wait_for_leadership`,
-  :meth:`~Elector.events` / ``on_event=`` for leadership changes, :meth:`~Elector.resign`,
-  :meth:`~Elector.fenced`.
+  :attr:`~Elector.term`, :attr:`~Elector.leader_id`, :meth:`~Elector.wait_for_leadership` (the
+  core's :class:`WaitOutcome`), :meth:`~Elector.run_while_leader`, :meth:`~Elector.events` /
+  ``on_event=`` for leadership changes, :meth:`~Elector.resign`, :meth:`~Elector.fenced`,
+  :meth:`~Elector.resign_on_sigterm`. :mod:`mysqlleader.aio` offers the same for asyncio.
+* The library's log records go to :mod:`logging`, logger ``"mysqlleader"``.
 * Durations given to the package are ``datetime.timedelta`` or seconds (``int``/``float``,
   whole milliseconds for leases and intervals). Results keep the C API's integer
   milliseconds (``lease_remaining_ms``, ``valid_for_ms``) and offer them as timedeltas too
   (``lease_remaining``, ``valid_for``).
 * Errors: :class:`MysqlLeaderError` and one subclass per C result code (see
-  :mod:`mysqlleader._errors`); wrong Python types raise ``TypeError`` before anything crosses
-  into C.
+  :mod:`mysqlleader._errors`), with the library's fields (``transient``, ``sqlstate``,
+  ``server_code``, ``parameter``, ``current_term``); wrong Python types raise ``TypeError``
+  before anything crosses into C.
 * Every object that holds a native handle has an idempotent ``close()``, works as a context
   manager, and is released by a finalizer when collected without ``close()``.
 """

@@ -14,10 +14,10 @@ from conftest import Database, query
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def example() -> str:
+def example(marker: str = "mysqlleader.migrate(url)") -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    found = [b for b in blocks if "mysqlleader.migrate(url)" in b]
-    assert len(found) == 1, "the README has one example that migrates"
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"the README has one example with {marker}"
     return found[0]
 
 
@@ -34,3 +34,18 @@ def test_the_readme_example_runs(fresh_db: Database, tmp_path: Path) -> None:
         assert query(fresh_db.url, "SELECT id, sent_by, sent_at_term FROM invoices") == [(42, node, term)]
     ended = query(fresh_db.url, "SELECT term, ended_how FROM leader_election_history ORDER BY term")
     assert ended == [(1, "resigned"), (2, "resigned")]
+
+
+def test_the_readme_asyncio_example_runs(fresh_db: Database, tmp_path: Path) -> None:
+    import mysqlleader
+
+    mysqlleader.migrate(fresh_db.url)
+    script = tmp_path / "reports.py"
+    script.write_text(example("asyncio.run(main())"), encoding="utf-8")
+    env = dict(os.environ, MYSQLLEADER_URL=fresh_db.url)
+    result = subprocess.run([sys.executable, str(script), "r-1"], env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "r-1: report done at term 1" in result.stdout, result.stdout
+    assert "r-1: STARTED_LEADING term=1" in result.stdout, result.stdout
+    ended = query(fresh_db.url, "SELECT term, ended_how FROM leader_election_history ORDER BY term")
+    assert ended == [(1, "resigned")]
