@@ -48,7 +48,7 @@ say "installing bindings/python into $venv"
 # The tests must use what was installed: not the source tree, not another library.
 unset MYSQLLEADER_LIB PYTHONPATH
 export MYSQLLEADER_TEST_INSTALLED=1
-"$venv/bin/python" - <<'PY'
+"$venv/bin/python" -I - <<'PY'
 import os, mysqlleader
 lib = mysqlleader.library_path()
 here = os.path.dirname(mysqlleader.__file__)
@@ -56,10 +56,12 @@ assert os.path.dirname(lib) == here, f"the installed package loaded {lib}, not i
 print(f"test-python: mysqlleader {mysqlleader.__version__} with {lib} (library {mysqlleader.version()})")
 PY
 
-# 3. The tests. The venv's pytest script (not `python -m pytest`) keeps the working directory
-# off sys.path, so `import mysqlleader` finds the installed package.
+# 3. The tests, run by the venv's own interpreter: not by its `pytest` script, whose #! line
+# names the interpreter of wherever the venv was made (a copied target/ ran another checkout's
+# venv). `-I` keeps the working directory (bindings/python, the source tree) off sys.path, so
+# `import mysqlleader` finds the installed package; it also ignores PYTHON* variables.
 status=0
-(cd "$root/bindings/python" && "$venv/bin/pytest" -p no:cacheprovider -ra "$@") || status=$?
+(cd "$root/bindings/python" && "$venv/bin/python" -I -m pytest -p no:cacheprovider -ra "$@") || status=$?
 case $status in
   0) say "passed" ;;
   5) say "pytest collected no tests: that is a failure"; exit 1 ;;
