@@ -178,3 +178,20 @@ def test_library_path_is_the_loaded_file() -> None:
 @pytest.mark.parametrize("lease", [0.001, datetime.timedelta(milliseconds=1), 86_400, datetime.timedelta(days=1)])
 def test_lease_bounds_are_accepted(client: mysqlleader.Client, service: str, lease: object) -> None:
     assert client.force_leader(service, "x", lease).is_leader  # type: ignore[arg-type]
+
+
+def test_reads_never_leave_a_lock_or_an_old_snapshot_behind(client: mysqlleader.Client, url: str, service: str) -> None:
+    """The package's calls run on the library's own connections with autocommit on: a read
+    leaves no transaction open (its share lock would block every campaign), and the next read
+    sees what another client committed in between (issue 15 item 7)."""
+    query(url, "CREATE TABLE IF NOT EXISTS autocommit_probe (v INT)")
+    with client.transaction() as tx:  # a connection of the same pool, as the calls use
+        tx.execute("DELETE FROM autocommit_probe")
+        tx.execute("INSERT INTO autocommit_probe SELECT @@session.autocommit")
+    assert query(url, "SELECT v FROM autocommit_probe") == [(1,)], "the library's session runs with autocommit on"
+    client.campaign(service, "a", 10)
+    assert client.am_i_leader(service, "a").is_leader
+    with mysqlleader.Client(url, request_timeout=5) as other:
+        assert other.force_leader(service, "b", 10).term == 2, "no share lock of the read was left behind"
+    check = client.am_i_leader(service, "a")
+    assert not check.is_leader and check.term == 2, "the read after the change sees it"
