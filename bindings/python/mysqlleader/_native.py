@@ -459,7 +459,9 @@ def _route_logs(lib: ctypes.CDLL) -> None:
 
     _log_callback = LOG_CALLBACK(forward)
     # Debug and more severe; `logging` filters further by the logger's level.
-    lib.mysqlleader_set_log_callback(None, _log_callback, 4)
+    if lib.mysqlleader_set_log_callback(None, _log_callback, 4) != 0:
+        # Another tracing subscriber owns the process (a Rust host): its records go there.
+        log.warning("the library's log records go to the process's own tracing subscriber, not to logging")
 
 
 def _resolved_path(target: str) -> str:
