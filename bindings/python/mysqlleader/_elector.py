@@ -313,7 +313,9 @@ class Elector:
         on_event: called with every :class:`Event` (leadership change), on the elector's
             callback thread, one at a time, in order. It should return promptly. Whatever it
             raises is logged (logger ``"mysqlleader"``) and the elector goes on. It may call
-            any method of the elector, ``close()`` included.
+            any method of the elector, ``close()`` included, except a wait that would have to
+            sleep (``wait_for_leadership``, ``run_while_leader``): that raises
+            :class:`InvalidStateError`, since the events it waits for come on this thread.
 
     Every unset value's default is the library's; the invariants between them are checked
     here, and a violation raises :class:`InvalidArgumentError` naming the argument.
@@ -565,6 +567,8 @@ class Elector:
                 if left <= 0:
                     return None
                 limits.append(left)
+            if threading.get_ident() == self._hub.thread_ident:
+                raise InvalidStateError("waiting inside on_event would hold back the very events it waits for: wait on another thread")
             self._hub.wait_changed(seen, min(limits) if limits else None)
 
     def wait_for_leadership(self, timeout: Optional[Duration] = None) -> WaitOutcome:

@@ -388,3 +388,26 @@ def test_closing_a_follower_is_prompt(client: mysqlleader.Client, service: str) 
         print(f"close() of a follower: {took * 1000:.1f} ms; one round trip {round_trip * 1000:.2f} ms; "
               f"ratio {took / round_trip:.1f}; its wait {retry * 1000:.0f} ms")
         assert took < retry / 4, f"close() sat out the follower's wait: {took:.3f} s of {retry} s"
+
+
+def test_a_wait_inside_on_event_is_refused_not_stuck(client: mysqlleader.Client, service: str) -> None:
+    """The callback thread delivers the events a wait sleeps for: a wait there would only time
+    out. A look that needs no sleep answers; a wait that would sleep raises."""
+    client.force_leader(service, "holder", 60)
+    seen: List[object] = []
+    holder: List[mysqlleader.Elector] = []
+
+    def on_event(event: mysqlleader.Event) -> None:
+        if holder and not seen:
+            try:
+                seen.append(holder[0].wait_for_leadership(0))    # only looks
+                seen.append(holder[0].wait_for_leadership(5))    # would sleep
+            except mysqlleader.InvalidStateError as e:
+                seen.append(e)
+
+    with mysqlleader.Elector(client, service, node_id="follower", lease=LEASE, on_event=on_event) as e:
+        holder.append(e)
+        client.force_leader(service, "holder-2", 60)  # one more event, after `holder` is set
+        assert wait_until(lambda: len(seen) == 2)
+    assert seen[0] is mysqlleader.WaitOutcome.TIMED_OUT
+    assert isinstance(seen[1], mysqlleader.InvalidStateError) and "on_event" in str(seen[1])
