@@ -8,8 +8,9 @@
 //!
 //! Without `--url`, the server is `MYSQLLEADER_TEST_URL`. The account must be able to create
 //! databases: the run creates `mysqlleader_bench` (the schema from `sql/`, migrated as the
-//! library does) and `mysqlleader_bench_proposed` (the same with the proposed `campaign` of
-//! `benches/election/proposed_campaign.sql`), and drops both at the end. Run it on an otherwise
+//! library does) and `mysqlleader_bench_V6` (the same with V6's `campaign`, taken from
+//! `sql/V6__access_audit_bounded_waits.sql`, for a side-by-side view of what V7 changed), and
+//! drops both at the end. Run it on an otherwise
 //! idle server with the default durability (`innodb_flush_log_at_trx_commit=1`).
 //!
 //! Sections, in order: `follower` (follower check vs recipe vs floor, 1/8/32 connections),
@@ -290,10 +291,9 @@ async fn run(args: Args) -> Res<bool> {
 /// the recipe is written without VALUES(), and URLs get their database replaced.
 fn self_check() {
     for (name, sql) in PROPOSALS {
-        let stmts = split_sql(sql);
-        assert!(stmts.len() >= 2, "{name}: {} statements", stmts.len());
-        assert!(stmts.iter().all(|s| s.starts_with("DROP PROCEDURE") || s.starts_with("CREATE PROCEDURE")), "{name}");
-        assert!(stmts.iter().filter(|s| s.starts_with("CREATE")).all(|s| s.trim_end().ends_with("END")), "{name}");
+        let stmts = campaign_of(sql);
+        assert_eq!(stmts.len(), 2, "{name}: the DROP and the CREATE of campaign");
+        assert!(stmts[1].starts_with("CREATE PROCEDURE campaign(") && stmts[1].trim_end().ends_with("END"), "{name}");
     }
     assert!(!RECIPE_SQL.to_ascii_uppercase().contains("VALUES("), "the recipe must not use VALUES()");
     assert_eq!(url_with_db("mysql://u:p@h:1/a?x=1", "b"), "mysql://u:p@h:1/b?x=1");

@@ -220,9 +220,10 @@ impl Error {
             SQLSTATE_INVALID_ARGUMENT => {
                 let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
                 let parameter = rest.split_whitespace().next().unwrap_or("").to_string();
-                if parameter == "assert_leader" {
+                if matches!(parameter.as_str(), "assert_leader" | "am_i_leader" | "current_leader") {
                     // Not a bad argument: a fence called outside a transaction (it would fence
-                    // nothing). A mistake of the caller's that a retry cannot mend.
+                    // nothing), or a read called inside one (it could answer from an old
+                    // snapshot, V7). A mistake of the caller's that a retry cannot mend.
                     return Error::Usage { code: Some(code), message: message.to_string() };
                 }
                 Error::InvalidArgument { parameter, message: message.to_string() }
@@ -313,6 +314,8 @@ mod tests {
         assert_eq!(Error::from_server(1644, "45002", "mysqlleader: access denied").kind(), ErrorKind::AccessDenied);
         let outside = Error::from_server(1644, "45000", "mysqlleader: assert_leader needs an open transaction");
         assert_eq!((outside.kind(), outside.is_transient()), (ErrorKind::Usage, false));
+        let inside = Error::from_server(1644, "45000", "mysqlleader: am_i_leader needs autocommit on and no open transaction: ...");
+        assert_eq!((inside.kind(), inside.is_transient(), inside.parameter()), (ErrorKind::Usage, false, None));
     }
 
     #[test]

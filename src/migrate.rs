@@ -175,6 +175,7 @@ mod tests {
             let (replaced_by, count) = match name {
                 "assert_leader" => (Some("V6__access_audit_bounded_waits"), 3),
                 "set_expiry_event" => (Some("V5__expiry_event_switch"), 2),
+                "campaign" | "am_i_leader" | "current_leader" => (Some("V7__lean_hot_paths"), 3),
                 _ => (Some("V6__access_audit_bounded_waits"), 2),
             };
             assert_eq!(script.matches(&create).count(), count, "{create}");

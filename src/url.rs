@@ -77,6 +77,14 @@ pub fn opts_from_url(url: &str) -> Result<Opts> {
         let pool_opts = opts.pool_opts().clone().with_reset_connection(false);
         builder = builder.pool_opts(pool_opts);
     }
+    // The library's sessions run with autocommit on, whatever the server's global default: each
+    // procedure call is then a transaction of its own, and only a fenced transaction (which the
+    // library opens and ends itself) spans statements. With a global `autocommit = 0` a pooled
+    // connection would otherwise keep the snapshot (and the locks) of its last call open.
+    // `setup` runs on every new connection and again after every reset.
+    let mut setup = vec!["SET autocommit = 1".to_string()];
+    setup.extend(opts.setup().iter().cloned());
+    builder = builder.setup(setup);
     if let Some(ssl) = ssl_opts(&tls)? {
         builder = builder.ssl_opts(Some(ssl));
     } else if tls.mode == Some(SslMode::Disabled) {

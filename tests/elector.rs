@@ -556,3 +556,53 @@ async fn a_loopback_url_connects_where_it_says_not_to_the_unix_socket() {
     let _ = pool.disconnect().await;
     db.drop_db().await;
 }
+
+/// A campaign the loop gives up on (its request timeout is shorter than the server's 1 s bound
+/// on a row-lock wait) is not abandoned on the server: it runs to that bound in the background,
+/// and the elector's next call waits for it. So however long the row stays locked (here: an
+/// expired leader's fenced transaction, kept busy), the elector holds at most its call connection
+/// and its wake-up connection on the server, and opens no connection just to end a call (before,
+/// each abandoned call was ended with KILL QUERY on a connection of its own, and the abandoned
+/// one was dropped: new connections every retry interval).
+#[tokio::test]
+async fn a_blocked_campaign_never_piles_up_connections() {
+    let db = common::TestDb::migrated("elpile").await;
+    let mut fenced = db.conn().await;
+    let fenced_id = fenced.id();
+    procedures::campaign(&mut fenced, "pile", "old", Duration::from_millis(1200)).await.unwrap();
+    fenced.query_drop("START TRANSACTION").await.unwrap();
+    procedures::assert_leader(&mut fenced, "pile", "old", 1).await.unwrap();
+
+    // The connections of this database before the follower starts are not the follower's.
+    let mut sampler = db.conn().await;
+    let before: Vec<u64> = sampler
+        .query(format!("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}'", db.name))
+        .await
+        .unwrap();
+    let others = before.iter().map(u64::to_string).chain([fenced_id.to_string()]).collect::<Vec<_>>().join(", ");
+    let ids_sql = format!("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID NOT IN ({others})", db.name);
+    let mut seen = std::collections::BTreeSet::new();
+    // lease 500 ms: request timeout 100 ms, retry 50 ms, far below the 1 s lock wait.
+    let pool = mysqlleader::pool_from_url(&db.url).unwrap();
+    let follower = Elector::builder(pool.clone(), "pile").node_id("new").lease(Duration::from_millis(500)).start().unwrap();
+    let mut most = 0;
+    let until = Instant::now() + Duration::from_millis(4000);
+    while Instant::now() < until {
+        let ids: Vec<u64> = sampler.query(ids_sql.as_str()).await.unwrap();
+        most = most.max(ids.len());
+        seen.extend(ids);
+        // The fenced transaction stays busy, so the server does not end it as idle.
+        fenced.query_drop("DO 0").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let state = follower.state();
+    assert!(!state.leading, "the row is locked: nobody can take the seat");
+    assert!(most <= 2, "the follower held {most} server connections at once (its call and its wake-up lock: 2)");
+    assert!(seen.len() <= 2, "the follower opened {} connections: {seen:?} (ending a call must not take new ones)", seen.len());
+    fenced.query_drop("ROLLBACK").await.unwrap();
+    assert_eq!(follower.wait_for_leadership(Some(Duration::from_secs(5))).await, WaitOutcome::Leading, "it takes the seat once the lock is gone");
+    follower.shutdown().await.unwrap();
+    pool.disconnect().await.unwrap();
+    drop((sampler, fenced));
+    db.drop_db().await;
+}

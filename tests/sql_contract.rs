@@ -606,6 +606,77 @@ async fn assert_leader_outside_a_transaction_fences_nothing_and_says_so() {
     db.drop_db().await;
 }
 
+/// am_i_leader and current_leader read without locks (V7) and so never block a renew or a
+/// takeover, whatever the caller's transaction does; where their answer could come from an old
+/// snapshot (inside an open transaction) they are refused with 45000, naming the procedure.
+/// With autocommit off (a PEP 249 driver's default), the first call after a COMMIT answers, and
+/// the transaction it leaves open holds no lock: force_leader from another client goes through
+/// at once (V6's locking read made it fail with 1205 until the caller committed).
+#[tokio::test]
+async fn the_reads_never_lock_and_never_answer_from_an_old_snapshot() {
+    let (db, mut reader) = setup("contract_read_snapshot").await;
+    let mut other = connect(&db.url).await;
+    campaign(&mut other, "svc", "a", LONG).await;
+
+    // A PEP 249 client: autocommit off, a call, no commit.
+    exec(&mut reader, "SET autocommit = 0").await;
+    let r = call(&mut reader, "CALL am_i_leader(?, ?)", ("svc", "a")).await.expect("first read after a commit");
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 1));
+    let forced = tokio::time::timeout(Duration::from_millis(900),
+        call(&mut other, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG))).await
+        .expect("force_leader is not held off by the reader's open transaction");
+    assert_seat(&forced.unwrap(), 1, "b", 2, "force_leader while a reader's transaction is open");
+
+    // The reader's transaction is still open (its snapshot predates the force): refused, for both
+    // reads, rather than answering 'a leads at term 1'.
+    for (sql, params, name) in [("CALL am_i_leader(?, ?)", vec!["svc", "a"], "am_i_leader"),
+                                ("CALL current_leader(?)", vec!["svc"], "current_leader")] {
+        let e = call(&mut reader, sql, params).await.unwrap_err();
+        assert_eq!(e.state, "45000", "{name}: {e:?}");
+        assert!(e.message.starts_with(&format!("mysqlleader: {name} needs autocommit")), "{name}: {e:?}");
+    }
+    exec(&mut reader, "COMMIT").await;
+    let r = call(&mut reader, "CALL current_leader(?)", ("svc",)).await.expect("after COMMIT");
+    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("b"), 2));
+    exec(&mut reader, "ROLLBACK").await;
+    exec(&mut reader, "SET autocommit = 1").await;
+
+    // An explicit transaction: refused too; with autocommit on and none open: the current row.
+    exec(&mut reader, "START TRANSACTION").await;
+    let e = call(&mut reader, "CALL current_leader(?)", ("svc",)).await.unwrap_err();
+    assert!(e.message.starts_with("mysqlleader: current_leader needs autocommit"), "{e:?}");
+    exec(&mut reader, "ROLLBACK").await;
+    let r = call(&mut reader, "CALL am_i_leader(?, ?)", ("svc", "b")).await.unwrap();
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 2));
+    db.drop_db().await;
+}
+
+/// A renew is one guarded write that commits before campaign returns, also when the caller had
+/// a transaction open (as the locking path's START TRANSACTION always did): another client sees
+/// the new expiry before the caller ends its own transaction, and the renew holds no lock after.
+#[tokio::test]
+async fn a_renew_commits_before_campaign_returns() {
+    let (db, mut leader) = setup("contract_renew_commits").await;
+    let mut other = connect(&db.url).await;
+    campaign(&mut leader, "svc", "a", 2_000).await;
+    exec(&mut leader, "START TRANSACTION").await;
+    let r = call(&mut leader, "CALL campaign(?, ?, ?)", ("svc", "a", LONG)).await.unwrap();
+    assert_seat(&r, 1, "a", 1, "renew inside the caller's transaction");
+    assert_eq!(r.get::<i64>("lease_remaining_ms"), LONG, "a renew reports the whole new lease");
+    let seen: i64 = other
+        .query_first("SELECT lease_ms FROM leader_election WHERE service_id = 'svc'")
+        .await.unwrap().unwrap();
+    assert_eq!(seen, LONG, "the renew is visible to others before the caller's COMMIT");
+    let forced = tokio::time::timeout(Duration::from_millis(900),
+        call(&mut other, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG))).await
+        .expect("the renew left no lock behind");
+    assert_seat(&forced.unwrap(), 1, "b", 2, "force after the renew");
+    exec(&mut leader, "ROLLBACK").await;
+    let r = call(&mut leader, "CALL current_leader(?)", ("svc",)).await.unwrap();
+    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("b"), 2), "the caller's ROLLBACK undid nothing of the calls");
+    db.drop_db().await;
+}
+
 /// An idle fenced transaction does not block a takeover for hours: assert_leader bounds how long
 /// its session may stay idle in that transaction to the lease left + 1 s (MariaDB), so the
 /// server ends it, and another node takes the seat within lease + 1 s + a campaign's bounded wait.

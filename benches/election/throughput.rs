@@ -25,8 +25,6 @@ pub enum Op {
     /// The same `CALL campaign` as `Campaign`, sent as text (COM_QUERY) instead of a prepared
     /// statement: what a client tool sends.
     TextCall { service: String, node: String, lease: Duration },
-    /// `CALL renew(...)`: the proposed procedure of benches/election/proposed_renew.sql.
-    RenewProc { service: String, node: String, lease: Duration },
 }
 
 async fn run_op(conn: &mut Conn, op: &Op) -> Res<()> {
@@ -37,10 +35,6 @@ async fn run_op(conn: &mut Conn, op: &Op) -> Res<()> {
         Op::Recipe { service, node, timeout } => recipe_tick(conn, service, node, *timeout).await?,
         Op::Floor { service } => {
             let _: Option<mysql_async::Row> = conn.exec_first(FLOOR_SQL, (service.as_str(),)).await?;
-        }
-        Op::RenewProc { service, node, lease } => {
-            let _: Vec<mysql_async::Row> =
-                conn.exec("CALL renew(?, ?, ?)", (service.as_str(), node.as_str(), lease.as_millis() as u64)).await?;
         }
         Op::TextCall { service, node, lease } => {
             let sql = format!("CALL campaign('{}', '{}', {})", service.replace('\'', "''"), node.replace('\'', "''"), lease.as_millis());
@@ -187,17 +181,6 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         };
         contenders.push(Contender { name: label, conns, op, before: None });
     }
-    if !follower {
-        if let Some(p) = dbs.proposals.iter().find(|p| p.name == "proposed") {
-            let conns = conns(&p.url, max).await?;
-            contenders.push(Contender {
-                name: "renew (proposed)".into(),
-                conns,
-                op: Box::new(move |i| Op::RenewProc { service: format!("renew-{i}"), node: format!("leader-{i}"), lease: long }),
-                before: None,
-            });
-        }
-    }
     if follower {
         let conns = conns(&dbs.url, max).await?;
         contenders.push(Contender {
@@ -278,12 +261,11 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         dur.as_secs_f64()
     ));
     t.note(
-        "campaign (tree): sql/V2__procedures.sql as migrated, called with procedures::campaign on a dedicated connection. \
-         campaign (proposed), (proposed2): benches/election/proposed_campaign.sql and proposed2_campaign.sql, each installed \
-         as `campaign` in a scratch database of its own, called the same way. text protocol: the tree's procedure, the CALL \
-         sent as text instead of a prepared statement. renew (proposed): benches/election/proposed_renew.sql, a procedure the \
-         leader would call instead of campaign. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. floor: one \
-         primary-key SELECT of the election row.",
+        "campaign (tree): the migrations of sql/ as applied (V7's campaign), called with procedures::campaign on a \
+         dedicated connection. campaign (V6): V6's campaign, taken from sql/V6__access_audit_bounded_waits.sql and \
+         installed over the same schema in a scratch database, called the same way. text protocol: the tree's procedure, \
+         the CALL sent as text instead of a prepared statement. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. \
+         floor: one primary-key SELECT of the election row.",
     );
     let value = json!({"rounds": rounds, "seconds_per_run": dur.as_secs_f64(), "rows": j});
     Ok((vec![t], value, ratios))

@@ -35,10 +35,62 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn watching(&self) -> bool;
 }
 
-/// The real backend: the pools of the servers and the optional wake-up lock.
+/// The real backend: the pools of the servers, the optional wake-up lock, and the slot that
+/// lets one call at a time hold a connection.
 pub(crate) struct Database {
     pools: Vec<Pool>,
     wakeup: Option<Wakeup>,
+    slot: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// One call's future, borrowing its connection.
+type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send + 'c>>;
+
+/// How long a call may run on the server after the loop stopped waiting for it: every procedure
+/// waits for a row lock at most 1 s (migration V6) and then fails, so a call that is merely
+/// blocked ends well within this; one that runs longer (a frozen network, a metadata lock) is
+/// ended with `KILL QUERY` and its connection dropped.
+const CALL_RUNS_OUT: Duration = Duration::from_millis(1_500);
+
+impl Database {
+    /// Runs `call` on a connection of server `server`, one call at a time per elector:
+    ///
+    /// 1. Wait for the slot: a previous call the loop stopped waiting for may still run (below).
+    /// 2. Take a pool connection and run the call in a task of its own, bounded by
+    ///    max(request timeout, [`CALL_RUNS_OUT`]).
+    /// 3. The loop may stop waiting sooner (its own time limit, its deadline): the task then goes
+    ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
+    ///    left with a statement nobody waits for, and ending one takes no extra connection
+    ///    except in the rare case of step 2's bound, where `KILL QUERY` ends it.
+    async fn call<T, F>(&self, server: usize, config: &ElectorConfig, call: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut mysql_async::Conn, Arc<ElectorConfig>) -> CallFuture<'c, T>
+            + Send
+            + 'static,
+    {
+        let slot = self.slot.clone().lock_owned().await;
+        let pool = self.pools[server].clone();
+        let config = Arc::new(config.clone());
+        let bound = config.request_timeout.max(CALL_RUNS_OUT);
+        let task = tokio::spawn(async move {
+            let _slot = slot;
+            let (mut conn, guard) = abandonable(&pool).await?;
+            match tokio::time::timeout(bound, call(&mut conn, config)).await {
+                Ok(result) => {
+                    guard.finished();
+                    result
+                }
+                // The guard, dropped unfinished, ends the statement on the server.
+                Err(_) => Err(Error::timeout(bound)),
+            }
+        });
+        match task.await {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(Error::stopped("the call was cancelled (its runtime shut down)")),
+        }
+    }
 }
 
 impl Backend for Database {
@@ -47,24 +99,22 @@ impl Backend for Database {
     }
 
     async fn campaign(&self, server: usize, config: &ElectorConfig) -> Result<Campaign> {
-        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
-        let result = procedures::campaign(&mut conn, &config.service_id, &config.node_id, config.lease).await;
-        guard.finished();
-        result
+        self.call(server, config, |conn, c| {
+            Box::pin(async move { procedures::campaign(conn, &c.service_id, &c.node_id, c.lease).await })
+        })
+        .await
     }
 
     async fn current_leader(&self, server: usize, config: &ElectorConfig) -> Result<CurrentLeader> {
-        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
-        let result = procedures::current_leader(&mut conn, &config.service_id).await;
-        guard.finished();
-        result
+        self.call(server, config, |conn, c| Box::pin(async move { procedures::current_leader(conn, &c.service_id).await }))
+            .await
     }
 
     async fn resign(&self, server: usize, config: &ElectorConfig) -> Result<Resign> {
-        let (mut conn, guard) = abandonable(&self.pools[server]).await?;
-        let result = procedures::resign(&mut conn, &config.service_id, &config.node_id).await;
-        guard.finished();
-        result
+        self.call(server, config, |conn, c| {
+            Box::pin(async move { procedures::resign(conn, &c.service_id, &c.node_id).await })
+        })
+        .await
     }
 
     fn set_role(&self, role: Role) {
@@ -86,10 +136,7 @@ impl Backend for Database {
 }
 
 /// A connection for one call, and a guard that ends the call's statement on the server
-/// (`KILL QUERY`) if the call is abandoned: when the loop's time limit drops the call's future
-/// before it finished. So a call this node gave up on never keeps a server thread waiting (on
-/// a row lock, say) behind its back, and a candidate holds at most its pool connection and its
-/// wake-up connection however long the row stays locked.
+/// (`KILL QUERY`) if the call is dropped before it finished ([`Database::call`]'s bound).
 async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
     let conn = pool.get_conn().await.map_err(Error::from_mysql)?;
     let guard = KillOnDrop { pool: pool.clone(), connection_id: conn.id(), armed: true };
@@ -137,7 +184,7 @@ pub(super) fn spawn(
     let wakeup = config
         .wakeup_lock
         .then(|| Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval));
-    spawn_with(Database { pools, wakeup }, config, state, events, commands, metrics);
+    spawn_with(Database { pools, wakeup, slot: Arc::default() }, config, state, events, commands, metrics);
 }
 
 /// Starts the task on any backend (the unit tests' seam), with its supervisor.

@@ -195,3 +195,38 @@ def test_reads_never_leave_a_lock_or_an_old_snapshot_behind(client: mysqlleader.
         assert other.force_leader(service, "b", 10).term == 2, "no share lock of the read was left behind"
     check = client.am_i_leader(service, "a")
     assert not check.is_leader and check.term == 2, "the read after the change sees it"
+
+
+def test_a_pep249_client_with_default_settings_blocks_nothing(client: mysqlleader.Client, url: str, service: str) -> None:
+    """PyMySQL with its defaults (autocommit off) calling the read procedures itself: the reads take
+    no lock, so its never-committed transaction holds off no takeover; and where an answer could
+    come from that transaction's old snapshot, the read is refused, naming the procedure, instead
+    of answering from it (migration V7)."""
+    import urllib.parse
+
+    import pymysql
+
+    parts = urllib.parse.urlsplit(url)
+    pep249 = pymysql.connect(host=parts.hostname, port=parts.port or 3306,
+                             user=urllib.parse.unquote(parts.username or ""),
+                             password=urllib.parse.unquote(parts.password or ""),
+                             database=parts.path.lstrip("/"))  # driver defaults: autocommit off
+    try:
+        client.campaign(service, "a", 10)
+        with pep249.cursor() as cur:
+            cur.execute("CALL am_i_leader(%s, %s)", (service, "a"))
+            assert cur.fetchone()[0] == 1
+        # The driver's transaction is still open: a takeover goes through at once.
+        started = time.monotonic()
+        assert client.force_leader(service, "b", 10).term == 2
+        assert time.monotonic() - started < 0.9, "force_leader did not wait for a lock of the reader's"
+        with pep249.cursor() as cur:
+            with pytest.raises(pymysql.err.MySQLError) as refused:
+                cur.execute("CALL am_i_leader(%s, %s)", (service, "a"))
+            assert "am_i_leader needs autocommit on" in str(refused.value)
+        pep249.commit()
+        with pep249.cursor() as cur:
+            cur.execute("CALL current_leader(%s)", (service,))
+            assert cur.fetchone()[:2] == ("b", 2)
+    finally:
+        pep249.close()
