@@ -64,7 +64,7 @@ async fn exit_status_and_environment_are_as_documented() {
     assert!(out.stderr.contains("command not found"), "{}", out.stderr);
     let out = cli(Some(&db.url), &["run", "--service", "billing"]);
     assert_eq!(out.code, 2, "{out:?}");
-    let out = cli(Some(&db.url), &["run", "--service", "billing", "--lease", "2s", "--grace", "5s", "--", "true"]);
+    let out = cli(Some(&db.url), &["run", "--service", "billing", "--lease", "2s", "--grace", "0s", "--", "true"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("invalid --grace"), "{}", out.stderr);
     let out = cli(Some(&db.url), &["run", "--service", "billing", "--lease", "2s", "--renew", "1s", "--", "true"]);
@@ -323,6 +323,37 @@ async fn sigint_stops_command_with_sigterm_then_resigns() {
     assert_eq!(run.wait(PATIENCE), Some(130), "{}", run.log());
     assert_eq!(dir.read("trapped"), "stopped-by-TERM\n");
     assert_eq!(leader_of(&db.url, "jobs"), None, "resigned");
+    db.drop_db().await;
+}
+
+/// A COMMAND that needs longer than the lease to shut down gets its whole --grace when `run`
+/// stops it on purpose (SIGTERM): `run` keeps renewing meanwhile, so nobody else leads until
+/// COMMAND has exited and `run` has resigned; then another node takes over at once.
+#[tokio::test]
+async fn a_requested_stop_gets_the_whole_grace_period_while_run_renews() {
+    let db = common::TestDb::migrated("run_grace").await;
+    let dir = Scratch::new("run_grace");
+    let script = format!(
+        "trap 'sleep 3; echo finished-after-3s > {d}/trapped; exit 0' TERM; touch {d}/ready; while :; do sleep 0.05; done",
+        d = dir.0.display()
+    );
+    let mut a = RunProc::start(&db.url, &dir.0, "slowstop", "node-a", &["--lease", LEASE, "--grace", "6s"], &["sh", "-c", &script]);
+    assert!(wait_until(PATIENCE, || leader_of(&db.url, "slowstop").as_deref() == Some("node-a")), "{}", a.log());
+    assert!(wait_until(PATIENCE, || dir.path("ready").exists()), "{}", a.log());
+    let mut b = RunProc::start(&db.url, &dir.0, "slowstop", "node-b", &["--lease", LEASE], &["sh", "-c", "while :; do sleep 1; done"]);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(a.pid(), libc::SIGTERM);
+    // For longer than a lease, COMMAND shuts down and node-a still leads (it keeps renewing).
+    let until = std::time::Instant::now() + Duration::from_millis(2_800);
+    while std::time::Instant::now() < until {
+        assert_eq!(leader_of(&db.url, "slowstop").as_deref(), Some("node-a"), "a leads while COMMAND stops: {}", a.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(a.wait(PATIENCE), Some(143), "{}", a.log());
+    assert_eq!(dir.read("trapped"), "finished-after-3s\n", "COMMAND had its whole grace period: {}", a.log());
+    assert!(wait_until(PATIENCE, || leader_of(&db.url, "slowstop").as_deref() == Some("node-b")), "{}", b.log());
+    signal(b.pid(), libc::SIGTERM);
+    assert_eq!(b.wait(PATIENCE), Some(143), "{}", b.log());
     db.drop_db().await;
 }
 

@@ -148,8 +148,10 @@ pub struct RunArgs {
     /// How often the leader renews its lease [default: lease/5].
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub renew: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL when leadership ends; COMMAND gets SIGTERM this long
-    /// before the leadership deadline when renews keep failing [default: lease/4].
+    /// How long COMMAND may take to stop after SIGTERM when `run` stops it on purpose (SIGINT or
+    /// SIGTERM to `run`) while still holding the lease, which it keeps renewing meanwhile; any
+    /// length. When renews fail, COMMAND gets SIGTERM min(grace, lease - drift margin -
+    /// 2 x renew) before the leadership deadline and SIGKILL just before it [default: lease/4].
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub grace: Option<Duration>,
     /// Start COMMAND again when it exits on its own (while still leading), instead of resigning;
@@ -197,9 +199,12 @@ pub struct GuardArgs {
     /// The leadership deadline, CLOCK_BOOTTIME nanoseconds.
     #[arg(long)]
     pub deadline_ns: u64,
-    /// SIGTERM this long before the deadline, and the longest wait from SIGTERM to SIGKILL.
+    /// The longest wait from a requested stop's SIGTERM to SIGKILL (bounded by the deadline).
     #[arg(long)]
     pub grace_ms: u64,
+    /// SIGTERM this long before the deadline when it was not extended.
+    #[arg(long)]
+    pub lead_ms: u64,
     /// SIGKILL at the latest this long before the deadline.
     #[arg(long)]
     pub kill_margin_ms: u64,

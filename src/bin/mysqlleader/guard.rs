@@ -241,10 +241,12 @@ pub struct GuardHandle {
 /// The times the guard enforces.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
-    /// SIGTERM this long before the deadline (when not extended), and the longest wait from a
-    /// requested stop's SIGTERM to its SIGKILL.
+    /// A requested stop (`stop`): the longest wait from its SIGTERM to SIGKILL, for as long as
+    /// the deadline allows (renews go on meanwhile and move it).
     pub grace: Duration,
-    /// SIGKILL at the latest this long before the deadline.
+    /// A deadline stop: SIGTERM this long before the deadline when it was not extended.
+    pub lead: Duration,
+    /// SIGKILL at the latest this long before the deadline, whatever the stop.
     pub kill_margin: Duration,
 }
 
@@ -283,6 +285,8 @@ impl GuardHandle {
             .arg(boottime_of(deadline).to_string())
             .arg("--grace-ms")
             .arg(timing.grace.as_millis().to_string())
+            .arg("--lead-ms")
+            .arg(timing.lead.as_millis().to_string())
             .arg("--kill-margin-ms")
             .arg(timing.kill_margin.as_millis().to_string())
             .arg("--")
@@ -331,14 +335,15 @@ impl GuardHandle {
     }
 
     /// The deadline has moved (a renew succeeded).
+    /// A new deadline after a renew; also after `stop`, where it lets COMMAND use more of its
+    /// grace period while the lease is still held.
     pub fn extend(&mut self, deadline: tokio::time::Instant) {
-        if !self.stop_sent {
-            let line = format!("deadline {}\n", boottime_of(deadline));
-            self.send(&line);
-        }
+        let line = format!("deadline {}\n", boottime_of(deadline));
+        self.send(&line);
     }
 
-    /// Stops COMMAND: SIGTERM now, SIGKILL after the grace period (before the deadline).
+    /// Stops COMMAND: SIGTERM now, SIGKILL after the grace period or before the deadline,
+    /// whichever comes first (later deadlines move the second).
     pub fn stop(&mut self) {
         if !self.stop_sent {
             self.stop_sent = true;
@@ -367,10 +372,12 @@ impl GuardHandle {
 /// What the guard is doing to COMMAND.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// COMMAND runs; SIGTERM is due at `deadline - grace`.
+    /// COMMAND runs; SIGTERM is due at `deadline - lead`.
     Running,
-    /// SIGTERM sent; SIGKILL is due at `kill_at`.
-    Terminating { kill_at: u64, cause: Cause },
+    /// SIGTERM sent; SIGKILL is due at `kill_at`. For a requested stop (`stop_at`: when it came)
+    /// that is min(stop_at + grace, deadline - kill_margin), recomputed with each new deadline;
+    /// for a deadline stop, deadline - kill_margin.
+    Terminating { kill_at: u64, cause: Cause, stop_at: Option<u64> },
     /// SIGKILL sent; waiting for COMMAND to be reaped.
     Killed { cause: Cause },
 }
@@ -433,6 +440,7 @@ struct Guard {
     report_fd: RawFd,
     deadline: u64,
     grace: u64,
+    lead: u64,
     kill_margin: u64,
     phase: Phase,
     /// COMMAND's pid, which is also its process group id.
@@ -497,17 +505,22 @@ impl Guard {
         let now = boottime_ns();
         match message {
             // The latest deadline wins (it only ever moves forward while the term lasts; if it
-            // moved back, acting sooner is the safe side). After SIGTERM there is no way back.
-            Message::Deadline(ns) => {
-                if self.phase == Phase::Running {
+            // moved back, acting sooner is the safe side). After SIGTERM there is no way back to
+            // running; a requested stop may only use more of its grace period.
+            Message::Deadline(ns) => match self.phase {
+                Phase::Running => self.deadline = ns,
+                Phase::Terminating { cause, stop_at: Some(stop_at), .. } => {
                     self.deadline = ns;
+                    let kill_at = (stop_at + self.grace).min(ns.saturating_sub(self.kill_margin));
+                    self.phase = Phase::Terminating { kill_at, cause, stop_at: Some(stop_at) };
                 }
-            }
+                Phase::Terminating { .. } | Phase::Killed { .. } => {}
+            },
             Message::Stop => {
                 if self.phase == Phase::Running {
                     self.terminate();
                     let kill_at = (now + self.grace).min(self.deadline.saturating_sub(self.kill_margin));
-                    self.phase = Phase::Terminating { kill_at, cause: Cause::Stop };
+                    self.phase = Phase::Terminating { kill_at, cause: Cause::Stop, stop_at: Some(now) };
                 }
             }
             Message::Kill => {
@@ -519,14 +532,15 @@ impl Guard {
         }
     }
 
-    /// Acts on the clock: SIGTERM at `deadline - grace`, SIGKILL at the kill time.
+    /// Acts on the clock: SIGTERM at `deadline - lead`, SIGKILL at the kill time.
     fn act_on_time(&mut self) {
         let now = boottime_ns();
-        if self.phase == Phase::Running && now.saturating_add(self.grace) >= self.deadline {
+        if self.phase == Phase::Running && now.saturating_add(self.lead) >= self.deadline {
             self.terminate();
-            self.phase = Phase::Terminating { kill_at: self.deadline.saturating_sub(self.kill_margin), cause: Cause::Deadline };
+            let kill_at = self.deadline.saturating_sub(self.kill_margin);
+            self.phase = Phase::Terminating { kill_at, cause: Cause::Deadline, stop_at: None };
         }
-        if let Phase::Terminating { kill_at, cause } = self.phase {
+        if let Phase::Terminating { kill_at, cause, .. } = self.phase {
             if now >= kill_at {
                 self.kill_all();
                 self.phase = Phase::Killed { cause };
@@ -538,7 +552,7 @@ impl Guard {
     fn next_wake(&self) -> Duration {
         let now = boottime_ns();
         let at = match self.phase {
-            Phase::Running => self.deadline.saturating_sub(self.grace),
+            Phase::Running => self.deadline.saturating_sub(self.lead),
             Phase::Terminating { kill_at, .. } => kill_at,
             Phase::Killed { .. } => now + 5 * MS,
         };
@@ -612,6 +626,7 @@ pub fn main(args: GuardArgs) -> ExitCode {
         report_fd: args.report_fd,
         deadline: args.deadline_ns,
         grace: args.grace_ms * MS,
+        lead: args.lead_ms * MS,
         kill_margin: args.kill_margin_ms * MS,
         phase: Phase::Running,
         pid: 0,
@@ -627,7 +642,7 @@ pub fn main(args: GuardArgs) -> ExitCode {
             Message::Stop | Message::Kill => cancelled = true,
         }
     }
-    if cancelled || guard.control.eof || boottime_ns().saturating_add(guard.grace) >= guard.deadline {
+    if cancelled || guard.control.eof || boottime_ns().saturating_add(guard.lead) >= guard.deadline {
         guard.report("late");
         return ExitCode::SUCCESS;
     }

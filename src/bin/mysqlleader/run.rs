@@ -4,20 +4,22 @@
 //! 1. check the arguments (lease, renew, grace, that COMMAND exists), the server, the login and
 //!    the schema, so that mistakes are reported before anything runs;
 //! 2. campaign (the elector renews in the background) until this node leads with more than the
-//!    grace period left before its deadline;
+//!    deadline stop's lead (min(grace, lease - drift margin - 2 x renew)) left before its deadline;
 //! 3. start COMMAND through a guard process (see `guard.rs`) with `MYSQLLEADER_SERVICE`,
 //!    `MYSQLLEADER_NODE` and `MYSQLLEADER_TERM`, and pass it every later deadline after each
 //!    renew — the guard stops COMMAND by the deadline on its own, whatever happens to `run`;
 //! 4. when the elector stops leading (another node holds the seat, a new term, or no renew
 //!    before the deadline), ask the guard to stop COMMAND (SIGTERM, SIGKILL after the grace
-//!    period and before the deadline), wait for its report, and go back to 2;
+//!    period or before the deadline, whichever comes first), wait for its report, and go back
+//!    to 2;
 //! 5. when COMMAND exits on its own: with `--restart`, start it again (step 2) after a pause
 //!    that doubles with each restart; after `--restart-limit` exits within `--restart-window`,
 //!    resign, stay out for one lease (so another node can take over), then campaign again;
 //!    without `--restart`, resign, so another node takes over at once, and exit with COMMAND's
 //!    status;
-//! 6. on SIGINT or SIGTERM: stop COMMAND through the guard (a second signal kills it at once),
-//!    resign, and exit with 128 + the signal number; the other catchable signals of
+//! 6. on SIGINT or SIGTERM: stop COMMAND through the guard (a second signal kills it at once)
+//!    while renewing, so that COMMAND gets its whole grace period as long as the lease holds
+//!    (every renew moves the guard's deadline), then resign, and exit with 128 + the signal number; the other catchable signals of
 //!    [`FORWARDED`] go to COMMAND's process group while it runs, and `run` goes on;
 //! 7. with `--try D`: when this node has not led within D, exit with [`EXIT_TRY`].
 //!
@@ -262,18 +264,23 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
         builder = builder.renew_interval(renew);
     }
     let config = builder.config().map_err(config_error)?;
+    // The grace period of a requested stop may be any length: `run` keeps renewing while
+    // COMMAND stops. When renews fail, the deadline bounds it: SIGTERM `lead` before the
+    // deadline, which leaves room for two renews after the last one that succeeded.
     let usable = config.lease - config.drift_margin;
     let room = usable.saturating_sub(config.renew_interval * 2);
-    let grace = args.grace.unwrap_or((config.lease / 4).min(room));
-    if grace.is_zero() || grace > room {
+    let grace = args.grace.unwrap_or(config.lease / 4);
+    if grace.is_zero() {
+        return Err(CliError::new("invalid --grace: must be above 0"));
+    }
+    let lead = grace.min(room);
+    if lead.is_zero() {
         return Err(CliError::new(format!(
-            "invalid --grace: {} must be above 0 and leave room for two renews before it: at most lease - \
-             drift margin - 2 x renew = {}",
-            human(grace),
-            human(room)
+            "invalid --renew: {} leaves no time to stop COMMAND before the deadline (lease - drift margin - 2 x renew = 0)",
+            human(config.renew_interval)
         )));
     }
-    let timing = Timing { grace, kill_margin: (grace / 4).min(Duration::from_millis(100)) };
+    let timing = Timing { grace, lead, kill_margin: (lead / 4).min(Duration::from_millis(100)) };
     procedures::current_leader(&db.pool, &args.service).await.map_err(|e| db.explain(e))?;
 
     // 2. Campaign.
@@ -298,10 +305,12 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
     let mut state = elector.watch();
     let mut errors = ErrorLog::default();
     note!(
-        "{node} campaigns for {service} (lease {}, renew every {}, grace {}); COMMAND runs only while it leads",
+        "{node} campaigns for {service} (lease {}, renew every {}, grace {}; without renews COMMAND gets SIGTERM {} \
+         before the deadline); COMMAND runs only while it leads",
         human(config.lease),
         human(config.renew_interval),
-        human(grace)
+        human(grace),
+        human(lead)
     );
     // --try bounds the first wait for the seat, from the start of `run`.
     let mut try_until = args.try_for.map(|d| Instant::now() + d);
@@ -319,7 +328,7 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
         tokio::pin!(try_limit);
         let (term, deadline) = loop {
             tokio::select! {
-                led = wait_to_lead(&mut state, timing.grace + timing.kill_margin, &mut errors) => match led {
+                led = wait_to_lead(&mut state, timing.lead + timing.kill_margin, &mut errors) => match led {
                     Some(led) => break led,
                     None => return Err(CliError::new("the elector stopped unexpectedly")),
                 },
