@@ -17,7 +17,7 @@ pub struct Args {
     pub only: Option<Vec<String>>,
 }
 
-pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "library", "cabi", "failover", "scale"];
+pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "system", "library", "cabi", "failover", "scale"];
 
 impl Args {
     pub fn parse() -> Res<Args> {
