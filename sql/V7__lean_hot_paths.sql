@@ -12,8 +12,10 @@
 --    also reads, as a scalar subquery, whether the account may act on the service (1 when the
 --    account has no row in leader_election_access). A refusal is raised before anything is
 --    returned or written, so it still reveals and changes nothing (V6: a statement of its own).
--- 3. A renew is one guarded write. When the read shows the caller holding a valid lease, one
---    UPDATE extends it, guarded by the row as it is when the UPDATE holds its lock (same leader,
+-- 3. A renew is one guarded write. When this session's last campaign won or renewed the same
+--    seat (6), campaign tries the renew first, without a read: one UPDATE whose guard also
+--    checks the account's access. Otherwise, when the read shows the caller holding a valid
+--    lease, the same UPDATE follows the read. It extends the lease, guarded by the row as it is when the UPDATE holds its lock (same leader,
 --    same term, lease still valid at the read's clock), and COMMIT; V6 ran START TRANSACTION,
 --    SELECT ... FOR UPDATE, UPDATE, COMMIT. When the guard matches nothing (the seat moved or the
 --    lease ran out meanwhile) the call falls through to the locking path below, unchanged from V6.
@@ -30,6 +32,13 @@
 --    The wait for the row lock is bounded as in V6 (innodb_lock_wait_timeout 1 s for the
 --    statement, restored after, also on error).
 -- 4. A follower's check is one read and the result: nothing is locked, nothing written.
+-- 6. The seat hint. After a campaign that leaves the caller leading, the session keeps
+--    @mysqlleader_seat_service, _node and _term (cleared when it does not lead). The hint only
+--    chooses which path to try first: the UPDATE's guard (leader, term, a valid lease, access)
+--    decides, on the row as it is under its lock, so a stale or forged hint costs one UPDATE
+--    that matches nothing and then the usual read; it can neither renew a lease the caller does
+--    not hold nor skip the access check. A pool that hands a leader the same connection (the
+--    library calls one at a time per elector) renews with one statement.
 -- 5. am_i_leader and current_leader read without locks. V6 read with LOCK IN SHARE MODE, so as
 --    not to answer from an old snapshot; but that share lock lasted until the caller's
 --    transaction ended, and a PEP 249 client (autocommit off by default) that never committed
@@ -87,6 +96,7 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_renewed  INT DEFAULT 0;
+    DECLARE v_access   VARCHAR(80);
 
     -- 0. Input, inline; the checking procedures only build the message of a bad value.
     IF p_service_id IS NULL OR p_node_id IS NULL OR p_lease_ms IS NULL
@@ -98,19 +108,52 @@ BEGIN
         CALL leader_election_check_lease(p_lease_ms);
     END IF;
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
-        v_lease_ms = p_lease_ms;
+        v_lease_ms = p_lease_ms, v_access = SUBSTRING_INDEX(USER(), '@', 1);
 
-    -- 1. One plain consistent read of the row, the clock and the account's access to the service.
+    -- 1. The renew of a leader: this session won or renewed this seat in its last campaign
+    --    (see 6 at the top), so try the renew first, as one guarded write that also checks the
+    --    account's access; only when it matches nothing does the call go on to read.
+    IF @mysqlleader_seat_term IS NOT NULL AND @mysqlleader_seat_service = v_sid
+       AND @mysqlleader_seat_node = v_nid THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET @mysqlleader_seat_term = NULL;
+                RESIGNAL;
+            END;
+            SET v_term = @mysqlleader_seat_term, v_now = UTC_TIMESTAMP(6),
+                v_wait = @@session.innodb_lock_wait_timeout;
+            SET SESSION innodb_lock_wait_timeout = 1;
+            UPDATE leader_election
+               SET lease_ms = v_lease_ms, renewed_at = v_now,
+                   lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
+             WHERE service_id = v_sid AND leader_id = v_nid AND term = v_term
+               AND lease_expires_at > v_now
+               AND (SELECT IF(COUNT(*) = 0, 1, MAX(v_sid LIKE a.service_pattern))
+                      FROM leader_election_access a WHERE a.account = v_access) = 1;
+            SET v_renewed = ROW_COUNT();
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            COMMIT;
+        END;
+        IF v_renewed = 1 THEN
+            SET v_leader = v_nid, v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+        END IF;
+    END IF;
+
+    IF v_renewed = 0 THEN
+    -- 2. One plain consistent read of the row, the clock and the account's access to the service.
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
            (SELECT IF(COUNT(*) = 0, 1, MAX(v_sid LIKE a.service_pattern))
-              FROM leader_election_access a WHERE a.account = SUBSTRING_INDEX(USER(), '@', 1))
+              FROM leader_election_access a WHERE a.account = v_access)
       INTO v_rows, v_leader, v_term, v_expires, v_now, v_allowed
       FROM leader_election WHERE service_id = v_sid;
     IF v_allowed = 0 THEN
+        SET @mysqlleader_seat_term = NULL;
         CALL leader_election_deny(p_service_id);
     END IF;
 
-    -- 2. The caller holds a valid lease: renew it with one guarded write (see 3 at the top).
+    -- 3. The caller holds a valid lease: renew it with one guarded write (see 3 at the top).
     IF v_leader = v_nid AND v_expires > v_now THEN
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
@@ -136,7 +179,7 @@ BEGIN
         END IF;
     END IF;
 
-    -- 3. The seat is vacant or expired, or the renew's guard matched nothing: decide under the
+    -- 4. The seat is vacant or expired, or the renew's guard matched nothing: decide under the
     --    row lock, as V6 did. A follower of a valid lease never comes here.
     IF v_renewed = 0 AND NOT (v_leader IS NOT NULL AND v_leader <> v_nid AND v_expires > v_now) THEN
         BEGIN
@@ -150,12 +193,12 @@ BEGIN
                 RESIGNAL;
             END;
             SET v_wait = @@session.innodb_lock_wait_timeout;
-            -- 3a. The first campaign of a service creates its row in a statement of its own, so
+            -- 4a. The first campaign of a service creates its row in a statement of its own, so
             --     that no transaction below holds an insert lock while it waits for the row lock.
             IF v_rows = 0 THEN
                 INSERT IGNORE INTO leader_election (service_id, term) VALUES (v_sid, 0);
             END IF;
-            -- 3b. Decide under the row lock (waited for at most 1 s), with the clock read after
+            -- 4b. Decide under the row lock (waited for at most 1 s), with the clock read after
             --     the lock is granted.
             SET SESSION innodb_lock_wait_timeout = 1;
             START TRANSACTION;
@@ -190,6 +233,14 @@ BEGIN
             -- Otherwise another node took the seat meanwhile: nothing to write.
             COMMIT;
         END;
+    END IF;
+    END IF;
+
+    -- 5. Remember the seat this session holds now (or that it holds none), for step 1 next time.
+    IF v_leader = v_nid AND v_expires > v_now THEN
+        SET @mysqlleader_seat_service = v_sid, @mysqlleader_seat_node = v_nid, @mysqlleader_seat_term = v_term;
+    ELSEIF @mysqlleader_seat_term IS NOT NULL THEN
+        SET @mysqlleader_seat_term = NULL;
     END IF;
 
     SELECT IF(v_leader = v_nid, 1, 0) AS is_leader,

@@ -102,3 +102,41 @@ async fn a_limited_account_uses_only_its_services() {
     exec(&mut admin, &format!("DROP USER IF EXISTS '{free}'@'%'")).await;
     db.drop_db().await;
 }
+
+/// The seat hint of V7 (a session that led at its last campaign tries the renew first) only
+/// picks a path: a leader whose access is revoked meanwhile is refused on its next renew with
+/// 45002 and writes nothing; a hint forged by SET (or left over after a force) renews nothing.
+#[tokio::test]
+async fn the_seat_hint_never_bypasses_the_guard_nor_the_access_check() {
+    let db = TestDb::migrated("access_hint").await;
+    let mut admin = connect(&db.url).await;
+    let (limited, mut app) = account(&mut admin, &db, "hint").await;
+    exec(&mut admin, &format!("INSERT INTO leader_election_access (account, service_pattern) VALUES ('{limited}', 'billing')")).await;
+    let won = call_text(&mut app, &format!("CALL campaign('billing', 'a', {LONG})")).await.unwrap();
+    assert_eq!((won.flag("is_leader"), won.term()), (1, 1));
+    let renewed = call_text(&mut app, &format!("CALL campaign('billing', 'a', {LONG})")).await.unwrap();
+    assert_eq!((renewed.flag("is_leader"), renewed.term()), (1, 1), "the renew through the hint");
+
+    // Revoked: the next renew (through the hint) is refused and changes nothing.
+    exec(&mut admin, &format!("UPDATE leader_election_access SET service_pattern = 'ledger' WHERE account = '{limited}'")).await;
+    let before = snapshot(&mut admin).await;
+    let e = call_text(&mut app, &format!("CALL campaign('billing', 'a', {LONG})")).await.unwrap_err();
+    assert_denied(&e, &limited, "billing", "a renew after the revocation");
+    assert_eq!(snapshot(&mut admin).await, before, "the refused renew wrote nothing");
+    assert!(!in_transaction(&mut app).await);
+
+    // Left over after a force, and forged: the guard decides, nothing is renewed.
+    campaign(&mut admin, "svc", "a", LONG).await;
+    campaign(&mut admin, "svc", "a", LONG).await; // the admin session now holds a hint for svc/a/1
+    call_text(&mut connect(&db.url).await, &format!("CALL force_leader('svc', 'b', {LONG})")).await.unwrap();
+    let seen = call_text(&mut admin, &format!("CALL campaign('svc', 'a', {LONG})")).await.unwrap();
+    assert_eq!((seen.flag("is_leader"), seen.text("leader_id").as_deref(), seen.term()), (0, Some("b"), 2), "a stale hint");
+    let mut forger = connect(&db.url).await;
+    exec(&mut forger, "SET @mysqlleader_seat_service = 'svc', @mysqlleader_seat_node = 'c', @mysqlleader_seat_term = 2").await;
+    let before = snapshot(&mut admin).await;
+    let seen = call_text(&mut forger, &format!("CALL campaign('svc', 'c', {LONG})")).await.unwrap();
+    assert_eq!((seen.flag("is_leader"), seen.text("leader_id").as_deref(), seen.term()), (0, Some("b"), 2), "a forged hint");
+    assert_eq!(snapshot(&mut admin).await, before, "a forged hint renews nothing");
+    exec(&mut admin, &format!("DROP USER '{limited}'@'%'")).await;
+    db.drop_db().await;
+}

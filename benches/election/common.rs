@@ -159,6 +159,7 @@ pub async fn setup_dbs(base: &str) -> Res<Dbs> {
 pub async fn drop_dbs(base: &str) -> Res<()> {
     let mut conn = Conn::new(Opts::from_url(base)?).await?;
     conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}`")).await?;
+    conn.query_drop(format!("DROP USER IF EXISTS '{LIMITED_USER}'@'%'")).await?;
     for (n, _) in PROPOSALS {
         conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}_{n}`")).await?;
     }
@@ -231,6 +232,28 @@ pub fn pool(url: &str, max: usize) -> Res<Pool> {
     let constraints = PoolConstraints::new(1.min(max), max).ok_or("pool constraints")?;
     let pool_opts = opts.pool_opts().clone().with_constraints(constraints);
     Ok(Pool::new(OptsBuilder::from_opts(opts).pool_opts(pool_opts)))
+}
+
+/// The account limited to the benchmark's services (per-service access, migration V6): the
+/// follower and renew sections measure the tree's campaign through it too, to show what the
+/// per-service check costs a limited account on the hot path.
+pub const LIMITED_USER: &str = "mlbench_limited";
+
+/// Creates [`LIMITED_USER`] with EXECUTE on `campaign` alone and access to `follow` and
+/// `renew-%` only; returns a URL of `base_db_url` that logs in as it.
+pub async fn limited_account(base_db_url: &str) -> Res<String> {
+    let mut c = Conn::new(Opts::from_url(base_db_url)?).await?;
+    c.query_drop(format!("DROP USER IF EXISTS '{LIMITED_USER}'@'%'")).await?;
+    c.query_drop(format!("CREATE USER '{LIMITED_USER}'@'%' IDENTIFIED BY 'mlbench'")).await?;
+    c.query_drop(format!("GRANT EXECUTE ON PROCEDURE `{BENCH_DB}`.campaign TO '{LIMITED_USER}'@'%'")).await?;
+    c.query_drop(format!(
+        "INSERT IGNORE INTO leader_election_access (account, service_pattern) VALUES ('{LIMITED_USER}', 'follow'), ('{LIMITED_USER}', 'renew-%')"
+    ))
+    .await?;
+    c.disconnect().await?;
+    let (scheme, rest) = base_db_url.split_once("://").ok_or("url without ://")?;
+    let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+    Ok(format!("{scheme}://{LIMITED_USER}:mlbench@{host}"))
 }
 
 /// `n` dedicated connections.

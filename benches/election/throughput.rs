@@ -181,6 +181,17 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         };
         contenders.push(Contender { name: label, conns, op, before: None });
     }
+    {
+        // The same calls by an account limited to these services: the per-service check's cost.
+        let limited = limited_account(&dbs.url).await?;
+        let conns = conns(&limited, max).await?;
+        let op: Box<dyn Fn(usize) -> Op + Send> = if follower {
+            Box::new(move |i| Op::Campaign { service: "follow".into(), node: format!("follower-{i}"), lease })
+        } else {
+            Box::new(move |i| Op::Campaign { service: format!("renew-{i}"), node: format!("leader-{i}"), lease: long })
+        };
+        contenders.push(Contender { name: "campaign (tree), limited account".into(), conns, op, before: None });
+    }
     if follower {
         let conns = conns(&dbs.url, max).await?;
         contenders.push(Contender {
@@ -264,7 +275,9 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         "campaign (tree): the migrations of sql/ as applied (V7's campaign), called with procedures::campaign on a \
          dedicated connection. campaign (V6): V6's campaign, taken from sql/V6__access_audit_bounded_waits.sql and \
          installed over the same schema in a scratch database, called the same way. text protocol: the tree's procedure, \
-         the CALL sent as text instead of a prepared statement. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. \
+         the CALL sent as text instead of a prepared statement. limited account: the tree's procedure called by an \
+         account with EXECUTE on campaign alone and a per-service limit (leader_election_access: 'follow', 'renew-%'), \
+         so that the access check finds and matches a pattern on every call. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. \
          floor: one primary-key SELECT of the election row.",
     );
     let value = json!({"rounds": rounds, "seconds_per_run": dur.as_secs_f64(), "rows": j});
