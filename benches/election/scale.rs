@@ -222,8 +222,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, ScaleResult)
             .unwrap_or_else(|| "none up to 12800".into())
     };
     for (name, best, steps) in [
-        ("library (CALL campaign, pool as pool_from_url makes it)", &lib_best, &lib_steps),
-        ("library, pool with reset_connection=false", &nr_best, &nr_steps),
+        ("library (CALL campaign), pool with reset_connection=true (mysql_async's default)", &lib_best, &lib_steps),
+        ("library, pool with reset_connection=false (as pool_from_url makes it)", &nr_best, &nr_steps),
         ("recipe", &rec_best, &rec_steps),
     ] {
         match best {
