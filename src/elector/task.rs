@@ -35,12 +35,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn watching(&self) -> bool;
 }
 
-/// The real backend: the pools of the servers, the optional wake-up lock, and the slot that
-/// lets one call at a time hold a connection.
+/// The real backend: the pools of the servers, the optional wake-up lock, and per server the
+/// slot that lets one call at a time hold a connection there (per server, so that a call still
+/// running on a stalled server never holds up the move to a fallback).
 pub(crate) struct Database {
     pools: Vec<Pool>,
     wakeup: Option<Wakeup>,
-    slot: Arc<tokio::sync::Mutex<()>>,
+    slots: Vec<Arc<tokio::sync::Mutex<()>>>,
 }
 
 /// One call's future, borrowing its connection.
@@ -53,7 +54,7 @@ type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send
 const CALL_RUNS_OUT: Duration = Duration::from_millis(1_500);
 
 impl Database {
-    /// Runs `call` on a connection of server `server`, one call at a time per elector:
+    /// Runs `call` on a connection of server `server`, one call at a time per elector and server:
     ///
     /// 1. Wait for the slot: a previous call the loop stopped waiting for may still run (below).
     /// 2. Take a pool connection and run the call in a task of its own, bounded by
@@ -69,7 +70,7 @@ impl Database {
             + Send
             + 'static,
     {
-        let slot = self.slot.clone().lock_owned().await;
+        let slot = self.slots[server].clone().lock_owned().await;
         let pool = self.pools[server].clone();
         let config = Arc::new(config.clone());
         let bound = config.request_timeout.max(CALL_RUNS_OUT);
@@ -184,7 +185,8 @@ pub(super) fn spawn(
     let wakeup = config
         .wakeup_lock
         .then(|| Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval));
-    spawn_with(Database { pools, wakeup, slot: Arc::default() }, config, state, events, commands, metrics);
+    let slots = pools.iter().map(|_| Arc::default()).collect();
+    spawn_with(Database { pools, wakeup, slots }, config, state, events, commands, metrics);
 }
 
 /// Starts the task on any backend (the unit tests' seam), with its supervisor.

@@ -334,7 +334,6 @@ impl GuardHandle {
         let _ = self.control.write_all(line.as_bytes());
     }
 
-    /// The deadline has moved (a renew succeeded).
     /// A new deadline after a renew; also after `stop`, where it lets COMMAND use more of its
     /// grace period while the lease is still held.
     pub fn extend(&mut self, deadline: tokio::time::Instant) {
