@@ -224,6 +224,31 @@ pub async fn recipe_tick(conn: &mut Conn, service: &str, node: &str, timeout: Du
 pub const FLOOR_SQL: &str =
     "SELECT leader_id, term, lease_expires_at, UTC_TIMESTAMP(6) FROM leader_election WHERE service_id = ?";
 
+/// One recipe node: on its own connection, one tick every `period` from `offset` on, until
+/// `stop` changes; the timeout is the recipe's failover budget.
+pub fn spawn_recipe_node(
+    mut conn: Conn,
+    service: String,
+    node: String,
+    timeout: Duration,
+    period: Duration,
+    offset: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut next = tokio::time::Instant::now() + offset;
+        loop {
+            tokio::select! {
+                _ = stop.changed() => break,
+                _ = tokio::time::sleep_until(next) => {}
+            }
+            let _ = recipe_tick(&mut conn, &service, &node, timeout).await;
+            next += period;
+        }
+        let _ = conn.disconnect().await;
+    })
+}
+
 // ---- Connections ----
 
 /// A pool of at most `max` connections for `url`, as the library would be used.

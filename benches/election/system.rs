@@ -150,21 +150,10 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
     let mut rng = Rng::seeded();
     for s in 0..services {
         for n in 0..3 {
-            let mut conn = Conn::new(Opts::from_url(&dbs.url)?).await?;
+            let conn = Conn::new(Opts::from_url(&dbs.url)?).await?;
             let offset = rng.duration(Duration::from_secs(1));
-            let mut stop = stop_rx.clone();
-            tasks.push(tokio::spawn(async move {
-                let mut next = tokio::time::Instant::now() + offset;
-                loop {
-                    tokio::select! {
-                        _ = stop.changed() => break,
-                        _ = tokio::time::sleep_until(next) => {}
-                    }
-                    let _ = recipe_tick(&mut conn, &format!("system-{s}"), &format!("n{n}"), lease).await;
-                    next += Duration::from_secs(1);
-                }
-                let _ = conn.disconnect().await;
-            }));
+            let node = spawn_recipe_node(conn, format!("system-{s}"), format!("n{n}"), lease, Duration::from_secs(1), offset, stop_rx.clone());
+            tasks.push(node);
         }
     }
     tokio::time::sleep(Duration::from_secs(3)).await;

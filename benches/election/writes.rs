@@ -125,21 +125,9 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<WritesRe
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut tasks = Vec::new();
         for i in 0..n {
-            let mut conn = Conn::new(Opts::from_url(&dbs.url)?).await?;
+            let conn = Conn::new(Opts::from_url(&dbs.url)?).await?;
             let offset = rng.duration(renew);
-            let (service, mut stop) = (service.clone(), stop_rx.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut next = tokio::time::Instant::now() + offset;
-                loop {
-                    tokio::select! {
-                        _ = stop.changed() => break,
-                        _ = tokio::time::sleep_until(next) => {}
-                    }
-                    let _ = recipe_tick(&mut conn, &service, &format!("n{i}"), lease).await;
-                    next += renew;
-                }
-                let _ = conn.disconnect().await;
-            }));
+            tasks.push(spawn_recipe_node(conn, service.clone(), format!("n{i}"), lease, renew, offset, stop_rx.clone()));
         }
         tokio::time::sleep(renew * 2).await;
         let s1 = snapshot(&mut admin).await?;
