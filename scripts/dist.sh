@@ -196,7 +196,8 @@ make_go() {
     cp "$f" "$go/"
   done
   cp bindings/go/go.mod bindings/go/README.md "$go/"
-  cp -r bindings/go/examples "$go/"
+  mkdir -p "$go/examples/elect" # the example program (examples/go/elect), as a package of the module
+  cp examples/go/elect/main.go "$go/examples/elect/"
   cp "$sdk/include/mysqlleader.h" "$go/include/"
   cp "$sdk/lib/libmysqlleader.a" "$go/lib/"
   # The checkout's include path (../../include) becomes the module's own include/; nothing may

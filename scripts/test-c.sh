@@ -2,7 +2,8 @@
 # The C API's tests: builds the release library, builds bindings/c/example.c and
 # bindings/c/test_mysqlleader.c with -Wall -Wextra -Wpedantic -Werror, links them once against
 # the shared and once against the static library, and runs the tests against the server of
-# MYSQLLEADER_TEST_URL under AddressSanitizer + LeakSanitizer. Exits non-zero on any failure,
+# MYSQLLEADER_TEST_URL under AddressSanitizer + LeakSanitizer; then runs the user example
+# examples/c/elect.c the same way (it must exit 0). Exits non-zero on any failure,
 # warning or leak, and ends with one line "N passed, M failed".
 #
 #   MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db scripts/test-c.sh
@@ -46,6 +47,8 @@ echo "test-c: building with ${CC}" >&2
 "$CC" "${warn[@]}" "${asan[@]}" "${inc[@]}" bindings/c/test_mysqlleader.c "${shared[@]}" -lpthread -lm -o "$out/test_shared"
 "$CC" "${warn[@]}" "${asan[@]}" "${inc[@]}" bindings/c/example.c "${static[@]}" -o "$out/example_static"
 "$CC" "${warn[@]}" "${asan[@]}" "${inc[@]}" bindings/c/test_mysqlleader.c "${static[@]}" -o "$out/test_static"
+# The user example: elects, makes one fenced write, resigns (run in step 4).
+"$CC" "${warn[@]}" "${asan[@]}" "${inc[@]}" examples/c/elect.c "${shared[@]}" -o "$out/elect_example"
 # The static binaries really carry the library (no libmysqlleader.so needed at run time).
 if ldd "$out/test_static" | grep -q libmysqlleader; then
   echo "test-c: $out/test_static is linked against libmysqlleader.so, not the static library" >&2
@@ -115,6 +118,19 @@ run() {
 
 run test_shared "$out/test_shared" "$here/$out/example_shared"
 run test_static "$out/test_static" "$here/$out/example_static"
+
+# examples/c/elect.c against the test server: must exit 0, with no sanitizer report; one test.
+echo "test-c: running examples/c/elect" >&2
+rc=0
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$out/elect_example" >"$out/elect_example.log" 2>&1 || rc=$?
+cat "$out/elect_example.log"
+if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)' "$out/elect_example.log"; then
+  total_passed=$((total_passed + 1))
+else
+  echo "test-c: examples/c/elect failed (exit status $rc)" >&2
+  total_failed=$((total_failed + 1))
+  status=1
+fi
 
 if [ "${MYSQLLEADER_C_VALGRIND:-0}" = 1 ]; then
   "$CC" "${warn[@]}" -g "${inc[@]}" bindings/c/test_mysqlleader.c "${shared[@]}" -lpthread -lm -o "$out/test_valgrind"

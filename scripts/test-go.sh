@@ -6,8 +6,9 @@
 # 1. builds the release library when needed (cargo build --release --lib; a no-op when current):
 #    the package links target/release/libmysqlleader.a through cgo;
 # 2. go vet ./... (also with the build tag mysqlleader_dynamic);
-# 3. builds the example program both ways and checks with ldd that the default (static) build
-#    needs no libmysqlleader at run time and the mysqlleader_dynamic build does;
+# 3. builds the example program (examples/go/elect, its own module) both ways, checks with ldd
+#    that the default (static) build needs no libmysqlleader at run time and the
+#    mysqlleader_dynamic build does, and runs it against the server (it must exit 0);
 # 4. go test -race -count=1 ./... against MYSQLLEADER_TEST_URL. When that is not set, it runs
 #    itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
 #
@@ -35,15 +36,15 @@ cd "$root/bindings/go"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-go.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# 2. Vet, both link modes.
-say "go vet ./..."
+# 2. Vet, both link modes (the package, then the example module).
+say "go vet ./... (bindings/go, examples/go/elect)"
 go vet ./...
 go vet -tags mysqlleader_dynamic ./...
+(cd "$root/examples/go/elect" && go vet ./...)
 
 # 3. Static by default: a built program needs no libmysqlleader at run time.
-say "go build ./examples/elect (static, then -tags mysqlleader_dynamic)"
-go build -o "$tmp/elect" ./examples/elect
-go build -tags mysqlleader_dynamic -o "$tmp/elect-dynamic" ./examples/elect
+say "go build examples/go/elect (static, then -tags mysqlleader_dynamic)"
+(cd "$root/examples/go/elect" && go build -o "$tmp/elect" . && go build -tags mysqlleader_dynamic -o "$tmp/elect-dynamic" .)
 if ldd "$tmp/elect" | grep -q libmysqlleader; then
   ldd "$tmp/elect" >&2
   say "the static build needs libmysqlleader at run time"
@@ -55,6 +56,8 @@ if ! ldd "$tmp/elect-dynamic" | grep -q 'libmysqlleader.so => /'; then
   exit 1
 fi
 say "static example: $(ldd "$tmp/elect" | awk '{print $1}' | tr '\n' ' ')"
+say "running examples/go/elect against the test server"
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$tmp/elect" || { say "examples/go/elect failed"; exit 1; }
 
 # 4. The tests, with the race detector.
 say "go test -race -count=1 ./... $*"

@@ -7,7 +7,8 @@
 # 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
 #    PyPI, pytest, PyMySQL and the build backend (hatchling), then the package itself from
 #    bindings/python — as a wheel that carries libmysqlleader.so, as a user gets it;
-# 3. runs pytest on bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
+# 3. runs examples/python/elect.py with the installed package (it must exit 0), then pytest on
+#    bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
 #    runs itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
 #
 # Exits non-zero when anything fails, including pytest collecting no test (its exit code 5).
@@ -55,6 +56,11 @@ here = os.path.dirname(mysqlleader.__file__)
 assert os.path.dirname(lib) == here, f"the installed package loaded {lib}, not its own copy in {here}"
 print(f"test-python: mysqlleader {mysqlleader.__version__} with {lib} (library {mysqlleader.version()})")
 PY
+
+# The user example, with the installed package: elects, makes one fenced write, resigns, exit 0.
+say "running examples/python/elect.py against the test server"
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$venv/bin/python" -I "$root/examples/python/elect.py" \
+  || { say "examples/python/elect.py failed"; exit 1; }
 
 # 3. The tests, run by the venv's own interpreter: not by its `pytest` script, whose #! line
 # names the interpreter of wherever the venv was made (a copied target/ ran another checkout's

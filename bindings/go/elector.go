@@ -419,7 +419,7 @@ func (e *Elector) WaitForLeadership(ctx context.Context) error {
 // node stopped leading. It matches ErrLeadershipLost with errors.Is.
 type LeadershipLostError struct {
 	Term   uint64     // the term that ended
-	Reason StopReason // why: lost_seat, deadline_passed, resigned or shutdown
+	Reason StopReason // why, as the library tells it: lost_seat, deadline_passed, resigned, shutdown or failed
 }
 
 func (e *LeadershipLostError) Error() string {
@@ -431,9 +431,10 @@ func (e *LeadershipLostError) Is(target error) bool { return target == ErrLeader
 
 // RunWhileLeader runs fn only while this node leads: it waits for leadership (as
 // WaitForLeadership), then calls fn in the calling goroutine with a context that is cancelled
-// the moment leadership ends: on the StoppedLeading event, or at the latest when the local
-// deadline passes (a timer armed from ValidFor and re-armed after every renew, in case an
-// event is late). The context's cause (context.Cause) is then a *LeadershipLostError.
+// the moment the library says this term ended (mysqlleader_elector_wait_term_end): it asks
+// again at every event of the elector and when the local deadline passes, which ends a term
+// without an event. The context's cause (context.Cause) is then a *LeadershipLostError with
+// the library's reason.
 //
 // It returns fn's error; but when leadership ended while fn ran and fn returned nil or a
 // context.Canceled error, it returns the *LeadershipLostError (errors.Is(err,
@@ -453,49 +454,42 @@ func (e *Elector) RunWhileLeader(ctx context.Context, fn func(ctx context.Contex
 	}
 }
 
-// runLeading runs fn for the term this node leads now; false when it no longer leads.
+// runLeading runs fn for the term this node leads now; false when that term ended before fn
+// could start.
 func (e *Elector) runLeading(ctx context.Context, fn func(ctx context.Context) error) (bool, error) {
 	term := e.Term()
-	lctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	lost := func(reason StopReason) { cancel(&LeadershipLostError{Term: term, Reason: reason}) }
-
-	// 1. Events: any end of this term (or a later term) ends the run at once. Registered
-	//    before the check below, so no event falls in between.
-	watchdog := make(chan struct{}, 1)
-	unsubscribe := e.h.events.subscribe(func(ev Event) {
-		switch {
-		case ev.Kind == StoppedLeading && ev.Term >= term:
-			lost(ev.Reason)
-		case ev.Kind == StartedLeading && ev.Term != term:
-			lost(StopLostSeat)
-		case ev.Kind == EventsMissed:
-			select { // events were lost: let the watchdog look at the state now
-			case watchdog <- struct{}{}:
-			default:
-			}
+	// 1. Wake-ups: every event of the elector, subscribed before the first look, so none falls
+	//    between a look and the wait after it.
+	wake := make(chan struct{}, 1)
+	unsubscribe := e.h.events.subscribe(func(Event) {
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
 	})
 	defer unsubscribe()
-	if !e.IsLeader() || e.Term() != term {
+	if _, ended := e.termEnded(term); ended {
 		return false, nil
 	}
 
-	// 2. The backstop: the local deadline, re-read after every renew.
+	// 2. The watcher: asks the library whether the term ended, after every event and when the
+	//    local deadline passes (re-read after every renew), until fn returns.
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	go func() {
 		for {
-			valid := e.ValidFor()
-			if valid <= 0 || e.Term() != term {
-				lost(e.stopReason())
-				return
-			}
-			timer := time.NewTimer(valid)
+			timer := time.NewTimer(e.ValidFor() + time.Millisecond)
 			select {
+			case <-wake:
 			case <-timer.C:
-			case <-watchdog:
-				timer.Stop()
+			case <-e.h.closed:
 			case <-lctx.Done():
 				timer.Stop()
+				return
+			}
+			timer.Stop()
+			if reason, ended := e.termEnded(term); ended {
+				cancel(&LeadershipLostError{Term: term, Reason: reason})
 				return
 			}
 		}
@@ -510,24 +504,26 @@ func (e *Elector) runLeading(ctx context.Context, fn func(ctx context.Context) e
 	return true, err
 }
 
-// stopReason tells from the state why this node no longer leads, for when the watchdog of
-// RunWhileLeader sees it before the StoppedLeading event arrives.
-func (e *Elector) stopReason() StopReason {
-	select {
-	case <-e.h.closed:
-		return StopShutdown
-	default:
-	}
-	st, err := e.State()
+// termEnded asks the library, without waiting, whether this node's leadership at term ended
+// and why. A C wait cannot be cancelled by a context and must not race with Close, so the
+// package only ever looks (timeout 0) and waits on channels itself. After Close the library can
+// no longer be asked: the elector was shut down (any other failure of the call: it failed).
+func (e *Elector) termEnded(term uint64) (StopReason, bool) {
+	const op = "elector_wait_term_end"
+	var ended C.bool
+	var reason C.mysqlleader_stop_reason
+	err := e.h.with(op, func(p *C.mysqlleader_elector) error {
+		return ccall(op, func() C.mysqlleader_result {
+			return C.mysqlleader_elector_wait_term_end(p, C.uint64_t(term), 0, &ended, &reason)
+		})
+	})
 	switch {
+	case errors.Is(err, ErrClosed):
+		return StopShutdown, true
 	case err != nil:
-		return StopShutdown
-	case !st.Campaigning:
-		return StopResigned
-	case st.LeaderID != "" && st.LeaderID != e.h.nodeID:
-		return StopLostSeat
+		return StopFailed, true
 	}
-	return StopDeadlinePassed
+	return StopReason(reason), bool(ended)
 }
 
 // BeginFencedTx begins a fenced transaction: a transaction on the elector's (primary) client

@@ -471,6 +471,88 @@ func TestRunWhileLeaderDeadline(t *testing.T) {
 	}
 }
 
+// TestRunWhileLeaderTermEnd: the library says when and why the term ended
+// (mysqlleader_elector_wait_term_end). An operator's force_leader through another client ends
+// fn's context within a renew, with the library's reason; the run's fenced writes are refused
+// from then on; a Close during fn ends it with StopShutdown.
+func TestRunWhileLeaderTermEnd(t *testing.T) {
+	ctx := ctxTimeout(t, 2*time.Minute)
+	s := service(t)
+	e := newElector(t, newClient(t), testConfig(s, "runner"))
+	operator := openClient(t, testURL) // another client, as an operator's tool would be
+	table := newTable(t, operator)
+
+	// 1. Forced out by another client: fn's context ends, its cause and the returned error are
+	//    the documented *LeadershipLostError, and a fenced write inside fn is refused after it.
+	var term uint64
+	var forcedAt time.Time
+	var cancelledAfter time.Duration
+	var writeAfter error
+	err := e.RunWhileLeader(ctx, func(lctx context.Context) error {
+		term = e.Term()
+		if err := e.RunFencedTx(lctx, func(tx *Txn) error {
+			_, err := tx.Exec(lctx, "INSERT INTO "+table+" (id, note) VALUES (1, 'before')")
+			return err
+		}); err != nil {
+			return err
+		}
+		forcedAt = time.Now()
+		if _, err := operator.ForceLeader(ctx, s, "operator-choice", testLease); err != nil {
+			return err
+		}
+		<-lctx.Done()
+		cancelledAfter = time.Since(forcedAt)
+		var cause *LeadershipLostError
+		if !errors.As(context.Cause(lctx), &cause) || cause.Reason != StopLostSeat || cause.Term != term {
+			t.Errorf("fn's context cause = %v", context.Cause(lctx))
+		}
+		writeAfter = e.RunFencedTx(ctx, func(tx *Txn) error {
+			_, err := tx.Exec(ctx, "INSERT INTO "+table+" (id, note) VALUES (2, 'after')")
+			return err
+		})
+		return lctx.Err()
+	})
+	var lost *LeadershipLostError
+	if !errors.As(err, &lost) || !errors.Is(err, ErrLeadershipLost) || lost.Reason != StopLostSeat || lost.Term != term {
+		t.Fatalf("forced out by another client: RunWhileLeader = %v (term %d)", err, term)
+	}
+	if cancelledAfter > testLease/5+slack {
+		t.Errorf("fn's context ended %v after the seat was forced", cancelledAfter)
+	}
+	if !errors.Is(writeAfter, ErrNotLeader) {
+		t.Errorf("a fenced write after the context ended = %v, want ErrNotLeader", writeAfter)
+	}
+	if e.IsLeader() || e.Leader() != "operator-choice" {
+		t.Errorf("after the force: leader %v, seen %q", e.IsLeader(), e.Leader())
+	}
+	tx, err := operator.BeginTx(ctx) // what committed: the write before the force, not the one after
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	before, err1 := tx.Exec(ctx, "UPDATE "+table+" SET flag = TRUE WHERE id = 1")
+	after, err2 := tx.Exec(ctx, "UPDATE "+table+" SET flag = TRUE WHERE id = 2")
+	if before != 1 || after != 0 || err1 != nil || err2 != nil {
+		t.Errorf("rows found: before the force %d (%v), after it %d (%v); want 1 and 0", before, err1, after, err2)
+	}
+	t.Logf("forced out through another client: cancelled after %v", cancelledAfter)
+
+	// 2. Closed during fn: the run ends with the reason shutdown.
+	e2 := newElector(t, newClient(t), testConfig(service(t, "2"), "closer"))
+	err = e2.RunWhileLeader(ctx, func(lctx context.Context) error {
+		go e2.Close()
+		select {
+		case <-lctx.Done():
+			return nil
+		case <-time.After(slack):
+			return errors.New("not cancelled after Close")
+		}
+	})
+	if !errors.As(err, &lost) || lost.Reason != StopShutdown {
+		t.Fatalf("closed inside fn: %v", err)
+	}
+}
+
 func TestFencedTx(t *testing.T) {
 	c := newClient(t)
 	ctx := ctxTimeout(t, time.Minute)

@@ -182,7 +182,6 @@ var notWrapped = map[string]string{
 	"mysqlleader_last_error_code":             "the code is the failed call's own return value",
 	"mysqlleader_elector_wait_for_leadership": "it cannot be cancelled and must not race with _free: WaitForLeadership waits on the elector's events instead",
 	"mysqlleader_elector_wait":                "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
-	"mysqlleader_elector_wait_term_end":       "the same: RunWhileLeader ends the term's context from the events and the local deadline",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or
