@@ -3,7 +3,8 @@
 //! and of a follower's node, a node isolated from the others (gmcast.isolate), and each node's
 //! return. Checked: never two leaders at one instant (polled every millisecond in this one
 //! process, on one monotonic clock), a leader again within a documented bound after each
-//! fault, terms gapless in the history.
+//! fault, terms gapless in the history. Also: fencing across nodes, and roles, per-service
+//! access and the audit trail with accounts granted through one node and used through another.
 //!
 //! Needs a running cluster: run through `scripts/test-galera.sh` (part of `make test`), which
 //! starts one and sets MYSQLLEADER_GALERA_URL1..3 and MYSQLLEADER_GALERA_DIR. Marked ignored so
