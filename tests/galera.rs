@@ -3,19 +3,30 @@
 //! and of a follower's node, a node isolated from the others (gmcast.isolate), and each node's
 //! return. Checked: never two leaders at one instant (polled every millisecond in this one
 //! process, on one monotonic clock), a leader again within a documented bound after each
-//! fault, terms gapless in the history.
+//! fault, terms gapless in the history. Also: fencing across nodes, and roles, per-service
+//! access and the audit trail with accounts granted through one node and used through another.
 //!
 //! Needs a running cluster: run through `scripts/test-galera.sh` (part of `make test`), which
 //! starts one and sets MYSQLLEADER_GALERA_URL1..3 and MYSQLLEADER_GALERA_DIR. Marked ignored so
 //! that a plain `cargo test` without a cluster does not run it.
 mod common;
+#[path = "sql_support.rs"]
+mod sql_support;
+#[path = "common/access.rs"]
+mod access;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use access::{assert_denied, calls, run, LONG};
 use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder};
+use mysqlleader::procedures::{self, Account, Role};
 use mysqlleader::{Elector, State};
+use sql_support::{
+    campaign, exec, force_leader, in_transaction, reelect, refusal, resign, seat, set_expiry_event, snapshot, Refusal, Snapshot,
+};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -290,6 +301,382 @@ async fn galera_fenced_commit_conflicts_with_a_takeover_its_node_has_not_applied
     assert!(opened, "node 1 never answered with the old term: the ballast did not delay its applier");
     c2.query_drop(format!("DROP DATABASE `{db}`")).await.unwrap();
     drop(c2);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+}
+
+// ---- Roles, per-service access and the audit trail on the cluster ----
+//
+// Accounts are created and granted through one node the way `mysqlleader grant ACCOUNT --role
+// ROLE [--service PATTERN] --apply` does it (`procedures::grant`), and used through another.
+// Every read that judges a result runs with `wsrep_sync_wait = 1`, so it sees everything the
+// cluster committed before it, whichever node made the change.
+
+/// A connection of its own to node `node` (0-based) of database `db`, as `user` (None: the
+/// cluster's admin account), its reads causal (`wsrep_sync_wait = 1`).
+async fn node_conn(cluster: &Cluster, node: usize, db: &str, user: Option<(&str, &str)>) -> Conn {
+    let url = common::url_with_db(&cluster.urls[node], db);
+    let mut opts = OptsBuilder::from_opts(Opts::from_url(&url).unwrap());
+    if let Some((name, pass)) = user {
+        opts = opts.user(Some(name)).pass(Some(pass));
+    }
+    let mut c = Conn::new(opts).await.unwrap_or_else(|e| panic!("connect to node {} as {user:?}: {e}", node + 1));
+    exec(&mut c, "SET SESSION wsrep_sync_wait = 1").await;
+    c
+}
+
+/// The account `name`@'%' created through node `on` and given `role` (limited to `services`
+/// when any) through node `on` too, by the library's grant SQL; then, through node `used_on`,
+/// checked to hold there exactly the role's procedures, tables and service patterns, and
+/// connected to that node as itself.
+#[allow(clippy::too_many_arguments)]
+async fn granted_account(
+    cluster: &Cluster,
+    db: &str,
+    pools: &[mysql_async::Pool],
+    name: &str,
+    role: Role,
+    services: &[&str],
+    on: usize,
+    used_on: usize,
+) -> Conn {
+    assert_ne!(on, used_on, "the account is used through another node than the one that granted it");
+    let mut admin = node_conn(cluster, on, db, None).await;
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{name}'@'%' IDENTIFIED BY 'gal-secret'")).await;
+    drop(admin);
+    let account = Account::parse(name).unwrap();
+    let patterns: Vec<String> = services.iter().map(|s| s.to_string()).collect();
+    let statements = procedures::grant(&pools[on], &account, role, &patterns).await.expect("grant --apply");
+    assert!(statements.iter().all(|s| !s.contains(&format!("`{db}`.*"))), "no grant on the whole schema: {statements:?}");
+
+    // Node `used_on` has applied all of it.
+    let mut there = node_conn(cluster, used_on, db, None).await;
+    let mut want: Vec<&str> = role.procedures().to_vec();
+    want.sort();
+    let routines: Vec<String> = there
+        .exec("SELECT Routine_name FROM mysql.procs_priv WHERE User = ? AND Host = '%' AND Db = ? ORDER BY Routine_name", (name, db))
+        .await
+        .unwrap();
+    assert_eq!(routines, want, "{name} ({}): the procedures granted on node {}, seen on node {}", role.name(), on + 1, used_on + 1);
+    let mut want: Vec<&str> = role.reads().to_vec();
+    want.sort();
+    let tables: Vec<String> = there
+        .exec("SELECT Table_name FROM mysql.tables_priv WHERE User = ? AND Host = '%' AND Db = ? ORDER BY Table_name", (name, db))
+        .await
+        .unwrap();
+    assert_eq!(tables, want, "{name} ({}): the tables it may read, seen on node {}", role.name(), used_on + 1);
+    let mut want: Vec<&str> = services.to_vec();
+    want.sort();
+    let limits: Vec<String> = there
+        .exec("SELECT CAST(service_pattern AS CHAR) FROM leader_election_access WHERE account = ? ORDER BY service_pattern", (name,))
+        .await
+        .unwrap();
+    assert_eq!(limits, want, "{name}: its service patterns, seen on node {}", used_on + 1);
+    drop(there);
+
+    let mut c = node_conn(cluster, used_on, db, Some((name, "gal-secret"))).await;
+    let me: String = c.query_first("SELECT USER()").await.unwrap().unwrap();
+    assert!(me.starts_with(&format!("{name}@")), "connected as {me}, not as {name}");
+    c
+}
+
+async fn drop_accounts(cluster: &Cluster, db: &str, names: &[String]) {
+    let mut admin = node_conn(cluster, 0, db, None).await;
+    for name in names {
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    }
+}
+
+/// What a refused call could have changed, as one node sees it.
+#[derive(Debug, PartialEq)]
+struct NodeState {
+    tables: Snapshot,
+    event: String,
+}
+
+/// [`NodeState`] of every node, in node order, each read causally (`wsrep_sync_wait = 1`); the
+/// tables are the same on all three.
+async fn every_node(admins: &mut [Conn]) -> Vec<NodeState> {
+    let mut out = Vec::new();
+    for c in admins.iter_mut() {
+        let tables = snapshot(c).await;
+        let event: String = c
+            .query_first("SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()")
+            .await
+            .unwrap()
+            .unwrap();
+        out.push(NodeState { tables, event });
+    }
+    for (i, s) in out.iter().enumerate().skip(1) {
+        assert_eq!(s.tables, out[0].tables, "node {} and node 1 hold the same rows", i + 1);
+    }
+    out
+}
+
+/// Error 1370, naming the account and the procedure.
+fn assert_no_execute(e: &Refusal, account: &str, procedure: &str, what: &str) {
+    assert_eq!(e.code, 1370, "{what}: {e:?}");
+    assert!(e.message.contains(&format!("'{account}'")) && e.message.contains(procedure), "{what}: {e:?}");
+}
+
+/// Each role, granted through one node and used through another, may call its procedures and
+/// is refused (1370) every other one, the tables it may not read (1142) and an application
+/// routine in the same schema; a refused call changes nothing on any node. Prints the matrix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_roles_allow_their_procedures_and_nothing_else_on_every_node() {
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "roles").await;
+    let pid = std::process::id();
+    let mut admins = Vec::new();
+    for node in 0..3 {
+        admins.push(node_conn(&cluster, node, &db, None).await);
+    }
+    // An application routine no election account may call, and a seat and a history on a
+    // service that the refused calls could touch.
+    exec(&mut admins[0], "CREATE TABLE invoices (id INT PRIMARY KEY) ENGINE=InnoDB").await;
+    exec(&mut admins[0], "INSERT INTO invoices VALUES (1), (2)").await;
+    exec(&mut admins[0], "CREATE PROCEDURE purge_invoices() SQL SECURITY DEFINER DELETE FROM invoices").await;
+    campaign(&mut admins[0], "gal_seeded", "seed", LONG).await;
+
+    let mut header = vec!["role (granted on, used on)".to_string()];
+    header.extend(calls("x").into_iter().map(|(what, _)| what.to_string()));
+    header.extend(["set_expiry_event", "purge_invoices", "SELECT tables"].map(String::from));
+    let mut matrix = vec![header];
+    let mut names = Vec::new();
+    for (i, role) in [Role::App, Role::Operator, Role::Observer].into_iter().enumerate() {
+        let (on, used_on) = (i, (i + 1) % 3);
+        let name = format!("gal_{}_{pid}", role.name());
+        names.push(name.clone());
+        let mut c = granted_account(&cluster, &db, &pools, &name, role, &[], on, used_on).await;
+        let allowed = |what: &str| role.procedures().contains(&what);
+        let mut row = vec![format!("{} (node {}, node {})", role.name(), on + 1, used_on + 1)];
+
+        // The refused calls, on the seeded service: 1370 each, nothing changed on any node.
+        let before = every_node(&mut admins).await;
+        let mut refused_calls = calls("gal_seeded");
+        refused_calls.push(("set_expiry_event", "CALL set_expiry_event(1)".into()));
+        refused_calls.push(("purge_invoices", "CALL purge_invoices()".into()));
+        let mut outcome = std::collections::HashMap::new();
+        for (what, sql) in refused_calls.iter().filter(|(what, _)| !allowed(what)) {
+            let e = run(&mut c, what, sql).await.expect_err(&format!("{} calling {what} on node {}", role.name(), used_on + 1));
+            assert_no_execute(&e, &name, what, &format!("{} calling {what}", role.name()));
+            exec(&mut c, "ROLLBACK").await;
+            outcome.insert(*what, "refused 1370".to_string());
+        }
+        assert_eq!(every_node(&mut admins).await, before, "{}: the refused calls changed nothing on any node", role.name());
+        for (node, a) in admins.iter_mut().enumerate() {
+            let n: i64 = a.query_first("SELECT COUNT(*) FROM invoices").await.unwrap().unwrap();
+            assert_eq!(n, 2, "node {}: the application's routine did not run", node + 1);
+        }
+
+        // The allowed calls, on a service of the role's own: each succeeds.
+        let service = format!("gal_{}", role.name());
+        let mut allowed_calls = calls(&service);
+        allowed_calls.push(("set_expiry_event", "CALL set_expiry_event(0)".into()));
+        for (what, sql) in allowed_calls.iter().filter(|(what, _)| allowed(what)) {
+            run(&mut c, what, sql)
+                .await
+                .unwrap_or_else(|e| panic!("{} may call {what} on node {}: {e:?}", role.name(), used_on + 1));
+            exec(&mut c, "ROLLBACK").await;
+            outcome.insert(*what, "allowed".to_string());
+        }
+        if allowed("campaign") {
+            // The allowed campaign is on record on the other nodes, begun by this account.
+            for (node, a) in admins.iter_mut().enumerate() {
+                let by: Option<String> = a
+                    .exec_first("SELECT began_by FROM leader_election_history WHERE service_id = CAST(? AS BINARY) AND term = 1", (&service,))
+                    .await
+                    .unwrap()
+                    .flatten();
+                assert!(by.as_deref().is_some_and(|b| b.starts_with(&format!("{name}@"))), "node {}: term 1 of {service} began by {by:?}", node + 1);
+            }
+        }
+
+        // Reading the tables: the roles that may (status, watch) and no other.
+        for table in ["leader_election", "leader_election_history", "leader_election_terms"] {
+            let read = c.query_drop(format!("SELECT * FROM {table}")).await.map_err(refusal);
+            if role.reads().contains(&table) {
+                read.unwrap_or_else(|e| panic!("{} may read {table}: {e:?}", role.name()));
+            } else {
+                assert_eq!(read.expect_err(table).code, 1142, "{} reading {table}", role.name());
+            }
+        }
+        outcome.insert("SELECT tables", if role.reads().is_empty() { "refused 1142" } else { "allowed" }.to_string());
+        for h in &matrix[0][1..] {
+            row.push(outcome.remove(h.as_str()).unwrap_or_else(|| panic!("{}: {h} not tried", role.name())));
+        }
+        matrix.push(row);
+        drop(c);
+    }
+    let widths: Vec<usize> = (0..matrix[0].len()).map(|k| matrix.iter().map(|r| r[k].len()).max().unwrap()).collect();
+    for r in &matrix {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:w$}")).collect();
+        println!("{}", cells.join(" | "));
+    }
+
+    drop_accounts(&cluster, &db, &names).await;
+    exec(&mut admins[0], &format!("DROP DATABASE `{db}`")).await;
+    drop(admins);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+}
+
+/// An application account limited to 'gal_billing%', granted through node 3 and used through
+/// node 1: it campaigns on matching services (on record on every node), and on any other
+/// service each of its procedures is refused with 45002 (the others with 1370), with no
+/// transaction left open and nothing changed on any node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_limited_account_uses_only_its_services_on_every_node() {
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "access").await;
+    let name = format!("gal_lim_{}", std::process::id());
+    let mut admins = Vec::new();
+    for node in 0..3 {
+        admins.push(node_conn(&cluster, node, &db, None).await);
+    }
+    let mut c = granted_account(&cluster, &db, &pools, &name, Role::App, &["gal_billing%"], 2, 0).await;
+    campaign(&mut admins[1], "gal_payroll", "z", LONG).await;
+
+    for service in ["gal_billing", "gal_billing_eu"] {
+        for (what, sql) in calls(service).iter().filter(|(what, _)| Role::App.procedures().contains(what)) {
+            run(&mut c, what, sql).await.unwrap_or_else(|e| panic!("{what} on {service}: {e:?}"));
+            exec(&mut c, "ROLLBACK").await;
+        }
+        // What it did is on record on the other nodes: 'a' elected by it, then resigned.
+        for (node, a) in admins.iter_mut().enumerate().skip(1) {
+            let rows: Vec<(u64, String, String, Option<String>)> = a
+                .exec(
+                    "SELECT term, CAST(leader_id AS CHAR), began_by, ended_how FROM leader_election_history \
+                     WHERE service_id = CAST(? AS BINARY) ORDER BY term",
+                    (service,),
+                )
+                .await
+                .unwrap();
+            assert_eq!(rows.len(), 1, "node {}: {service}: {rows:?}", node + 1);
+            let (term, leader, by, how) = &rows[0];
+            assert!(
+                *term == 1 && leader == "a" && by.starts_with(&format!("{name}@")) && how.as_deref() == Some("resigned"),
+                "node {}: {service}: {rows:?}",
+                node + 1
+            );
+        }
+    }
+
+    let before = every_node(&mut admins).await;
+    let mut tried = 0;
+    for service in ["gal_payroll", "gal_billin", "gal_Billing", "billing"] {
+        for (what, sql) in calls(service) {
+            let e = run(&mut c, what, &sql).await.expect_err(&format!("{what} on {service}"));
+            let label = format!("{what} on {service}");
+            if Role::App.procedures().contains(&what) {
+                assert_denied(&e, &name, service, &label);
+                assert!(!in_transaction(&mut c).await, "{label}: no transaction left open");
+            } else {
+                assert_no_execute(&e, &name, what, &label);
+            }
+            exec(&mut c, "ROLLBACK").await;
+            tried += 1;
+        }
+    }
+    assert_eq!(tried, 28);
+    assert_eq!(every_node(&mut admins).await, before, "the refused calls changed nothing on any node");
+    println!("{name} (app, 'gal_billing%', granted on node 3, used on node 1): allowed on gal_billing and gal_billing_eu; \
+              45002 for its procedures and 1370 for the others on gal_payroll, gal_billin, gal_Billing, billing; nothing changed");
+
+    drop(c);
+    drop_accounts(&cluster, &db, &[name]).await;
+    exec(&mut admins[0], &format!("DROP DATABASE `{db}`")).await;
+    drop(admins);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+}
+
+/// The audit trail: after elect, expiry (closed by a later campaign), force_leader, reelect,
+/// elect, resign and expiry (closed by the expiry event), each call made by another account
+/// through another node, every node has the same began_by / ended_by, in the table and in the
+/// leader_election_terms view: USER() of the session that made the call, NULL for an expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_audit_names_who_began_and_ended_each_term_on_every_node() {
+    const SVC: &str = "gal_audit";
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "audit").await;
+    let pid = std::process::id();
+    let names = [format!("gal_aud_app_{pid}"), format!("gal_aud_opa_{pid}"), format!("gal_aud_opb_{pid}")];
+    // app: granted on node 3, calls through node 1; opa: node 1 -> node 2; opb: node 2 -> node 3.
+    let mut app = granted_account(&cluster, &db, &pools, &names[0], Role::App, &[], 2, 0).await;
+    let mut opa = granted_account(&cluster, &db, &pools, &names[1], Role::Operator, &[], 0, 1).await;
+    let mut opb = granted_account(&cluster, &db, &pools, &names[2], Role::Operator, &[], 1, 2).await;
+    let mut who = Vec::new();
+    for c in [&mut app, &mut opa, &mut opb] {
+        who.push(c.query_first::<String, _>("SELECT USER()").await.unwrap().unwrap());
+    }
+    let (app_u, opa_u, opb_u) = (who[0].as_str(), who[1].as_str(), who[2].as_str());
+
+    assert_eq!(campaign(&mut app, SVC, "a", 500).await.term(), 1); // node 1: term 1 elected
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(campaign(&mut opa, SVC, "b", LONG).await.term(), 2); // node 2: term 1 expired, term 2 elected
+    assert_eq!(force_leader(&mut opb, SVC, "c", LONG).await.term(), 3); // node 3: term 2 forced out, term 3 forced
+    assert_eq!(reelect(&mut opa, SVC).await.text("previous_leader_id").as_deref(), Some("c")); // node 2: term 3 reelected
+    assert_eq!(campaign(&mut app, SVC, "d", LONG).await.term(), 4); // node 1: term 4 elected
+    assert_eq!(resign(&mut opb, SVC, "d").await.flag("resigned"), 1); // node 3: term 4 resigned
+    assert_eq!(campaign(&mut app, SVC, "e", 500).await.term(), 5); // node 1: term 5 elected
+    // The expiry event, switched on through node 3 (where it then runs), ends term 5.
+    assert_eq!(set_expiry_event(&mut opb, 1).await.flag("event_enabled"), 1);
+    let mut reader = node_conn(&cluster, 1, &db, None).await;
+    let t0 = std::time::Instant::now();
+    while seat(&mut reader, SVC).await.unwrap().leader_id.is_some() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the expiry event on node 3 did not vacate the seat in 20 s (read on node 2)");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(set_expiry_event(&mut opb, 0).await.flag("event_enabled"), 0);
+    drop(reader);
+
+    type Audit = (u64, String, Option<String>, Option<String>, Option<String>);
+    let want: Vec<Audit> = [
+        (1, "elected", Some(app_u), Some("expired"), None),
+        (2, "elected", Some(opa_u), Some("forced_out"), Some(opb_u)),
+        (3, "forced", Some(opb_u), Some("reelected"), Some(opa_u)),
+        (4, "elected", Some(app_u), Some("resigned"), Some(opb_u)),
+        (5, "elected", Some(app_u), Some("expired"), None),
+    ]
+    .into_iter()
+    .map(|(t, bh, bb, eh, eb)| (t, bh.to_string(), bb.map(String::from), eh.map(String::from), eb.map(String::from)))
+    .collect();
+    for node in 0..3 {
+        let mut c = node_conn(&cluster, node, &db, None).await;
+        let table: Vec<Audit> = c
+            .exec(
+                "SELECT term, began_how, began_by, ended_how, ended_by FROM leader_election_history \
+                 WHERE service_id = CAST(? AS BINARY) ORDER BY term",
+                (SVC,),
+            )
+            .await
+            .unwrap();
+        assert_eq!(table, want, "leader_election_history read on node {}", node + 1);
+        let view: Vec<Audit> = c
+            .exec("SELECT term, began_how, began_by, ended_how, ended_by FROM leader_election_terms WHERE service_id = ? ORDER BY term", (SVC,))
+            .await
+            .unwrap();
+        assert_eq!(view, want, "leader_election_terms read on node {}", node + 1);
+        if node == 2 {
+            for (term, began_how, began_by, ended_how, ended_by) in &table {
+                println!("term {term}: {began_how} by {began_by:?}, {ended_how:?} by {ended_by:?} (read on node 3)");
+            }
+        }
+    }
+
+    drop((app, opa, opb));
+    drop_accounts(&cluster, &db, &names).await;
+    let mut admin = node_conn(&cluster, 0, &db, None).await;
+    exec(&mut admin, &format!("DROP DATABASE `{db}`")).await;
+    drop(admin);
     for p in pools {
         let _ = p.disconnect().await;
     }

@@ -7,12 +7,13 @@
 mod common;
 #[path = "sql_support.rs"]
 mod sql_support;
+#[path = "common/access.rs"]
+mod access;
 
+use access::{assert_denied, calls, run, LONG};
 use common::TestDb;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use sql_support::*;
-
-const LONG: i64 = 60_000;
 
 /// An account `name`@'%' with only EXECUTE on the test's database.
 async fn account(admin: &mut Conn, db: &TestDb, prefix: &str) -> (String, Conn) {
@@ -24,36 +25,6 @@ async fn account(admin: &mut Conn, db: &TestDb, prefix: &str) -> (String, Conn) 
     let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(&name)).pass(Some("app-secret"));
     let conn = Conn::new(opts).await.expect("the account connects");
     (name, conn)
-}
-
-/// Every call that takes a service, on `service`, as (label, SQL); run them with [`run`].
-fn calls(service: &str) -> Vec<(&'static str, String)> {
-    let s = service.replace('\'', "''");
-    vec![
-        ("campaign", format!("CALL campaign('{s}', 'a', {LONG})")),
-        // Right after the campaign, so that on an allowed new service 'a' leads at term 1.
-        ("assert_leader", format!("CALL assert_leader('{s}', 'a', 1)")),
-        ("am_i_leader", format!("CALL am_i_leader('{s}', 'a')")),
-        ("current_leader", format!("CALL current_leader('{s}')")),
-        ("force_leader", format!("CALL force_leader('{s}', 'a', {LONG})")),
-        ("resign", format!("CALL resign('{s}', 'a')")),
-        ("reelect", format!("CALL reelect('{s}')")),
-    ]
-}
-
-/// Runs one of [`calls`]: assert_leader inside a transaction of its own (the caller ends it).
-async fn run(c: &mut Conn, what: &str, sql: &str) -> Result<Reply, Refusal> {
-    if what == "assert_leader" {
-        exec(c, "START TRANSACTION").await;
-    }
-    call_text(c, sql).await
-}
-
-fn assert_denied(e: &Refusal, account: &str, service: &str, what: &str) {
-    assert_eq!(e.state, "45002", "{what}: SQLSTATE of {e:?}");
-    assert!(e.message.starts_with("mysqlleader: access denied"), "{what}: {e:?}");
-    assert!(e.message.contains(&format!("'{account}'")), "{what}: names the account: {e:?}");
-    assert!(e.message.contains(&format!("'{service}'")), "{what}: names the service: {e:?}");
 }
 
 /// A limited account: allowed on services matching its patterns, 45002 on every other, with
