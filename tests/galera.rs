@@ -382,10 +382,25 @@ async fn granted_account(
     c
 }
 
-async fn drop_accounts(cluster: &Cluster, db: &str, names: &[String]) {
+/// An administrative connection to `db` on each node, in node order.
+async fn node_admins(cluster: &Cluster, db: &str) -> Vec<Conn> {
+    let mut admins = Vec::new();
+    for node in 0..3 {
+        admins.push(node_conn(cluster, node, db, None).await);
+    }
+    admins
+}
+
+/// Ends a test: drops its accounts and its database, and closes its pools.
+async fn drop_accounts_and_database(cluster: &Cluster, db: &str, names: &[String], pools: Vec<mysql_async::Pool>) {
     let mut admin = node_conn(cluster, 0, db, None).await;
     for name in names {
         exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    }
+    exec(&mut admin, &format!("DROP DATABASE `{db}`")).await;
+    drop(admin);
+    for p in pools {
+        let _ = p.disconnect().await;
     }
 }
 
@@ -430,10 +445,7 @@ async fn galera_roles_allow_their_procedures_and_nothing_else_on_every_node() {
     let cluster = Cluster::from_env();
     let (db, pools) = migrated_database(&cluster, "roles").await;
     let pid = std::process::id();
-    let mut admins = Vec::new();
-    for node in 0..3 {
-        admins.push(node_conn(&cluster, node, &db, None).await);
-    }
+    let mut admins = node_admins(&cluster, &db).await;
     // An application routine no election account may call, and a seat and a history on a
     // service that the refused calls could touch.
     exec(&mut admins[0], "CREATE TABLE invoices (id INT PRIMARY KEY) ENGINE=InnoDB").await;
@@ -517,12 +529,8 @@ async fn galera_roles_allow_their_procedures_and_nothing_else_on_every_node() {
         println!("{}", cells.join(" | "));
     }
 
-    drop_accounts(&cluster, &db, &names).await;
-    exec(&mut admins[0], &format!("DROP DATABASE `{db}`")).await;
     drop(admins);
-    for p in pools {
-        let _ = p.disconnect().await;
-    }
+    drop_accounts_and_database(&cluster, &db, &names, pools).await;
 }
 
 /// An application account limited to 'gal_billing%', granted through node 3 and used through
@@ -535,10 +543,7 @@ async fn galera_a_limited_account_uses_only_its_services_on_every_node() {
     let cluster = Cluster::from_env();
     let (db, pools) = migrated_database(&cluster, "access").await;
     let name = format!("gal_lim_{}", std::process::id());
-    let mut admins = Vec::new();
-    for node in 0..3 {
-        admins.push(node_conn(&cluster, node, &db, None).await);
-    }
+    let mut admins = node_admins(&cluster, &db).await;
     let mut c = granted_account(&cluster, &db, &pools, &name, Role::App, &["gal_billing%"], 2, 0).await;
     campaign(&mut admins[1], "gal_payroll", "z", LONG).await;
 
@@ -589,12 +594,8 @@ async fn galera_a_limited_account_uses_only_its_services_on_every_node() {
               45002 for its procedures and 1370 for the others on gal_payroll, gal_billin, gal_Billing, billing; nothing changed");
 
     drop(c);
-    drop_accounts(&cluster, &db, &[name]).await;
-    exec(&mut admins[0], &format!("DROP DATABASE `{db}`")).await;
     drop(admins);
-    for p in pools {
-        let _ = p.disconnect().await;
-    }
+    drop_accounts_and_database(&cluster, &db, &[name], pools).await;
 }
 
 /// The audit trail: after elect, expiry (closed by a later campaign), force_leader, reelect,
@@ -673,11 +674,5 @@ async fn galera_audit_names_who_began_and_ended_each_term_on_every_node() {
     }
 
     drop((app, opa, opb));
-    drop_accounts(&cluster, &db, &names).await;
-    let mut admin = node_conn(&cluster, 0, &db, None).await;
-    exec(&mut admin, &format!("DROP DATABASE `{db}`")).await;
-    drop(admin);
-    for p in pools {
-        let _ = p.disconnect().await;
-    }
+    drop_accounts_and_database(&cluster, &db, &names, pools).await;
 }

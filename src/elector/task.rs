@@ -23,9 +23,9 @@ use crate::wakeup::{Role, Wakeup};
 pub(crate) trait Backend: Send + Sync + 'static {
     /// How many servers there are (at least 1).
     fn servers(&self) -> usize;
-    fn campaign(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<Campaign>> + Send;
-    fn current_leader(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<CurrentLeader>> + Send;
-    fn resign(&self, server: usize, config: &ElectorConfig) -> impl Future<Output = Result<Resign>> + Send;
+    fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Campaign>> + Send;
+    fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<CurrentLeader>> + Send;
+    fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send;
     /// Tells the wake-up lock what this node does now.
     fn set_role(&self, role: Role);
     /// Resolves when a follower should campaign now (never, without a wake-up lock).
@@ -63,7 +63,7 @@ impl Database {
     ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
     ///    left with a statement nobody waits for, and ending one takes no extra connection
     ///    except in the rare case of step 2's bound, where `KILL QUERY` ends it.
-    async fn call<T, F>(&self, server: usize, config: &ElectorConfig, call: F) -> Result<T>
+    async fn call<T, F>(&self, server: usize, config: &Arc<ElectorConfig>, call: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut mysql_async::Conn, Arc<ElectorConfig>) -> CallFuture<'c, T>
@@ -72,7 +72,7 @@ impl Database {
     {
         let slot = self.slots[server].clone().lock_owned().await;
         let pool = self.pools[server].clone();
-        let config = Arc::new(config.clone());
+        let config = Arc::clone(config);
         let bound = config.request_timeout.max(CALL_RUNS_OUT);
         let task = tokio::spawn(async move {
             let _slot = slot;
@@ -99,19 +99,19 @@ impl Backend for Database {
         self.pools.len()
     }
 
-    async fn campaign(&self, server: usize, config: &ElectorConfig) -> Result<Campaign> {
+    async fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Campaign> {
         self.call(server, config, |conn, c| {
             Box::pin(async move { procedures::campaign(conn, &c.service_id, &c.node_id, c.lease).await })
         })
         .await
     }
 
-    async fn current_leader(&self, server: usize, config: &ElectorConfig) -> Result<CurrentLeader> {
+    async fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
         self.call(server, config, |conn, c| Box::pin(async move { procedures::current_leader(conn, &c.service_id).await }))
             .await
     }
 
-    async fn resign(&self, server: usize, config: &ElectorConfig) -> Result<Resign> {
+    async fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
         self.call(server, config, |conn, c| {
             Box::pin(async move { procedures::resign(conn, &c.service_id, &c.node_id).await })
         })

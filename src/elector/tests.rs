@@ -109,16 +109,16 @@ impl Backend for FakeBackend {
         self.0.servers
     }
 
-    async fn campaign(&self, server: usize, _: &ElectorConfig) -> Result<Campaign> {
+    async fn campaign(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<Campaign> {
         campaign_reply(self.0.answer("campaign", server).await)
     }
 
-    async fn current_leader(&self, server: usize, _: &ElectorConfig) -> Result<CurrentLeader> {
+    async fn current_leader(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
         campaign_reply(self.0.answer("current_leader", server).await)
             .map(|c| CurrentLeader { leader_id: c.leader_id, term: c.term, lease_remaining: c.lease_remaining })
     }
 
-    async fn resign(&self, server: usize, _: &ElectorConfig) -> Result<Resign> {
+    async fn resign(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<Resign> {
         match self.0.answer("resign", server).await {
             Reply::Resigned { term } => Ok(Resign { resigned: true, term }),
             Reply::Fail(e) => Err(e),
