@@ -20,7 +20,8 @@
 //! 6. on SIGINT or SIGTERM: stop COMMAND through the guard (a second signal kills it at once)
 //!    while renewing, so that COMMAND gets its whole grace period as long as the lease holds
 //!    (every renew moves the guard's deadline), then resign, and exit with 128 + the signal number; the other catchable signals of
-//!    [`FORWARDED`] go to COMMAND's process group while it runs, and `run` goes on;
+//!    [`FORWARDED`] go to COMMAND's process group while it runs (one that arrives while the
+//!    guard starts COMMAND is passed on as soon as COMMAND's pid is known), and `run` goes on;
 //! 7. with `--try D`: when this node has not led within D, exit with [`EXIT_TRY`].
 //!
 //! `run` resigns only after the guard has reported that COMMAND and everything it started have
@@ -364,12 +365,18 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
             }
         };
         let mut command_pid: Option<u32> = None;
+        // Signals to forward that arrived after the guard was asked to start COMMAND but before
+        // it reported COMMAND's pid: COMMAND may already run, so they are passed on at once then.
+        let mut early: Vec<i32> = Vec::new();
         loop {
             tokio::select! {
                 report = guard.next() => match report {
                     Report::Started(pid) => {
                         command_pid = Some(pid);
                         note!("{node} leads {service} at term {term}: started COMMAND (pid {pid})");
+                        for signo in early.drain(..) {
+                            forward(signo, command_pid.filter(|_| !guard.stop_sent()));
+                        }
                     }
                     Report::Late => {
                         if let Some(signo) = interrupted {
@@ -483,6 +490,10 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
                     Sig::Stop(signo) => {
                         note!("{} received again: killing COMMAND", signal_name(signo));
                         guard.kill();
+                    }
+                    Sig::Forward(signo) if command_pid.is_none() && !guard.stop_sent() => {
+                        note!("{} received while COMMAND starts: forwarding it once COMMAND runs", signal_name(signo));
+                        early.push(signo);
                     }
                     Sig::Forward(signo) => forward(signo, command_pid.filter(|_| !guard.stop_sent())),
                 }
