@@ -312,6 +312,18 @@ pub(crate) async fn kill_query(pool: &mysql_async::Pool, connection_id: u32) -> 
     format!("KILL QUERY {connection_id}").ignore(pool).await.map_err(Error::from_mysql)
 }
 
+/// The session's `wait_timeout` in seconds: how long the server lets it idle before closing it.
+pub(crate) async fn session_wait_timeout_s(conn: &mut mysql_async::Conn) -> Result<u64> {
+    let s: Option<u64> = "SELECT @@session.wait_timeout".first(&mut *conn).await.map_err(Error::from_mysql)?;
+    Ok(s.unwrap_or(28_800))
+}
+
+/// One statement that does nothing, so that the server does not close the session as idle
+/// (`DO 0` rather than a protocol ping, which a proxy may answer itself).
+pub(crate) async fn keepalive(conn: &mut mysql_async::Conn) -> Result<()> {
+    "DO 0".ignore(&mut *conn).await.map_err(Error::from_mysql)
+}
+
 /// Whether any connection holds the lock now.
 pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service_id: &str) -> Result<bool> {
     let sql = format!("SELECT IS_USED_LOCK({WAKEUP_LOCK_NAME})");

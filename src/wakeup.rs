@@ -8,8 +8,14 @@
 //! for it as usual.
 //!
 //! The lease stays the only source of truth: a wake-up only moves a follower's next campaign
-//! earlier, the procedures decide. Where named locks cannot work it switches itself off: on
-//! Galera (locks are local to one node) and on any error; followers then poll as always.
+//! earlier, the procedures decide. Where named locks cannot work (Galera: locks are local to one
+//! node) it switches itself off and followers poll as always. After an error (a lost connection,
+//! a server restart) followers poll for a pause (1 s, doubling up to 60 s), then the lock's task
+//! starts again on a new connection.
+//!
+//! A leader's lock connection sends nothing while it holds the lock, possibly for hours; so that a
+//! server closing idle sessions (`wait_timeout`) does not take the lock away, it sends `DO 0` at
+//! least every half `wait_timeout` of its session (at most every 60 s).
 //!
 //! Quiet followers: while a follower's wait is on a lock that a leader holds ([`Wakeup::watching`]),
 //! the elector needs no polling: it campaigns when woken, or when the lease it saw can end. One
@@ -58,6 +64,15 @@ const WAIT_S: u32 = 1;
 const MAX_FOLLOW_WAIT_S: u64 = 3600;
 /// Longest pause before looking at the lock again when nobody holds it.
 const RECHECK: Duration = Duration::from_millis(100);
+/// Longest silence of a leader's lock connection: it sends `DO 0` at least this often (and at
+/// least twice per `wait_timeout` of its session), so that a server that closes idle sessions
+/// never takes the lock away from a leader that holds it for hours.
+const KEEPALIVE_MAX: Duration = Duration::from_secs(60);
+/// The pauses before the lock's task tries again after an error (a lost connection, a server
+/// restart): doubling from the first to the last, back to the first after a run without error
+/// that lasted at least the last. Followers poll meanwhile, as without the lock.
+const RESTART_FIRST: Duration = Duration::from_secs(1);
+const RESTART_LAST: Duration = Duration::from_secs(60);
 
 impl Wakeup {
     /// Starts the accelerator's task for `service_id`.
@@ -92,18 +107,32 @@ struct Shared {
     watching: Arc<AtomicBool>,
 }
 
+/// The task: serve the lock; after an error, let the elector poll for a pause, then serve again.
+/// Ends when the elector is gone, or where named locks cannot wake anyone (Galera).
 async fn run(pool: Pool, service_id: String, retry_interval: Duration, mut role: watch::Receiver<Role>, shared: Shared) {
-    match serve(&pool, &service_id, retry_interval, &mut role, &shared).await {
-        Ok(()) => {}
-        Err(e) => tracing::info!(service = %service_id, error = %e, "wake-up lock off; followers poll"),
+    let mut pause = RESTART_FIRST;
+    loop {
+        let started = Instant::now();
+        let outcome = serve(&pool, &service_id, retry_interval, &mut role, &shared).await;
+        // Followers that relied on the lock poll from now on: wake the elector to re-plan.
+        shared.watching.store(false, Ordering::SeqCst);
+        shared.wake.notify_one();
+        let Err(e) = outcome else { return };
+        if started.elapsed() >= RESTART_LAST {
+            pause = RESTART_FIRST;
+        }
+        tracing::info!(service = %service_id, error = %e, pause_ms = pause.as_millis() as u64,
+                       "wake-up lock lost; followers poll until it is back");
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = elector_gone(&mut role) => return,
+        }
+        pause = (pause * 2).min(RESTART_LAST);
     }
-    // Followers that relied on the lock poll again from now on: wake the elector to re-plan.
-    shared.watching.store(false, Ordering::SeqCst);
-    shared.wake.notify_one();
 }
 
-/// The loop: hold while leading, wait while following. Ends when the elector is gone, or on the
-/// first error (after which the elector simply polls).
+/// The loop: hold while leading, wait while following. Returns `Ok` when the elector is gone or
+/// the server offers no usable named locks, and the first error otherwise.
 async fn serve(
     pool: &Pool,
     service_id: &str,
@@ -118,21 +147,31 @@ async fn serve(
         return Ok(());
     }
     let connection_id = conn.id();
+    let keepalive = keepalive_interval(&mut conn).await?;
     let mut holding = false;
     // How soon to look again when the lock is not where it should be: a cheap read.
     let recheck = retry_interval.min(RECHECK);
+    // A follower that keeps finding nobody holding the lock (the leader's lock connection was
+    // lost, and its task has not noticed yet) looks again less and less often: from `recheck`,
+    // doubling up to the retry interval, at which the elector campaigns anyway meanwhile.
+    let mut look_again = recheck;
     let outcome = async {
         loop {
             let current = *role.borrow_and_update();
             match current {
                 Role::Leading => {
+                    look_again = recheck;
                     if !holding {
                         // Waits out followers that pass the lock on as they wake (milliseconds);
                         // a frozen former leader may hold it longer: then try again soon.
                         holding = procedures::wakeup_lock_get(&mut conn, service_id, WAIT_S).await?;
                     }
                     if holding {
-                        if role.changed().await.is_err() { return Ok(()) }
+                        tokio::select! {
+                            r = role.changed() => if r.is_err() { return Ok(()) },
+                            // Not idle in the server's eyes: the lock lives as long as the session.
+                            _ = tokio::time::sleep(keepalive) => procedures::keepalive(&mut conn).await?,
+                        }
                     } else {
                         tokio::select! {
                             r = role.changed() => if r.is_err() { return Ok(()) },
@@ -145,15 +184,22 @@ async fn serve(
                         procedures::wakeup_lock_release(&mut conn, service_id).await?;
                         holding = false;
                     }
-                    if current == Role::Idle || !procedures::wakeup_lock_held(&mut conn, service_id).await? {
-                        // Nobody to wait for yet (a new leader takes the lock within
-                        // milliseconds of winning): look again shortly.
-                        tokio::select! {
-                            r = role.changed() => if r.is_err() { return Ok(()) },
-                            _ = tokio::time::sleep(recheck) => {}
-                        }
+                    if current == Role::Idle {
+                        look_again = recheck;
+                        if role.changed().await.is_err() { return Ok(()) }
                         continue;
                     }
+                    if !procedures::wakeup_lock_held(&mut conn, service_id).await? {
+                        // Nobody to wait for yet (a new leader takes the lock within
+                        // milliseconds of winning): look again shortly, then less often.
+                        tokio::select! {
+                            r = role.changed() => if r.is_err() { return Ok(()) },
+                            _ = tokio::time::sleep(look_again) => {}
+                        }
+                        look_again = (look_again * 2).min(retry_interval.max(recheck));
+                        continue;
+                    }
+                    look_again = recheck;
                     let until = match current { Role::Following { until } => until, _ => Instant::now() };
                     let wait_s = until.saturating_duration_since(Instant::now()).as_secs_f64().ceil().clamp(1.0, MAX_FOLLOW_WAIT_S as f64) as u32;
                     shared.watching.store(true, Ordering::SeqCst);
@@ -176,6 +222,18 @@ async fn serve(
     // Closing the connection releases anything it holds.
     let _ = conn.disconnect().await;
     outcome
+}
+
+/// Resolves when the elector has dropped its side (role changes meanwhile are of no interest).
+async fn elector_gone(role: &mut watch::Receiver<Role>) {
+    while role.changed().await.is_ok() {}
+}
+
+/// How often a leader's lock connection must speak: half the session's `wait_timeout`, at most
+/// [`KEEPALIVE_MAX`], at least 1 s.
+async fn keepalive_interval(conn: &mut mysql_async::Conn) -> crate::Result<Duration> {
+    let wait_timeout_s = procedures::session_wait_timeout_s(conn).await?;
+    Ok((Duration::from_secs(wait_timeout_s) / 2).clamp(Duration::from_secs(1), KEEPALIVE_MAX))
 }
 
 /// One follower's wait on the lock for up to `wait_s` seconds. When the node stops following

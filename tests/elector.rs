@@ -606,3 +606,112 @@ async fn a_blocked_campaign_never_piles_up_connections() {
     drop((sampler, fenced));
     db.drop_db().await;
 }
+
+/// Whether a connection holds the wake-up lock of `service` in the database of `conn` now.
+async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service: &str) -> bool {
+    let holder: Option<Option<u64>> = conn
+        .exec_first("SELECT IS_USED_LOCK(CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(DATABASE(), '/', ?)), 40)))", (service,))
+        .await
+        .unwrap();
+    holder.flatten().is_some()
+}
+
+/// A leader holds the wake-up lock on a connection that otherwise sends nothing, for as long as
+/// it leads (hours). A server that closes idle sessions (`wait_timeout`, often a few minutes on
+/// managed databases) must not take the lock away: the followers would then find nobody to wait
+/// for and look again every 100 ms for the rest of the term, and a resign would wake nobody.
+/// Here every session of the electors' pool runs with `wait_timeout = 2` (seconds); after three times that, the
+/// leader still holds the lock and the follower still waits on it, quietly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wakeup_lock_outlives_the_servers_idle_timeout() {
+    let db = common::TestDb::migrated("elidle").await;
+    let opts = mysqlleader::opts_from_url(&db.url).unwrap();
+    let pool = mysql_async::Pool::new(
+        mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET autocommit = 1", "SET SESSION wait_timeout = 2"]),
+    );
+    let start = |node: &str| {
+        Elector::builder(pool.clone(), "idle").node_id(node).lease(Duration::from_secs(30)).start().unwrap()
+    };
+    let leader = start("l");
+    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let follower = start("f");
+    let mut admin = db.conn().await;
+    let until = Instant::now() + Duration::from_secs(10);
+    while lock_waits(&mut admin, &db.name).await == 0 {
+        assert!(Instant::now() < until, "the follower never waited on the leader's lock");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert!(wakeup_lock_held(&mut admin, "idle").await, "the leader's wake-up lock went with its idle connection");
+    assert_eq!(lock_waits(&mut admin, &db.name).await, 1, "the follower no longer waits on the leader's lock");
+    // And it still does its job: a resign wakes the follower long before its 30 s lease would.
+    let t0 = Instant::now();
+    assert!(leader.resign().await.unwrap());
+    assert_eq!(follower.wait_for_leadership(Some(Duration::from_secs(5))).await, WaitOutcome::Leading);
+    println!("handover after resign, 6 s past the idle timeout: {:?}", t0.elapsed());
+    drop(admin);
+    follower.shutdown().await.unwrap();
+    leader.shutdown().await.unwrap();
+    pool.disconnect().await.unwrap();
+    db.drop_db().await;
+}
+
+/// The connection of the wake-up lock `service` holds now, if any.
+async fn wakeup_lock_holder(conn: &mut mysql_async::Conn, service: &str) -> Option<u64> {
+    let holder: Option<Option<u64>> = conn
+        .exec_first("SELECT IS_USED_LOCK(CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(DATABASE(), '/', ?)), 40)))", (service,))
+        .await
+        .unwrap();
+    holder.flatten()
+}
+
+/// A leader whose lock connection is lost (killed here, as a DBA or a failover of a proxy would)
+/// takes the lock again on a new connection, and its follower goes back to waiting on it: the
+/// wake-up lock is not switched off for good by one error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wakeup_lock_comes_back_after_its_connection_is_lost() {
+    let db = common::TestDb::migrated("elback").await;
+    // wait_timeout 2 s: the leader's lock connection speaks every second, so it notices the
+    // kill within about a second (with the default it would be within a minute).
+    let opts = mysqlleader::opts_from_url(&db.url).unwrap();
+    let pool = mysql_async::Pool::new(
+        mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET autocommit = 1", "SET SESSION wait_timeout = 2"]),
+    );
+    let start = |node: &str| {
+        Elector::builder(pool.clone(), "back").node_id(node).lease(Duration::from_secs(30)).start().unwrap()
+    };
+    let leader = start("l");
+    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let follower = start("f");
+    let mut admin = db.conn().await;
+    let until = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        if let (Some(holder), 1) = (wakeup_lock_holder(&mut admin, "back").await, lock_waits(&mut admin, &db.name).await) {
+            break holder;
+        }
+        assert!(Instant::now() < until, "the follower never waited on the leader's lock");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    admin.query_drop(format!("KILL CONNECTION {first}")).await.unwrap();
+    let t0 = Instant::now();
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let holder = wakeup_lock_holder(&mut admin, "back").await;
+        if holder.is_some_and(|h| h != first) && lock_waits(&mut admin, &db.name).await == 1 {
+            break;
+        }
+        assert!(Instant::now() < until, "the wake-up lock did not come back after its connection was killed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("the lock was held again, and waited on, {:?} after the kill", t0.elapsed());
+    assert!(leader.is_leader(), "a lost lock connection changes nothing about the lease");
+    let t0 = Instant::now();
+    assert!(leader.resign().await.unwrap());
+    assert_eq!(follower.wait_for_leadership(Some(Duration::from_secs(5))).await, WaitOutcome::Leading);
+    println!("handover after resign: {:?}", t0.elapsed());
+    drop(admin);
+    follower.shutdown().await.unwrap();
+    leader.shutdown().await.unwrap();
+    pool.disconnect().await.unwrap();
+    db.drop_db().await;
+}
