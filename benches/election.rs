@@ -243,13 +243,14 @@ async fn run(args: Args) -> Res<bool> {
         tables.extend(t);
         sections.insert("failover".into(), v);
         for r in &res {
-            let with_target = r.kind == failover::Kind::Crash || r.config.lease_ms == 0;
+            let with_target = r.kind != failover::Kind::Resign || r.config.lease_ms == 0;
             if !with_target {
                 continue;
             }
             let what = match r.kind {
                 failover::Kind::Crash => "failover after SIGKILL",
                 failover::Kind::Resign => "failover after resign",
+                failover::Kind::Force => "force_leader of a quiet follower noticed",
             };
             targets.push(Target {
                 name: format!("{what}, {}", r.config.name),

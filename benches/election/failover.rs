@@ -1,5 +1,6 @@
-//! Failover: the time from a leader's SIGKILL, or from the start of its `resign`, to the moment
-//! another candidate process starts leading. Three candidate processes per service (this
+//! Failover: the time from a leader's SIGKILL, from the start of its `resign`, or from an
+//! operator's `force_leader` naming a follower, to the moment another candidate process starts
+//! leading. Three candidate processes per service (this
 //! executable in `--candidate` mode, each an `Elector`); crash trials of one configuration run
 //! on several services in parallel, so that 50 trials with a 10 s lease fit in about a minute.
 
@@ -19,6 +20,8 @@ use crate::report::{fmt_ms, Table};
 pub enum Kind {
     Crash,
     Resign,
+    /// `force_leader` of a quiet follower, called by the benchmark as an operator would.
+    Force,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -151,6 +154,7 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
         g.spawn(i)?;
     }
     let mut rng = Rng::new(seed);
+    let operator = mysqlleader::pool_from_url(&g.url)?;
     let limit = cfg.lease * 2 + Duration::from_secs(5);
     let Some((mut leader, _)) = g.next_leader(None, limit).await else {
         let service = g.service.clone();
@@ -179,6 +183,23 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
                 }
                 (t0.unwrap_or(0), found)
             }
+            Kind::Force => {
+                // Install the next follower; time until that process starts leading (it learns
+                // of it when the old leader's next renew fails and it lets go of the wake-up lock).
+                let target = (leader + 1) % 3;
+                let t0 = now_us();
+                mysqlleader::procedures::force_leader(&operator, &g.service, &g.node_id(target), cfg.lease).await?;
+                let deadline = tokio::time::Instant::now() + limit;
+                let mut found = None;
+                while found.is_none() {
+                    match tokio::time::timeout_at(deadline, g.rx.recv()).await {
+                        Ok(Some((i, Line::Lead { t_us }))) if i == target => found = Some((i, t_us)),
+                        Ok(Some(_)) => {}
+                        _ => break,
+                    }
+                }
+                (t0, found)
+            }
             Kind::Crash => {
                 let t0 = now_us();
                 if let Some(c) = g.nodes[leader].as_mut() {
@@ -196,6 +217,8 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
                 match kind {
                     Kind::Resign => g.send(leader, "rejoin").await?,
                     Kind::Crash => g.spawn(leader)?,
+                    // Forced out, the old leader goes on as a follower.
+                    Kind::Force => {}
                 }
                 leader = i;
             }
@@ -203,11 +226,13 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
                 out.push(f64::NAN);
                 eprintln!("  failover: no new leader for {} within {limit:?}", g.service);
                 g.shutdown().await;
+                let _ = operator.disconnect().await;
                 return Ok(out);
             }
         }
     }
     g.shutdown().await;
+    let _ = operator.disconnect().await;
     Ok(out)
 }
 
@@ -226,6 +251,8 @@ impl FailoverResult {
         match self.kind {
             Kind::Resign => 100.0,
             Kind::Crash => (self.config.lease + self.config.retry).as_secs_f64() * 1000.0,
+            // Issue 18: a quiet follower notices within one retry interval.
+            Kind::Force => self.config.retry.as_secs_f64() * 1000.0,
         }
     }
 }
@@ -238,6 +265,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
             (ONE_SECOND, Kind::Resign, 1, 5),
             (DEFAULTS, Kind::Crash, 3, 1),
             (ONE_SECOND, Kind::Crash, 3, 2),
+            (DEFAULTS, Kind::Force, 1, 4),
+            (ONE_SECOND, Kind::Force, 1, 5),
         ]
     } else {
         vec![
@@ -245,6 +274,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
             (ONE_SECOND, Kind::Resign, 1, 50),
             (DEFAULTS, Kind::Crash, 10, 5),
             (ONE_SECOND, Kind::Crash, 5, 10),
+            (DEFAULTS, Kind::Force, 2, 15),
+            (ONE_SECOND, Kind::Force, 1, 30),
         ]
     };
     let mut results = Vec::new();
@@ -279,7 +310,7 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
         eprintln!("  failover {:?} {}: {} trials, p50 {:.1} ms, p99 {:.1} ms", kind, cfg.name, r.trials, r.p50, r.p99);
     }
     let mut t = Table::new(
-        "Failover: from a leader's SIGKILL or resign to a new leader (separate candidate processes)",
+        "Failover: from a leader's SIGKILL, its resign, or force_leader of a follower, to a new leader (separate candidate processes)",
         &["event", "settings", "trials", "p50", "p99", "max", "target (p99)", "met"],
     );
     let mut j = Vec::new();
@@ -287,6 +318,7 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
         let event = match r.kind {
             Kind::Crash => "SIGKILL",
             Kind::Resign => "resign",
+            Kind::Force => "force_leader",
         };
         let target = r.target_ms();
         let met = r.failed == 0 && r.p99 < target;
@@ -308,7 +340,11 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
         "Three candidate processes per service, each an Elector with the wake-up lock on (the default). Before each trial \
          the followers get 1.5 retry intervals to see the leader, then a random part of a renew interval passes. Resign: \
          from the moment the leader starts its resign call to the moment another process starts leading (both on this \
-         host's clock). SIGKILL: from just before kill(2). SIGKILL trials run on several services at once.",
+         host's clock). SIGKILL: from just before kill(2). SIGKILL trials run on several services at once. \
+         force_leader: the benchmark (as an operator) installs the next follower, a quiet one waiting on the wake-up lock; \
+         from just before the call to the moment that process starts leading. It learns of it when the old leader's next \
+         renew finds the seat gone and the old leader lets go of the wake-up lock: within one renew interval, where the \
+         target is one retry interval.",
     );
     Ok((vec![t], json!({"rows": j}), results))
 }
