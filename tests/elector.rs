@@ -607,13 +607,28 @@ async fn a_blocked_campaign_never_piles_up_connections() {
     db.drop_db().await;
 }
 
+/// A pool as `pool_from_url` makes it, but whose sessions the server closes after 2 s without a
+/// statement (`wait_timeout = 2`).
+fn pool_closing_idle_sessions(url: &str) -> mysql_async::Pool {
+    let opts = mysqlleader::opts_from_url(url).unwrap();
+    mysql_async::Pool::new(
+        mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET autocommit = 1", "SET SESSION wait_timeout = 2"]),
+    )
+}
+
+/// Node `l` leading `service` (lease 30 s) and node `f` following it, both on `pool`.
+async fn leader_and_follower(pool: &mysql_async::Pool, service: &str) -> (Elector, Elector) {
+    let start = |node: &str| {
+        Elector::builder(pool.clone(), service).node_id(node).lease(Duration::from_secs(30)).start().unwrap()
+    };
+    let leader = start("l");
+    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    (leader, start("f"))
+}
+
 /// Whether a connection holds the wake-up lock of `service` in the database of `conn` now.
 async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service: &str) -> bool {
-    let holder: Option<Option<u64>> = conn
-        .exec_first("SELECT IS_USED_LOCK(CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(DATABASE(), '/', ?)), 40)))", (service,))
-        .await
-        .unwrap();
-    holder.flatten().is_some()
+    wakeup_lock_holder(conn, service).await.is_some()
 }
 
 /// A leader holds the wake-up lock on a connection that otherwise sends nothing, for as long as
@@ -625,16 +640,8 @@ async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wakeup_lock_outlives_the_servers_idle_timeout() {
     let db = common::TestDb::migrated("elidle").await;
-    let opts = mysqlleader::opts_from_url(&db.url).unwrap();
-    let pool = mysql_async::Pool::new(
-        mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET autocommit = 1", "SET SESSION wait_timeout = 2"]),
-    );
-    let start = |node: &str| {
-        Elector::builder(pool.clone(), "idle").node_id(node).lease(Duration::from_secs(30)).start().unwrap()
-    };
-    let leader = start("l");
-    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
-    let follower = start("f");
+    let pool = pool_closing_idle_sessions(&db.url);
+    let (leader, follower) = leader_and_follower(&pool, "idle").await;
     let mut admin = db.conn().await;
     let until = Instant::now() + Duration::from_secs(10);
     while lock_waits(&mut admin, &db.name).await == 0 {
@@ -673,16 +680,8 @@ async fn the_wakeup_lock_comes_back_after_its_connection_is_lost() {
     let db = common::TestDb::migrated("elback").await;
     // wait_timeout 2 s: the leader's lock connection speaks every second, so it notices the
     // kill within about a second (with the default it would be within a minute).
-    let opts = mysqlleader::opts_from_url(&db.url).unwrap();
-    let pool = mysql_async::Pool::new(
-        mysql_async::OptsBuilder::from_opts(opts).setup(vec!["SET autocommit = 1", "SET SESSION wait_timeout = 2"]),
-    );
-    let start = |node: &str| {
-        Elector::builder(pool.clone(), "back").node_id(node).lease(Duration::from_secs(30)).start().unwrap()
-    };
-    let leader = start("l");
-    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
-    let follower = start("f");
+    let pool = pool_closing_idle_sessions(&db.url);
+    let (leader, follower) = leader_and_follower(&pool, "back").await;
     let mut admin = db.conn().await;
     let until = Instant::now() + Duration::from_secs(10);
     let first = loop {
