@@ -13,6 +13,7 @@
 //! by running it again. An applied migration is never edited: a change is a new `V{n}__name.sql`.
 
 use mysql_async::Pool;
+use refinery_core::traits::r#async::{AsyncQuery, AsyncTransaction};
 
 use crate::error::{Error, Result};
 use crate::procedures;
@@ -45,8 +46,9 @@ fn runner() -> refinery::Runner {
 pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
     let mut lock_conn = pool.get_conn().await.map_err(Error::from_mysql)?;
     let locked = procedures::migration_lock(&mut lock_conn).await?;
-    let mut pool_for_refinery = pool.clone();
-    let outcome = runner().run_async(&mut pool_for_refinery).await;
+    let mariadb = procedures::server_info(pool).await?.version.contains("MariaDB");
+    let mut target = InPlace { pool: pool.clone(), mariadb };
+    let outcome = runner().run_async(&mut target).await;
     if locked {
         procedures::migration_unlock(&mut lock_conn).await?;
     }
@@ -56,6 +58,76 @@ pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
         .iter()
         .map(|m| AppliedMigration { version: m.version() as i32, name: m.name().to_string() })
         .collect())
+}
+
+/// The database as Refinery sees it: the pool, except that on MariaDB a migration that
+/// replaces a procedure (`DROP PROCEDURE IF EXISTS p;` then `CREATE PROCEDURE p`) runs it as
+/// one `CREATE OR REPLACE PROCEDURE p` ([`replace_in_place`]). So upgrading a live system
+/// leaves no moment in which `p` does not exist: a call made meanwhile runs the old or the new
+/// definition, never fails with "PROCEDURE does not exist". MySQL has no such statement; there
+/// the migration runs as written, and a call that lands between the DROP and the CREATE (a few
+/// milliseconds) fails with error 1305 (README, "Upgrading"). Refinery records the checksum of
+/// the file as written either way.
+struct InPlace {
+    pool: Pool,
+    mariadb: bool,
+}
+
+impl AsyncTransaction for InPlace {
+    type Error = mysql_async::Error;
+
+    async fn execute<'a, T: Iterator<Item = &'a str> + Send + 'a>(&'a mut self, queries: T) -> std::result::Result<usize, Self::Error> {
+        let queries: Vec<String> =
+            queries.map(|q| if self.mariadb { replace_in_place(q) } else { q.to_string() }).collect();
+        self.pool.execute(queries.iter().map(String::as_str)).await
+    }
+}
+
+impl AsyncQuery<Vec<refinery::Migration>> for InPlace {
+    async fn query(&mut self, query: &str) -> std::result::Result<Vec<refinery::Migration>, Self::Error> {
+        self.pool.query(query).await
+    }
+}
+
+impl refinery::AsyncMigrate for InPlace {}
+
+/// `DROP PROCEDURE IF EXISTS p;` followed (after blank and comment lines) by
+/// `CREATE PROCEDURE p` becomes `CREATE OR REPLACE PROCEDURE p` (MariaDB 10.1.3+); every other
+/// line stays as it is, the comments and blank lines between the two included.
+fn replace_in_place(sql: &str) -> String {
+    let lines: Vec<&str> = sql.lines().collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let dropped = lines[i]
+            .trim()
+            .strip_prefix("DROP PROCEDURE IF EXISTS ")
+            .and_then(|rest| rest.strip_suffix(';'))
+            .map(str::trim);
+        if let Some(name) = dropped {
+            let next = (i + 1..lines.len()).find(|&j| {
+                let t = lines[j].trim();
+                !t.is_empty() && !t.starts_with("--")
+            });
+            if let Some(j) = next {
+                let create = format!("CREATE PROCEDURE {name}");
+                let rest = lines[j].strip_prefix(&create);
+                if rest.is_some_and(|r| r.is_empty() || r.starts_with('(') || r.starts_with(' ')) {
+                    out.extend(lines[i + 1..j].iter().map(|l| l.to_string()));
+                    out.push(format!("CREATE OR REPLACE PROCEDURE {name}{}", rest.unwrap_or_default()));
+                    i = j + 1;
+                    continue;
+                }
+            }
+        }
+        out.push(lines[i].to_string());
+        i += 1;
+    }
+    let mut text = out.join("\n");
+    if sql.ends_with('\n') {
+        text.push('\n');
+    }
+    text
 }
 
 /// One statement of a migration file, as the `mysql` client needs to see it.
@@ -188,6 +260,28 @@ mod tests {
         // Every procedure body sits between DELIMITER lines.
         assert_eq!(script.matches("DELIMITER $$").count(), script.matches("CREATE PROCEDURE").count());
         assert!(!script.contains("VALUES("), "no VALUES() in ON DUPLICATE KEY UPDATE");
+    }
+
+    #[test]
+    fn mariadb_replaces_a_dropped_and_recreated_procedure_in_place() {
+        let sql = "DROP PROCEDURE IF EXISTS p;\n-- p does a thing\nCREATE PROCEDURE p(IN a INT)\nBEGIN\n  SELECT 1;\nEND;\n\
+                   DROP PROCEDURE IF EXISTS tmp;\nCALL other();\nCREATE PROCEDURE pq()\nBEGIN\nEND;\n\
+                   DROP PROCEDURE IF EXISTS q;\nCREATE PROCEDURE qq()\nBEGIN\nEND;\n";
+        assert_eq!(replace_in_place(sql),
+                   "-- p does a thing\nCREATE OR REPLACE PROCEDURE p(IN a INT)\nBEGIN\n  SELECT 1;\nEND;\n\
+                    DROP PROCEDURE IF EXISTS tmp;\nCALL other();\nCREATE PROCEDURE pq()\nBEGIN\nEND;\n\
+                    DROP PROCEDURE IF EXISTS q;\nCREATE PROCEDURE qq()\nBEGIN\nEND;\n");
+        // Every procedure a migration re-creates is replaced in place; none is dropped first.
+        for m in runner().get_migrations() {
+            let replaced = replace_in_place(m.sql().unwrap());
+            for line in replaced.lines().filter(|l| l.starts_with("DROP PROCEDURE IF EXISTS ")) {
+                let name = line.trim_start_matches("DROP PROCEDURE IF EXISTS ").trim_end_matches(';');
+                let created_after = replaced.split(line).nth(1).is_some_and(|after| {
+                    after.lines().find(|l| l.starts_with("CREATE")).is_some_and(|l| l.starts_with(&format!("CREATE PROCEDURE {name}(")))
+                });
+                assert!(!created_after, "V{}: {name} is still dropped before it is created again", m.version());
+            }
+        }
     }
 
     #[test]

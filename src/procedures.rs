@@ -307,9 +307,18 @@ pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, service_id: &s
 
 /// `KILL QUERY id`: ends the statement running on connection `id` (of the same account: no
 /// privilege needed), e.g. a wake-up lock wait that must end now.
-pub(crate) async fn kill_query(pool: &mysql_async::Pool, connection_id: u32) -> Result<()> {
+///
+/// It is sent on a connection of its own, opened with `opts` (those of the connection to end)
+/// and closed at once, never on one taken from a pool: a pool that hands out a new connection
+/// because its others are busy keeps that one afterwards (idle connections up to the pool's
+/// minimum stay open for good), so a kill through the pool could leave the elector holding one
+/// connection more than its call and its wake-up lock for the rest of the process.
+pub(crate) async fn kill_query(opts: &mysql_async::Opts, connection_id: u32) -> Result<()> {
+    let mut conn = mysql_async::Conn::new(opts.clone()).await.map_err(Error::from_mysql)?;
     // KILL cannot be prepared; the id is a number, so the text is safe.
-    format!("KILL QUERY {connection_id}").ignore(pool).await.map_err(Error::from_mysql)
+    let killed = format!("KILL QUERY {connection_id}").ignore(&mut conn).await.map_err(Error::from_mysql);
+    let _ = conn.disconnect().await;
+    killed
 }
 
 /// The session's `wait_timeout` in seconds: how long the server lets it idle before closing it.

@@ -19,9 +19,11 @@
 //!
 //! Quiet followers: while a follower's wait is on a lock that a leader holds ([`Wakeup::watching`]),
 //! the elector needs no polling: it campaigns when woken, or when the lease it saw can end. One
-//! wait lasts until that moment (whole seconds, at least 1). A wait that must end early (the
-//! node leads, resigns or closes) is ended on the server with `KILL QUERY` on its own
-//! connection, so closing never waits out a wait and leaves no wait running on the server.
+//! wait lasts until that moment (whole seconds, at least 1). A follower that wins the seat keeps
+//! its wait: it is a wait for the lock a leader holds. A wait that must end early (the node
+//! resigns or closes) is ended on the server with `KILL QUERY` over a short-lived connection of
+//! its own, so closing never waits out a wait, leaves no wait running on the server, and leaves
+//! the pool no bigger than it was.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -146,7 +148,6 @@ async fn serve(
         let _ = conn.disconnect().await;
         return Ok(());
     }
-    let connection_id = conn.id();
     let keepalive = keepalive_interval(&mut conn).await?;
     let mut holding = false;
     // How soon to look again when the lock is not where it should be: a cheap read.
@@ -203,12 +204,17 @@ async fn serve(
                     let until = match current { Role::Following { until } => until, _ => Instant::now() };
                     let wait_s = until.saturating_duration_since(Instant::now()).as_secs_f64().ceil().clamp(1.0, MAX_FOLLOW_WAIT_S as f64) as u32;
                     shared.watching.store(true, Ordering::SeqCst);
-                    let got = wait_unless_unneeded(pool, &mut conn, connection_id, service_id, wait_s, role).await;
+                    let got = wait_while_wanted(&mut conn, service_id, wait_s, role).await;
                     shared.watching.store(false, Ordering::SeqCst);
                     if got? {
-                        procedures::wakeup_lock_release(&mut conn, service_id).await?;
-                        if role.borrow().following() {
-                            shared.wake.notify_one();
+                        if *role.borrow() == Role::Leading {
+                            // Promoted during the wait: this is the lock a leader holds.
+                            holding = true;
+                        } else {
+                            procedures::wakeup_lock_release(&mut conn, service_id).await?;
+                            if role.borrow().following() {
+                                shared.wake.notify_one();
+                            }
                         }
                     }
                     if role.has_changed().is_err() {
@@ -236,26 +242,30 @@ async fn keepalive_interval(conn: &mut mysql_async::Conn) -> crate::Result<Durat
     Ok((Duration::from_secs(wait_timeout_s) / 2).clamp(Duration::from_secs(1), KEEPALIVE_MAX))
 }
 
-/// One follower's wait on the lock for up to `wait_s` seconds. When the node stops following
-/// (it leads, resigns or closes) the wait is ended on the server at once with `KILL QUERY`
-/// (never dropped mid-wait, which would leave it running there). A new `until` while following
-/// changes nothing: the elector campaigns at its own time anyway.
-async fn wait_unless_unneeded(
-    pool: &Pool,
+/// One follower's wait on the lock for up to `wait_s` seconds.
+///
+/// A node promoted meanwhile keeps waiting: the lock it waits for is the one a leader holds, so
+/// the wait's end hands it that lock (or times out, and the leader's branch of the loop tries
+/// again). A node that stops campaigning (resign, close) or whose elector is gone ends the wait
+/// on the server at once with `KILL QUERY` over a short-lived connection of its own (never by
+/// dropping the wait, which would leave it running there, nor through the pool, which would
+/// keep the extra connection). So the only connection the lock's task ever opens besides its
+/// own is that brief one, on resign or close.
+async fn wait_while_wanted(
     conn: &mut mysql_async::Conn,
-    connection_id: u32,
     service_id: &str,
     wait_s: u32,
     role: &mut watch::Receiver<Role>,
 ) -> crate::Result<bool> {
+    let (opts, connection_id) = (conn.opts().clone(), conn.id());
     let wait = procedures::wakeup_lock_get(conn, service_id, wait_s);
     tokio::pin!(wait);
     loop {
         tokio::select! {
             got = &mut wait => return got,
             changed = role.changed() => {
-                if changed.is_err() || !role.borrow().following() {
-                    if let Err(e) = procedures::kill_query(pool, connection_id).await {
+                if changed.is_err() || *role.borrow() == Role::Idle {
+                    if let Err(e) = procedures::kill_query(&opts, connection_id).await {
                         tracing::debug!(service = %service_id, error = %e, "could not end the wake-up wait early");
                     }
                     return (&mut wait).await;

@@ -214,3 +214,53 @@ async fn the_install_script_does_not_depend_on_the_clients_character_set() {
     }
     db.drop_db().await;
 }
+
+/// Upgrading a live system: callers keep calling `campaign`, `current_leader` and `am_i_leader`
+/// while `migrate()` applies V6 and V7 again (their records deleted), which re-create those
+/// procedures. On MariaDB the runner replaces each procedure in place (`CREATE OR REPLACE`), so
+/// no call fails; as the files are written (`DROP` then `CREATE`) calls landing in between fail
+/// with 1305 "PROCEDURE ... does not exist". MySQL has no in-place replacement: the README
+/// ("Upgrading a live system") says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn migrating_while_services_call_the_procedures_fails_no_call() {
+    let db = TestDb::migrated("migrations_live").await;
+    let mut c = connect(&db.url).await;
+    let version: String = c.query_first("SELECT VERSION()").await.unwrap().unwrap();
+    if !version.contains("MariaDB") {
+        println!("{version}: no in-place replacement of procedures on this server (documented)");
+        db.drop_db().await;
+        return;
+    }
+    campaign(&mut c, "live", "n0", 60_000).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let callers: Vec<_> = ["CALL campaign('live', 'n0', 60000)", "CALL current_leader('live')", "CALL am_i_leader('live', 'n1')"]
+        .into_iter()
+        .map(|sql| {
+            let (url, stop) = (db.url.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut conn = connect(&url).await;
+                let (mut calls, mut failures) = (0u64, Vec::new());
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    calls += 1;
+                    if let Err(e) = call_text(&mut conn, sql).await {
+                        failures.push(format!("{sql}: {e:?}"));
+                    }
+                }
+                (calls, failures)
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for _ in 0..5 {
+        exec(&mut c, "DELETE FROM mysqlleader_schema_history WHERE version >= 6").await;
+        assert_eq!(migrate(&db.pool).await, vec![6, 7]);
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for caller in callers {
+        let (calls, failures) = caller.await.unwrap();
+        assert!(calls > 10, "the caller made only {calls} calls");
+        assert!(failures.is_empty(), "{} of {calls} calls failed during the upgrade, first: {}", failures.len(), failures[0]);
+    }
+    assert_installed(&mut c, "after the live upgrade").await;
+    db.drop_db().await;
+}

@@ -62,7 +62,8 @@ impl Database {
     /// 3. The loop may stop waiting sooner (its own time limit, its deadline): the task then goes
     ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
     ///    left with a statement nobody waits for, and ending one takes no extra connection
-    ///    except in the rare case of step 2's bound, where `KILL QUERY` ends it.
+    ///    except in the rare case of step 2's bound, where `KILL QUERY` ends it over a
+    ///    connection opened for that and closed at once.
     async fn call<T, F>(&self, server: usize, config: &Arc<ElectorConfig>, call: F) -> Result<T>
     where
         T: Send + 'static,
@@ -140,12 +141,14 @@ impl Backend for Database {
 /// (`KILL QUERY`) if the call is dropped before it finished ([`Database::call`]'s bound).
 async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
     let conn = pool.get_conn().await.map_err(Error::from_mysql)?;
-    let guard = KillOnDrop { pool: pool.clone(), connection_id: conn.id(), armed: true };
+    let guard = KillOnDrop { opts: conn.opts().clone(), connection_id: conn.id(), armed: true };
     Ok((conn, guard))
 }
 
 struct KillOnDrop {
-    pool: Pool,
+    /// The options of the call's connection: the kill goes over a short-lived connection of
+    /// its own ([`procedures::kill_query`]).
+    opts: mysql_async::Opts,
     connection_id: u32,
     armed: bool,
 }
@@ -162,10 +165,10 @@ impl Drop for KillOnDrop {
         if !self.armed {
             return;
         }
-        let (pool, id) = (self.pool.clone(), self.connection_id);
+        let (opts, id) = (self.opts.clone(), self.connection_id);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(e) = procedures::kill_query(&pool, id).await {
+                if let Err(e) = procedures::kill_query(&opts, id).await {
                     tracing::debug!(connection = id, error = %e, "could not end an abandoned call");
                 }
             });

@@ -305,6 +305,14 @@ async fn work(log: Arc<Log>, svc: String, elector: Arc<Elector>, pools: Vec<Pool
     }
 }
 
+/// The fenced work's pool on `url`: one connection, kept open.
+fn work_pool(url: &str) -> Pool {
+    let opts = mysqlleader::opts_from_url(url).unwrap_or_else(|e| usage(&format!("bad --url: {e}")));
+    let constraints = mysql_async::PoolConstraints::new(1, 1).expect("min <= max");
+    let pool_opts = opts.pool_opts().clone().with_constraints(constraints);
+    Pool::new(mysql_async::OptsBuilder::from_opts(opts).pool_opts(pool_opts))
+}
+
 fn main() {
     let args = Arc::new(parse_args());
     // One thread: the elector's task, the log writer and the work share it, so an event is
@@ -323,11 +331,20 @@ async fn run(args: Arc<Args>) {
         logged: Mutex::new(HashMap::new()),
     });
     log.write("boot", json!({"services": args.services, "lease_ms": args.lease_ms, "servers": args.urls.len()}));
+    // Two pools per server, as an application would have: the electors' (as `pool_from_url`
+    // makes it, so that the checker's connection count sees exactly what the library holds:
+    // per service its call connection and its wake-up lock's), and the fenced work's, of one
+    // connection that the services' work takes in turn. Before, the work shared the electors'
+    // pool: two services' increments at the same moment, or one abandoned at its time limit
+    // while the next began, made that pool open a connection more, and a `mysql_async` pool
+    // keeps up to 10 idle connections for good, so the count crept past the checker's bound
+    // (one fenced connection per candidate) without the library holding any more.
     let pools: Vec<Pool> = args
         .urls
         .iter()
         .map(|u| mysqlleader::pool_from_url(u).unwrap_or_else(|e| usage(&format!("bad --url: {e}"))))
         .collect();
+    let work_pools: Vec<Pool> = args.urls.iter().map(|u| work_pool(u)).collect();
     let mut electors = Vec::new();
     for svc in &args.services {
         let mut b = Elector::builder(pools[0].clone(), svc.clone())
@@ -340,7 +357,7 @@ async fn run(args: Arc<Args>) {
         if let Some(ms) = args.timeout_ms { b = b.request_timeout(Duration::from_millis(ms)); }
         let elector = Arc::new(b.start().unwrap_or_else(|e| usage(&format!("elector: {e}"))));
         tokio::spawn(watch_elector(log.clone(), svc.clone(), elector.clone()));
-        tokio::spawn(work(log.clone(), svc.clone(), elector.clone(), pools.clone(), args.clone()));
+        tokio::spawn(work(log.clone(), svc.clone(), elector.clone(), work_pools.clone(), args.clone()));
         electors.push((svc.clone(), elector));
     }
     let mut tick = tokio::time::interval(Duration::from_millis(args.heartbeat_ms));
