@@ -607,16 +607,26 @@ fn main() {
             r = run => match r {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("replication: {e}");
-                    2
+                    // A Ctrl-C also reaches the programs this one was waiting for, which then
+                    // fail: report the interruption rather than their failure.
+                    let pending = tokio::time::timeout(Duration::from_millis(100), async {
+                        tokio::select! { _ = interrupt.recv() => {} _ = terminate.recv() => {} }
+                    });
+                    if pending.await.is_ok() {
+                        say("interrupted: every process stopped, the run's directory removed");
+                        130
+                    } else {
+                        eprintln!("replication: {e}");
+                        2
+                    }
                 }
             },
             _ = interrupt.recv() => {
-                say("SIGINT: stopping every process and removing the run's directory");
+                say("SIGINT: every process stopped, the run's directory removed");
                 130
             }
             _ = terminate.recv() => {
-                say("SIGTERM: stopping every process and removing the run's directory");
+                say("SIGTERM: every process stopped, the run's directory removed");
                 130
             }
         }
