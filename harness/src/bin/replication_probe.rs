@@ -1,6 +1,6 @@
 //! The async-replication experiment of `docs/replication.md`: one program with four roles,
-//! driven by `scripts/replication-experiment.sh` (which starts the servers, injects the faults
-//! and writes `phases.log`).
+//! run by the `replication` program (harness/src/bin/replication.rs, which starts the servers,
+//! injects the faults and writes `phases.log`).
 //!
 //! ```text
 //! replication_probe candidate --node N --label L --url URL --log FILE

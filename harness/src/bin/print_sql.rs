@@ -1,1 +1,0 @@
-fn main() { print!("{}", mysqlleader::install_sql()); }
