@@ -69,6 +69,8 @@ readonly STOP_TIMEOUT=30
 # gcache is made small so that three nodes do not preallocate 3 x 128M.
 readonly EVS_OPTIONS="evs.suspect_timeout=PT2S; evs.inactive_timeout=PT3S; evs.install_timeout=PT3S; evs.keepalive_period=PT0.5S; evs.inactive_check_period=PT0.5S; evs.join_retrans_period=PT0.5S; gmcast.peer_timeout=PT2S; gcache.size=32M"
 
+. "$(dirname "$0")/lib.sh"   # find_prog, apt_install
+
 # --- output helpers -----------------------------------------------------------
 
 # log MSG...: progress message on stderr (stdout is reserved for the env lines).
@@ -115,14 +117,8 @@ ensure_packages() {
     fi
     [ "${#missing[@]}" -eq 0 ] && return 0
 
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        log "installing missing packages: ${missing[*]}"
-        apt-get update >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y "${install[@]}" >&2
-    else
-        die "missing packages: ${missing[*]}. Install them as root with:" \
-            "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${install[*]}"
-    fi
+    log "missing packages: ${missing[*]}"
+    apt_install galera.sh "${install[@]}" || die "cannot install ${install[*]} (see above)"
 }
 
 # find_provider: print the path of the Galera 4 provider library.
@@ -138,8 +134,7 @@ find_provider() {
 
 # find_mariadbd: print the path of the server binary.
 find_mariadbd() {
-    command -v mariadbd 2>/dev/null || command -v mysqld 2>/dev/null \
-        || die "mariadbd not found (install mariadb-server)"
+    find_prog mariadbd mysqld || die "mariadbd not found (install mariadb-server)"
 }
 
 # --- ports --------------------------------------------------------------------

@@ -18,12 +18,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 calls=${1:-20000}
 
+. "$here/lib.sh"   # apt_install
 if ! command -v perf >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
-  else
-    echo "profile-calls: perf is missing (Debian: apt-get install linux-perf)" >&2; exit 2
-  fi
+  apt_install profile-calls linux-perf || exit 2
 fi
 
 if [ -z "${MYSQLLEADER_TEST_SERVER_DIR:-}" ]; then

@@ -26,22 +26,8 @@ case "${1:-}" in
   *) die "usage: $0 writable|readonly|router|lag|all" ;;
 esac
 
-have() { # have NAME...: one of the programs is in PATH or an sbin directory
-  local name d
-  for name in "$@"; do
-    command -v "$name" >/dev/null 2>&1 && return 0
-    for d in /usr/sbin /usr/local/sbin /sbin; do [ -x "$d/$name" ] && return 0; done
-  done
-  return 1
-}
-if ! { have mariadbd mysqld && have mariadb mysql && have mariadb-install-db mysql_install_db; }; then
-  [ "$(id -u)" = 0 ] || die "mariadbd is not installed; install it (Debian: sudo apt-get install mariadb-server mariadb-client)"
-  echo "replication-experiment: installing mariadb-server with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >&2
-  apt-get install -y -q mariadb-server mariadb-client >&2
-  have mariadbd mysqld || die "apt-get installed mariadb-server but mariadbd is still missing"
-fi
+. "$root/scripts/lib.sh"   # ensure_mariadb: mariadb-server with apt when missing and root
+ensure_mariadb replication-experiment || die "mariadbd is needed"
 
 target=${CARGO_TARGET_DIR:-$root/target}
 if [ -n "${NO_BUILD:-}" ]; then

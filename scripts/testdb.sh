@@ -31,33 +31,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "testdb: $*" >&2; exit 2; }
 
-# Finds a program in PATH or in the sbin directories Debian puts servers in.
-find_prog() {
-  local name
-  for name in "$@"; do
-    if command -v "$name" >/dev/null 2>&1; then command -v "$name"; return 0; fi
-    for d in /usr/sbin /usr/local/sbin /sbin; do
-      if [ -x "$d/$name" ]; then echo "$d/$name"; return 0; fi
-    done
-  done
-  return 1
-}
+. "$here/lib.sh"   # find_prog, ensure_mariadb (installs mariadb-server with apt when root)
 
-# Installs Debian's mariadb-server (and client) when mariadbd is missing and we are root.
-ensure_mariadb() {
-  if find_prog mariadbd mysqld >/dev/null && find_prog mariadb mysql >/dev/null \
-     && find_prog mariadb-install-db mysql_install_db >/dev/null; then
-    return 0
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    die "mariadbd is not installed. Install it (Debian: sudo apt-get install mariadb-server mariadb-client) or set MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db"
-  fi
-  echo "testdb: installing mariadb-server with apt-get (once per machine)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >&2
-  apt-get install -y -q mariadb-server mariadb-client >&2
-  # Debian starts the packaged service when it can; we never use it.
-  find_prog mariadbd mysqld >/dev/null || die "apt-get installed mariadb-server but mariadbd is still missing"
+need_mariadb() {
+  ensure_mariadb testdb || die "mariadbd is needed: install it, or set MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db"
 }
 
 free_port() {
@@ -96,7 +73,7 @@ launch() {
 
 start() {
   local dir=$1
-  ensure_mariadb
+  need_mariadb
   local install_db client port
   install_db=$(find_prog mariadb-install-db mysql_install_db)
   client=$(find_prog mariadb mysql)
@@ -226,8 +203,8 @@ case "$cmd" in
   start) [ $# -eq 1 ] || die "usage: $0 start DIR"; start "$1" ;;
   stop)  [ $# -eq 1 ] || die "usage: $0 stop DIR"; stop "$1" ;;
   run)   [ $# -ge 1 ] || die "usage: $0 run COMMAND [ARGS...]"; run "$@" ;;
-  start-tls) [ $# -eq 1 ] || die "usage: $0 start-tls DIR"; ensure_mariadb; start_tls "$1" ;;
-  run-tls) [ $# -ge 1 ] || die "usage: $0 run-tls COMMAND [ARGS...]"; ensure_mariadb; run_tls "$@" ;;
+  start-tls) [ $# -eq 1 ] || die "usage: $0 start-tls DIR"; need_mariadb; start_tls "$1" ;;
+  run-tls) [ $# -ge 1 ] || die "usage: $0 run-tls COMMAND [ARGS...]"; need_mariadb; run_tls "$@" ;;
   # Fault injection on a server started with `start DIR` (the data stays):
   restart) [ $# -eq 1 ] || die "usage: $0 restart DIR"; signal_server "$1" CONT; signal_server "$1" TERM; launch "$1" ;;
   kill)    [ $# -eq 1 ] || die "usage: $0 kill DIR"; signal_server "$1" KILL ;;
