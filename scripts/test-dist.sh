@@ -350,7 +350,7 @@ check go-module go_module
 rust_package() {
   local list missing=0 f
   list=$(cargo package --list --allow-dirty)
-  for f in sql/V*.sql include/mysqlleader.h Cargo.lock; do
+  for f in sql/V*.sql include/mysqlleader.h Cargo.lock LICENSE-MIT LICENSE-APACHE; do
     if ! grep -qx "$f" <<<"$list"; then echo "the package lacks $f"; missing=1; fi
   done
   [ "$missing" -eq 0 ] || fail "files missing from the package"
