@@ -714,3 +714,53 @@ async fn the_wakeup_lock_comes_back_after_its_connection_is_lost() {
     pool.disconnect().await.unwrap();
     db.drop_db().await;
 }
+
+/// Ending a follower's wake-up wait takes a connection for `KILL QUERY`, and that connection must
+/// not come from the elector's pool: a pool that opens a connection because its others are busy
+/// keeps it afterwards (idle connections up to its minimum stay open), so each kill through the
+/// pool could leave the process a connection larger for good. Here the application holds the
+/// pool's idle connection when the follower closes; afterwards the pool holds nothing but that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_follower_leaves_its_pool_no_larger() {
+    let db = common::TestDb::migrated("elkillpool").await;
+    // Every pool here has one user, so a connection that appears is that user's.
+    let leader_pool = mysqlleader::pool_from_url(&db.url).unwrap();
+    let leader = Elector::builder(leader_pool.clone(), "kp").node_id("l").lease(Duration::from_secs(20)).start().unwrap();
+    assert_eq!(leader.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let mut admin = db.conn().await;
+    let ids_sql = format!("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' ORDER BY ID", db.name);
+    let before: Vec<u64> = admin.query(ids_sql.as_str()).await.unwrap();
+
+    let pool = mysqlleader::pool_from_url(&db.url).unwrap();
+    let follower = Elector::builder(pool.clone(), "kp")
+        .node_id("f")
+        .lease(Duration::from_secs(20))
+        .resign_on_drop(false)
+        .start()
+        .unwrap();
+    // Quiet: the follower's wait is on the leader's lock (see the test above).
+    let until = Instant::now() + Duration::from_secs(10);
+    while lock_waits(&mut admin, &db.name).await == 0 {
+        assert!(Instant::now() < until, "the follower never waited on the leader's lock");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // The application takes the pool's idle connection (the follower's call connection).
+    let held = pool.get_conn().await.unwrap();
+    follower.shutdown().await.unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while lock_waits(&mut admin, &db.name).await > 0 {
+        assert!(Instant::now() < until, "the follower's wait kept running on the server after close");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after: Vec<u64> = admin.query(ids_sql.as_str()).await.unwrap();
+    let extra: Vec<u64> = after.into_iter().filter(|id| !before.contains(id) && *id != u64::from(held.id())).collect();
+    assert!(extra.is_empty(), "after the follower closed, its pool still holds connections {extra:?} besides the application's");
+    drop(held);
+    pool.disconnect().await.unwrap();
+    leader.shutdown().await.unwrap();
+    leader_pool.disconnect().await.unwrap();
+    drop(admin);
+    db.drop_db().await;
+}
