@@ -44,9 +44,10 @@ fn runner() -> refinery::Runner {
 /// Concurrent callers (several copies of a service starting at once) are serialized with a
 /// named lock where the server supports one, so each migration runs once.
 pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
+    // Asked before the lock is taken, so that no early return leaves it held.
+    let mariadb = procedures::server_info(pool).await?.version.contains("MariaDB");
     let mut lock_conn = pool.get_conn().await.map_err(Error::from_mysql)?;
     let locked = procedures::migration_lock(&mut lock_conn).await?;
-    let mariadb = procedures::server_info(pool).await?.version.contains("MariaDB");
     let mut target = InPlace { pool: pool.clone(), mariadb };
     let outcome = runner().run_async(&mut target).await;
     if locked {
