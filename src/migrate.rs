@@ -67,8 +67,8 @@ pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
 /// leaves no moment in which `p` does not exist: a call made meanwhile runs the old or the new
 /// definition, never fails with "PROCEDURE does not exist". MySQL has no such statement; there
 /// the migration runs as written, and a call that lands between the DROP and the CREATE (a few
-/// milliseconds) fails with error 1305 (README, "Upgrading"). Refinery records the checksum of
-/// the file as written either way.
+/// milliseconds) fails with error 1305 (README, "Upgrading a live system"). Refinery records
+/// the checksum of the file as written either way.
 struct InPlace {
     pool: Pool,
     mariadb: bool,
