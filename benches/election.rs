@@ -8,9 +8,12 @@
 //!
 //! Without `--url`, the server is `MYSQLLEADER_TEST_URL`. The account must be able to create
 //! databases: the run creates `mysqlleader_bench` (the schema from `sql/`, migrated as the
-//! library does) and `mysqlleader_bench_V6` (the same with V6's `campaign`, taken from
-//! `sql/V6__access_audit_bounded_waits.sql`, for a side-by-side view of what V7 changed), and
-//! drops both at the end. Run it on an otherwise
+//! library does) and, for a side-by-side view of the follower check and the renew, one scratch
+//! database per other `campaign` installed over the same schema: `mysqlleader_bench_V6` and
+//! `mysqlleader_bench_V7` (V6's and V7's `campaign`, taken from their migration files; V7 reads
+//! leader_election_access on every call, which V8 saves) and `mysqlleader_bench_tree_no_access`
+//! (the tree's `campaign` with its access check cut out by text substitution); and it drops them
+//! all at the end. Run it on an otherwise
 //! idle server with the default durability (`innodb_flush_log_at_trx_commit=1`).
 //!
 //! Sections, in order: `follower` (follower check vs recipe vs floor, 1/8/32 connections),
@@ -316,18 +319,29 @@ async fn run(args: Args) -> Res<bool> {
 }
 
 /// Test mode: the SQL this benchmark installs splits into statements as the server needs them,
-/// the recipe is written without VALUES(), and URLs get their database replaced.
+/// the access check cut out of the tree's campaign is found and cut exactly, the recipe is
+/// written without VALUES(), and URLs get their database replaced.
 fn self_check() {
-    for (name, sql) in PROPOSALS {
-        let stmts = campaign_of(sql);
-        assert_eq!(stmts.len(), 2, "{name}: the DROP and the CREATE of campaign");
-        assert!(stmts[1].starts_with("CREATE PROCEDURE campaign(") && stmts[1].trim_end().ends_with("END"), "{name}");
+    // Also runs the substitutions of `campaign (tree), no access check`, which panic unless each
+    // finds its text exactly once.
+    for p in PROPOSALS {
+        let stmts = (p.campaign)();
+        assert_eq!(stmts.len(), 2, "{}: the DROP and the CREATE of campaign", p.label);
+        assert!(stmts[1].starts_with("CREATE PROCEDURE campaign(") && stmts[1].trim_end().ends_with("END"), "{}", p.label);
     }
+    let tree = campaign_of(V8_SQL);
+    let cut = campaign_without_access();
+    assert_ne!(tree[1], cut[1], "the substitutions changed the procedure");
+    assert_eq!(
+        tree[1].len() - cut[1].len(),
+        V8_RENEW_ACCESS_GUARD.0.len() - V8_RENEW_ACCESS_GUARD.1.len() + V8_READ_ACCESS_CHECK.0.len(),
+        "only the access check was cut"
+    );
     assert!(!RECIPE_SQL.to_ascii_uppercase().contains("VALUES("), "the recipe must not use VALUES()");
     assert_eq!(url_with_db("mysql://u:p@h:1/a?x=1", "b"), "mysql://u:p@h:1/b?x=1");
     assert_eq!(url_with_db("mysql://u:p@h:1", "b"), "mysql://u:p@h:1/b");
     assert_eq!(no_reset("mysql://h/a"), "mysql://h/a?reset_connection=false");
-    println!("election bench: run without --bench (cargo test): 3 self-checks passed; measure with `cargo bench --bench election` or scripts/bench.sh");
+    println!("election bench: run without --bench (cargo test): 4 self-checks passed; measure with `cargo bench --bench election` or scripts/bench.sh");
 }
 
 fn print_tables(tables: &[Table]) {

@@ -659,8 +659,9 @@ pub fn check_service_pattern(pattern: &str) -> Result<()> {
 /// The statements that give `account` exactly what `role` needs in `database`, and nothing
 /// else: `GRANT EXECUTE ON PROCEDURE` per procedure (never `EXECUTE ON db.*`, which would also
 /// open the application's own routines), `GRANT SELECT` per table the role reads, and, with
-/// service patterns, the account's rows of `leader_election_access` (replacing any it had), so
-/// the procedures refuse every other service (SQLSTATE 45002). The limit applies to the user
+/// service patterns, the account's rows of `leader_election_access` (replacing any it had, in
+/// one transaction) and the flush that copies them onto every seat, so the procedures refuse
+/// every other service (SQLSTATE 45002). The limit applies to the user
 /// name, whatever the host.
 pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[String]) -> Result<Vec<String>> {
     if database.is_empty() {
@@ -677,10 +678,15 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
         .collect();
     out.extend(role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{} TO {};", quote_identifier(t), account.quoted())));
     if !services.is_empty() {
+        // One transaction, so that no moment sees the account without its limit; then the flush
+        // copies the new limit onto every seat (migration V8), which is when it takes effect.
+        out.push("START TRANSACTION;".into());
         out.push(format!("DELETE FROM {db}.`leader_election_access` WHERE account = '{}';", account.user));
         for pattern in services {
             out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ('{}', '{pattern}');", account.user));
         }
+        out.push("COMMIT;".into());
+        out.push(format!("CALL {db}.`leader_election_flush_access`();"));
     }
     Ok(out)
 }
@@ -692,7 +698,12 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
     let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
     for sql in &statements {
         // Plain text statements: GRANT takes no placeholders for names; every name is checked.
-        sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql)?;
+        if let Err(e) = sql.as_str().ignore(&mut conn).await {
+            // A failure inside the access rows' transaction changes none of them; the connection
+            // goes back to the pool with no transaction open.
+            let _ = "ROLLBACK".ignore(&mut conn).await;
+            return Err(Error::from_mysql(e));
+        }
     }
     Ok(statements)
 }

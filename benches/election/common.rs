@@ -93,24 +93,115 @@ pub fn no_reset(url: &str) -> String {
 }
 
 /// The benchmark's databases on the server: the schema as migrated from `sql/`, and one scratch
-/// database per earlier `campaign` (the schema with that version in place of the tree's).
+/// database per other `campaign` (the same schema with that procedure in place of the tree's).
 pub struct Dbs {
     pub url: String,
     pub proposals: Vec<Proposal>,
 }
 
 pub struct Proposal {
-    pub name: &'static str,
+    /// The contender's name in the tables, e.g. `campaign (V7)`.
+    pub label: &'static str,
     pub url: String,
 }
 
 pub const BENCH_DB: &str = "mysqlleader_bench";
 
-/// Earlier versions of `campaign`, measured side by side with the tree's (see
-/// docs/benchmarks.md): each installed over the fully migrated schema in a scratch database of
-/// its own. Taken from the migration files themselves (applied migrations never change), so the
-/// benchmark keeps no fork of a procedure.
-pub const PROPOSALS: &[(&str, &str)] = &[("V6", include_str!("../../sql/V6__access_audit_bounded_waits.sql"))];
+/// Another `campaign`, measured side by side with the tree's (see docs/benchmarks.md): installed
+/// over the fully migrated schema (so every helper procedure it calls is the tree's) in a
+/// scratch database of its own, `mysqlleader_bench_{db}`.
+pub struct ProposalSpec {
+    /// The suffix of its scratch database.
+    pub db: &'static str,
+    /// Its name in the tables.
+    pub label: &'static str,
+    /// The statements that replace the tree's `campaign`: its DROP and its CREATE.
+    pub campaign: fn() -> Vec<String>,
+}
+
+/// The contenders taken from the migration files themselves (applied migrations never change),
+/// so that the benchmark keeps no fork of a procedure:
+/// * V6's and V7's `campaign`, which read leader_election_access on every call (V7 against the
+///   tree shows what V8's copy of access on the seat saves);
+/// * the tree's (V8's) `campaign` with its access check cut out ([`campaign_without_access`]):
+///   what any access check costs at all.
+pub const PROPOSALS: &[ProposalSpec] = &[
+    ProposalSpec { db: "V6", label: "campaign (V6)", campaign: campaign_v6 },
+    ProposalSpec { db: "V7", label: "campaign (V7)", campaign: campaign_v7 },
+    ProposalSpec { db: "tree_no_access", label: "campaign (tree), no access check", campaign: campaign_without_access },
+];
+
+pub const V6_SQL: &str = include_str!("../../sql/V6__access_audit_bounded_waits.sql");
+pub const V7_SQL: &str = include_str!("../../sql/V7__lean_hot_paths.sql");
+pub const V8_SQL: &str = include_str!("../../sql/V8__access_copy_on_the_seat.sql");
+
+fn campaign_v6() -> Vec<String> {
+    campaign_of(V6_SQL)
+}
+
+fn campaign_v7() -> Vec<String> {
+    campaign_of(V7_SQL)
+}
+
+/// Step 1 of V8's `campaign` (the renew of a leader): the guard of its UPDATE that checks the
+/// account against the seat's copy of access. Cut out, the preceding condition ends the statement.
+pub const V8_RENEW_ACCESS_GUARD: (&str, &str) = (
+    concat!(
+        "               AND lease_expires_at > v_now\n",
+        "               AND LOCATE(v_needle, access_denied) = 0;\n",
+    ),
+    "               AND lease_expires_at > v_now;\n",
+);
+
+/// Step 2 of V8's `campaign` (the read): the access check after the read of the seat, from its
+/// copy or else from leader_election_access. Cut out whole.
+pub const V8_READ_ACCESS_CHECK: (&str, &str) = (
+    concat!(
+        "    IF v_denied IS NULL OR v_needle IS NULL THEN\n",
+        "        SET @mysqlleader_seat_term = NULL;\n",
+        "        CALL leader_election_check_access(p_service_id);\n",
+        "    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN\n",
+        "        SET @mysqlleader_seat_term = NULL;\n",
+        "        CALL leader_election_deny(p_service_id);\n",
+        "    END IF;\n",
+    ),
+    "",
+);
+
+/// `text` with `from` replaced by `to`; panics unless `from` occurs exactly once, so that a
+/// contender built by substitution never silently measures another procedure than it says.
+pub fn replace_exactly_once(text: &str, from: &str, to: &str, what: &str) -> String {
+    let n = text.matches(from).count();
+    assert!(
+        n == 1,
+        "benchmark contender `campaign (tree), no access check`: expected {what} exactly once in the campaign of \
+         sql/V8__access_copy_on_the_seat.sql, found it {n} times; the procedure changed, update the substitution in \
+         benches/election/common.rs (text sought:\n{from})"
+    );
+    text.replacen(from, to, 1)
+}
+
+/// The tree's (V8's) `campaign`, as in sql/V8__access_copy_on_the_seat.sql, with the per-service
+/// access check removed by text substitution and everything else identical: the guard of step 1's
+/// renew ([`V8_RENEW_ACCESS_GUARD`]) and the check after step 2's read ([`V8_READ_ACCESS_CHECK`]).
+/// The row read still fetches access_denied (one column of the row it reads anyway), unused.
+pub fn campaign_without_access() -> Vec<String> {
+    let mut stmts = campaign_of(V8_SQL);
+    assert_eq!(stmts.len(), 2, "V8: expected the DROP and the CREATE of campaign");
+    let create = &stmts[1];
+    let create = replace_exactly_once(create, V8_RENEW_ACCESS_GUARD.0, V8_RENEW_ACCESS_GUARD.1, "step 1's access guard");
+    let create = replace_exactly_once(&create, V8_READ_ACCESS_CHECK.0, V8_READ_ACCESS_CHECK.1, "step 2's access check");
+    // Nothing of the check is left in the code (comments aside).
+    let code: Vec<&str> = create.lines().filter(|l| !l.trim_start().starts_with("--")).collect();
+    for left in ["leader_election_check_access", "leader_election_deny", "LOCATE(", "leader_election_access"] {
+        assert!(
+            !code.iter().any(|l| l.contains(left)),
+            "campaign (tree), no access check: `{left}` is still in the procedure after the substitutions"
+        );
+    }
+    stmts[1] = create;
+    stmts
+}
 
 /// The statements of `migration` that (re)create `campaign`: its DROP and its CREATE.
 pub fn campaign_of(migration: &str) -> Vec<String> {
@@ -125,7 +216,7 @@ pub async fn setup_dbs(base: &str) -> Res<Dbs> {
     let admin = Pool::new(Opts::from_url(base)?);
     let mut conn = admin.get_conn().await?;
     let mut all = vec![BENCH_DB.to_string()];
-    all.extend(PROPOSALS.iter().map(|(n, _)| format!("{BENCH_DB}_{n}")));
+    all.extend(PROPOSALS.iter().map(|p| format!("{BENCH_DB}_{}", p.db)));
     for db in &all {
         conn.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await?;
         conn.query_drop(format!("CREATE DATABASE `{db}`")).await?;
@@ -137,18 +228,18 @@ pub async fn setup_dbs(base: &str) -> Res<Dbs> {
         pool.disconnect().await?;
     }
     let mut proposals = Vec::new();
-    for (name, sql) in PROPOSALS {
-        let url = url_with_db(base, &format!("{BENCH_DB}_{name}"));
+    for p in PROPOSALS {
+        let url = url_with_db(base, &format!("{BENCH_DB}_{}", p.db));
         let mut c = Conn::new(Opts::from_url(&url)?).await?;
-        let stmts = campaign_of(sql);
+        let stmts = (p.campaign)();
         if stmts.len() != 2 {
-            return Err(format!("{name}: expected the DROP and CREATE of campaign, found {} statements", stmts.len()).into());
+            return Err(format!("{}: expected the DROP and CREATE of campaign, found {} statements", p.label, stmts.len()).into());
         }
         for stmt in stmts {
-            c.query_drop(stmt).await.map_err(|e| format!("installing proposal {name}: {e}"))?;
+            c.query_drop(stmt).await.map_err(|e| format!("installing {}: {e}", p.label))?;
         }
         c.disconnect().await?;
-        proposals.push(Proposal { name, url });
+        proposals.push(Proposal { label: p.label, url });
     }
     drop(conn);
     admin.disconnect().await?;
@@ -160,8 +251,8 @@ pub async fn drop_dbs(base: &str) -> Res<()> {
     let mut conn = Conn::new(Opts::from_url(base)?).await?;
     conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}`")).await?;
     conn.query_drop(format!("DROP USER IF EXISTS '{LIMITED_USER}'@'%'")).await?;
-    for (n, _) in PROPOSALS {
-        conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}_{n}`")).await?;
+    for p in PROPOSALS {
+        conn.query_drop(format!("DROP DATABASE IF EXISTS `{BENCH_DB}_{}`", p.db)).await?;
     }
     conn.disconnect().await?;
     Ok(())
@@ -266,6 +357,11 @@ pub const LIMITED_USER: &str = "mlbench_limited";
 
 /// Creates [`LIMITED_USER`] with EXECUTE on `campaign` alone and access to `follow` and
 /// `renew-%` only; returns a URL of `base_db_url` that logs in as it.
+///
+/// Call it after the seats the account will use exist: since V8 a change of
+/// leader_election_access takes effect on the seats (their copy, `access_denied`) when it is
+/// flushed, and this flushes, then checks that each of those seats has a copy (a seat without one
+/// would send every call of the account to leader_election_access itself, as V7 did).
 pub async fn limited_account(base_db_url: &str) -> Res<String> {
     let mut c = Conn::new(Opts::from_url(base_db_url)?).await?;
     c.query_drop(format!("DROP USER IF EXISTS '{LIMITED_USER}'@'%'")).await?;
@@ -275,6 +371,21 @@ pub async fn limited_account(base_db_url: &str) -> Res<String> {
         "INSERT IGNORE INTO leader_election_access (account, service_pattern) VALUES ('{LIMITED_USER}', 'follow'), ('{LIMITED_USER}', 'renew-%')"
     ))
     .await?;
+    c.query_drop("CALL leader_election_flush_access()").await?;
+    let (seats, without_copy): (i64, i64) = c
+        .query_first(
+            "SELECT COUNT(*), COALESCE(SUM(access_denied IS NULL), 0) FROM leader_election \
+             WHERE service_id = 'follow' OR service_id LIKE 'renew-%'",
+        )
+        .await?
+        .ok_or("no result counting the limited account's seats")?;
+    if seats == 0 || without_copy > 0 {
+        return Err(format!(
+            "limited account: {seats} seat(s) for it, {without_copy} without a copy of access after \
+             leader_election_flush_access() (create the seats before calling limited_account)"
+        )
+        .into());
+    }
     c.disconnect().await?;
     let (scheme, rest) = base_db_url.split_once("://").ok_or("url without ://")?;
     let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);

@@ -146,9 +146,10 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
     let long = Duration::from_secs(600);
     let timeout = Duration::from_secs(10);
     let mut contenders = Vec::new();
-    let mut dbs_for = vec![("campaign", dbs.url.clone())];
+    // The tree's campaign, then each other campaign in its scratch database (common::PROPOSALS).
+    let mut dbs_for = vec![("campaign (tree)", dbs.url.clone())];
     for p in &dbs.proposals {
-        dbs_for.push((p.name, p.url.clone()));
+        dbs_for.push((p.label, p.url.clone()));
     }
     let follower = section == "follower";
     // Set-up: a leader holding a long lease (follower check) or a leader per connection (renew),
@@ -171,18 +172,19 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         }
         c.disconnect().await?;
     }
-    for (name, url) in &dbs_for {
+    for (label, url) in &dbs_for {
         let conns = conns(url, max).await?;
-        let label = if *name == "campaign" { "campaign (tree)".to_string() } else { format!("campaign ({name})") };
         let op: Box<dyn Fn(usize) -> Op + Send> = if follower {
             Box::new(move |i| Op::Campaign { service: "follow".into(), node: format!("follower-{i}"), lease })
         } else {
             Box::new(move |i| Op::Campaign { service: format!("renew-{i}"), node: format!("leader-{i}"), lease: long })
         };
-        contenders.push(Contender { name: label, conns, op, before: None });
+        contenders.push(Contender { name: label.to_string(), conns, op, before: None });
     }
     {
         // The same calls by an account limited to these services: the per-service check's cost.
+        // The seats exist by now (set up above), so the flush in limited_account gives them
+        // their copies of access.
         let limited = limited_account(&dbs.url).await?;
         let conns = conns(&limited, max).await?;
         let op: Box<dyn Fn(usize) -> Op + Send> = if follower {
@@ -272,13 +274,20 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         dur.as_secs_f64()
     ));
     t.note(
-        "campaign (tree): the migrations of sql/ as applied (V7's campaign), called with procedures::campaign on a \
-         dedicated connection. campaign (V6): V6's campaign, taken from sql/V6__access_audit_bounded_waits.sql and \
-         installed over the same schema in a scratch database, called the same way. text protocol: the tree's procedure, \
-         the CALL sent as text instead of a prepared statement. limited account: the tree's procedure called by an \
-         account with EXECUTE on campaign alone and a per-service limit (leader_election_access: 'follow', 'renew-%'), \
-         so that the access check finds and matches a pattern on every call. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. \
-         floor: one primary-key SELECT of the election row.",
+        "campaign (tree): the migrations of sql/ as applied (V8's campaign, which checks the account against the copy of \
+         per-service access kept on the election row, access_denied, read with the row), called with procedures::campaign \
+         on a dedicated connection. campaign (V6): V6's campaign, taken from sql/V6__access_audit_bounded_waits.sql and \
+         installed over the same schema in a scratch database, called the same way. campaign (V7): V7's campaign, taken \
+         from sql/V7__lean_hot_paths.sql and installed the same way; it reads leader_election_access in every call, so \
+         the gap to the tree is what V8's copy on the seat saves. campaign (tree), no access check: the tree's campaign \
+         from sql/V8__access_copy_on_the_seat.sql with its access check removed by text substitution (the LOCATE guard \
+         of the leader's renew and the check after the read of the row; each asserted to occur exactly once, the rest \
+         identical), installed the same way: the tree's campaign as it would run with no access check at all. text protocol: the tree's procedure, the CALL \
+         sent as text instead of a prepared statement. limited account: the tree's procedure called by an account with \
+         EXECUTE on campaign alone and a per-service limit (leader_election_access: 'follow', 'renew-%', flushed onto \
+         the seats with leader_election_flush_access() after they were created), so that every call looks the account \
+         up in the seat's copy. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. floor: one primary-key SELECT \
+         of the election row.",
     );
     let value = json!({"rounds": rounds, "seconds_per_run": dur.as_secs_f64(), "rows": j});
     Ok((vec![t], value, ratios))
