@@ -246,10 +246,10 @@ mod tests {
             // Once, except those a later migration replaces: the last definition is that one's.
             let create = format!("CREATE PROCEDURE {name}(");
             let (replaced_by, count) = match name {
-                "assert_leader" => (Some("V6__access_audit_bounded_waits"), 3),
+                "assert_leader" => (Some("V8__access_copy_on_the_seat"), 4),
                 "set_expiry_event" => (Some("V5__expiry_event_switch"), 2),
-                "campaign" | "am_i_leader" | "current_leader" => (Some("V7__lean_hot_paths"), 3),
-                _ => (Some("V6__access_audit_bounded_waits"), 2),
+                "campaign" | "am_i_leader" | "current_leader" => (Some("V8__access_copy_on_the_seat"), 4),
+                _ => (Some("V8__access_copy_on_the_seat"), 3),
             };
             assert_eq!(script.matches(&create).count(), count, "{create}");
             if let Some(v) = replaced_by {
