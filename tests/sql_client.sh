@@ -87,7 +87,9 @@ for round in first second; do
   out=$("$client" --defaults-file="$work/client.cnf" "$db" <"$work/install.sql" 2>&1)
   expect "install script applied a $round time" "0:" "$?:$out"
 done
-expect "the script records its migrations" "1 2 3 4 5 6 7" "$(sql "SELECT GROUP_CONCAT(version ORDER BY version SEPARATOR ' ') FROM mysqlleader_schema_history")"
+# Every migration file of sql/ (V1__..., V2__...), in version order: the script records each one.
+migrations=$(cd "$here/sql" && ls V*__*.sql | sed -E 's/^V([0-9]+)__.*/\1/' | sort -n | tr '\n' ' ')
+expect "the script records its migrations" "${migrations% }" "$(sql "SELECT GROUP_CONCAT(version ORDER BY version SEPARATOR ' ') FROM mysqlleader_schema_history")"
 
 # ---- 2. Result columns of every call ----
 header() { sql_header "$1" | head -n 1; }
