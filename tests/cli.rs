@@ -379,6 +379,24 @@ async fn roles_allow_their_procedures_and_nothing_else() {
         // status (reads the tables) works for the roles that read them, and only those.
         let out = cli(Some(&role_url), &["status", "billing"]);
         assert_eq!(out.code == 0, role != "app", "status as {role}: {out:?}");
+        // watch (calls current_leader) works for every role, the observer's included: its
+        // first line gives the seat's term, and it keeps running until interrupted.
+        let mut watch = cli_support::command(Some(&role_url), &["watch", "billing", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let still_running = watch.try_wait().unwrap().is_none();
+        cli_support::signal(watch.id(), libc::SIGINT);
+        let watch_status = watch.wait().unwrap();
+        let first: serde_json::Value = serde_json::from_str(&first)
+            .unwrap_or_else(|e| panic!("watch as {role}: not a JSON line ({e}): {first:?}, exit {watch_status:?}"));
+        let term: Option<u64> = admin.query_first("SELECT term FROM leader_election WHERE service_id = 'billing'").await.unwrap();
+        assert_eq!(first["term"].as_u64(), term, "watch as {role}: {first}");
+        assert!(still_running, "watch as {role} ended after its first line");
+        assert_eq!(watch_status.code(), Some(0), "watch as {role}, interrupted");
         drop(conn);
         admin.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
     }
