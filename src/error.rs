@@ -231,10 +231,20 @@ impl Error {
             SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string(), current_term: number_after(message, "current term ") },
             SQLSTATE_ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
             _ if is_missing_schema(code, message) => Error::NotMigrated { message: message.to_string() },
+            // MariaDB refuses a plaintext login to a server with require_secure_transport=ON,
+            // and any login to an account REQUIRE SSL/X509 without what it requires, with the
+            // same 1045 as a wrong password: say the possible causes (MySQL 8 has 3159 for the first).
+            _ if code == LOGIN_REFUSED => Error::Server { code, state: state.to_string(), message: format!("{}; {LOGIN_REFUSED_HINT}", redact(message)) },
             _ => Error::Server { code, state: state.to_string(), message: redact(message) },
         }
     }
 }
+
+/// ER_ACCESS_DENIED_ERROR: the server refused the login.
+const LOGIN_REFUSED: u16 = 1045;
+/// What a refused login can mean, appended to the server's message for 1045.
+pub const LOGIN_REFUSED_HINT: &str = "wrong user name or password, or the server requires TLS (add ssl-mode=REQUIRED, \
+    or ssl-mode=VERIFY_IDENTITY&ssl-ca=PATH, to the URL), or the account requires a client certificate (ssl-cert, ssl-key)";
 
 /// The decimal number that follows `marker` in `text`, if any.
 fn number_after(text: &str, marker: &str) -> Option<u64> {
@@ -299,6 +309,9 @@ mod tests {
         assert!(matches!(Error::from_server(1305, "42000", "PROCEDURE db.campaign does not exist"), Error::NotMigrated { .. }));
         assert!(Error::from_server(1213, "40001", "Deadlock").is_transient());
         assert!(!Error::from_server(1064, "42000", "syntax").is_transient());
+        let refused = Error::from_server(1045, "28000", "Access denied for user 'app'@'10.0.0.1' (using password: YES)");
+        assert_eq!((refused.kind(), refused.server_code(), refused.is_transient()), (ErrorKind::Server, Some(1045), false));
+        assert!(refused.to_string().contains("ssl-mode") && refused.to_string().contains("Access denied"), "{refused}");
     }
 
     #[test]

@@ -68,14 +68,10 @@ impl Target {
                 self.server(),
                 message
             ),
-            Error::Server { code: 1045, message, .. } => format!(
-                "the server at {} refused the login of user '{}': wrong user name or password, or the \
-                 server requires TLS (add ?ssl-mode=REQUIRED or VERIFY_IDENTITY&ssl-ca=PATH) or a client \
-                 certificate (ssl-cert, ssl-key) ({})",
-                self.server(),
-                self.user,
-                message
-            ),
+            // The library's message says the possible causes (error::LOGIN_REFUSED_HINT).
+            Error::Server { code: 1045, message, .. } => {
+                format!("the server at {} refused the login of user '{}': {}", self.server(), self.user, message)
+            }
             Error::Usage { message, .. } if message.starts_with("TLS") => format!(
                 "TLS with the server at {} failed: {} (check ssl-mode, ssl-ca, ssl-cert and ssl-key in the URL)",
                 self.server(),
