@@ -147,12 +147,30 @@ fn ssl_opts(tls: &Tls) -> Result<Option<SslOpts>> {
     Ok(Some(ssl))
 }
 
-/// A file the TLS set-up will read: it must exist and be readable now, so that a wrong path is
-/// an error that names the parameter, not a failed handshake later.
+/// A file the TLS set-up will read: it must be readable now and hold what the parameter needs,
+/// so that a wrong path or a file mixed up with another is an error that names the parameter,
+/// not a failed handshake later. A text file is PEM: `ssl-ca` and `ssl-cert` need a
+/// `CERTIFICATE` block, `ssl-key` an unencrypted `PRIVATE KEY` block (PKCS#8, RSA or EC). A
+/// binary file is DER, passed on as it is.
 fn readable(name: &str, path: String) -> Result<PathBuf> {
-    match std::fs::File::open(&path) {
-        Ok(_) => Ok(PathBuf::from(path)),
-        Err(e) => Err(Error::invalid(name, format!("{name}: cannot read {path:?}: {e}"))),
+    let bad = |what: String| Err(Error::invalid(name, format!("{name}: {path:?} {what}")));
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) => return Err(Error::invalid(name, format!("{name}: cannot read {path:?}: {e}"))),
+    };
+    if bytes.is_empty() {
+        return bad("is empty".into());
+    }
+    let Ok(text) = std::str::from_utf8(&bytes) else { return Ok(PathBuf::from(path)) };
+    match name {
+        "ssl-key" if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") => {
+            bad("holds an encrypted key, which the TLS library cannot use: decrypt it (openssl pkey -in KEY -out PLAIN)".into())
+        }
+        "ssl-key" if !text.contains("PRIVATE KEY-----") => bad("holds no private key (want PEM: -----BEGIN PRIVATE KEY-----)".into()),
+        "ssl-ca" | "ssl-cert" if !text.contains("-----BEGIN CERTIFICATE-----") => {
+            bad("holds no certificate (want PEM: -----BEGIN CERTIFICATE-----)".into())
+        }
+        _ => Ok(PathBuf::from(path)),
     }
 }
 
@@ -206,6 +224,33 @@ mod tests {
         assert!(!opts_from_url("mysql://u:secret@h/db?what=1").unwrap_err().to_string().contains("secret"));
         let cert = std::env::current_exe().unwrap().display().to_string();
         assert_eq!(name(&format!("mysql://u:p@h/db?ssl-cert={cert}")).as_deref(), Some("ssl-key"));
+    }
+
+    #[test]
+    fn tls_files_must_hold_what_their_parameter_needs() {
+        let dir = std::env::temp_dir().join(format!("mysqlleader-url-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string().replace('/', "%2F")
+        };
+        let cert = file("cert.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+        let key = file("key.pem", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n");
+        let encrypted = file("enc.pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIE\n-----END ENCRYPTED PRIVATE KEY-----\n");
+        let empty = file("empty.pem", "");
+        let err = |url: String| opts_from_url(&url).unwrap_err();
+        // A key given as the CA, a certificate given as the key, an encrypted key, an empty file.
+        let e = err(format!("mysql://u:p@h/db?ssl-mode=VERIFY_CA&ssl-ca={key}"));
+        assert_eq!((e.parameter(), e.to_string().contains("no certificate")), (Some("ssl-ca"), true), "{e}");
+        let e = err(format!("mysql://u:p@h/db?ssl-cert={cert}&ssl-key={cert}"));
+        assert_eq!((e.parameter(), e.to_string().contains("no private key")), (Some("ssl-key"), true), "{e}");
+        let e = err(format!("mysql://u:p@h/db?ssl-cert={cert}&ssl-key={encrypted}"));
+        assert_eq!((e.parameter(), e.to_string().contains("encrypted")), (Some("ssl-key"), true), "{e}");
+        assert_eq!(err(format!("mysql://u:p@h/db?ssl-cert={empty}&ssl-key={key}")).parameter(), Some("ssl-cert"));
+        // What each needs, in PEM, is accepted (the handshake checks the contents).
+        opts_from_url(&format!("mysql://u:p@h/db?ssl-ca={cert}&ssl-cert={cert}&ssl-key={key}")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
