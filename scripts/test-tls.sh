@@ -5,7 +5,9 @@
 # 1. Rust and the CLI: tests/tls.rs (each ssl-mode, a wrong CA, a wrong host name, a client
 #    certificate, plaintext refused, a server without TLS refused, an election over TLS);
 # 2. C: bindings/c/example.c elects over TLS as the X509 account with its client certificate;
-# 3. Python and Go: an election and a fenced transaction over TLS, as the X509 account.
+# 3. Python (bindings/python/tls_tests): the same refusals as 1., and an election and a fenced
+#    transaction over TLS as the X509 account;
+# 4. Go: the same, in bindings/go/tls_test.go.
 #
 # Runs after test-c, test-python and test-go (it uses what they built). The plain server of
 # `make test` (MYSQLLEADER_TEST_URL, when set) is the "server without TLS".
@@ -43,16 +45,8 @@ kill -INT "$pid"; wait "$pid" || true
 grep -q "leading at term" "$log" || { cat "$log" >&2; say "the C example did not lead over TLS"; exit 1; }
 passed=$((passed + 1))
 
-say "3. Python: an election and a fenced transaction over TLS"
-"$target/python-venv/bin/python" - <<'PY'
-import os, mysqlleader
-url = os.environ["MYSQLLEADER_TLS_X509_URL"]
-with mysqlleader.Elector(url, "tls-py", node_id="p1", lease=5) as e:
-    assert e.wait_for_leadership(10), "no leadership over TLS"
-    with e.fenced() as tx:
-        tx.execute("DO 1")
-print("python: led and fenced over TLS")
-PY
+say "3. Python: each ssl-mode, refusals, the X509 account, an election and a fenced transaction (bindings/python/tls_tests)"
+(cd bindings/python && "$target/python-venv/bin/python" -I -m pytest -p no:cacheprovider -ra tls_tests)
 passed=$((passed + 1))
 
 say "4. Go: an election and a fenced transaction over TLS"
