@@ -691,6 +691,78 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
     Ok(out)
 }
 
+/// What an account holds in a schema besides its role's grants, read back after [`grant`] so
+/// that `mysqlleader grant` says what is really in effect, not only what it just added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountAccess {
+    /// The user's per-service patterns now in `leader_election_access` (empty: not limited).
+    /// They belong to the user name, whatever the host, and stay until replaced by
+    /// `grant --service` (`--service '%'` matches every service).
+    pub service_patterns: Vec<String>,
+    /// The account's grants that reach the schema beyond the role, each written
+    /// `GRANT PRIVILEGES ON OBJECT` (without the account or any password hash): global
+    /// privileges other than USAGE, privileges on the whole schema (`EXECUTE ON db.*` opens every
+    /// routine, `force_leader` and the application's own included), and grants on the schema's
+    /// objects that the role does not hold. MariaDB roles granted to the account are not
+    /// expanded. `None` when this session may not read them (SHOW GRANTS for another account
+    /// needs SELECT on the `mysql` schema).
+    pub beyond_role: Option<Vec<String>>,
+}
+
+/// Reads [`AccountAccess`] of `account` in the connection's database, for `role`.
+pub async fn account_access(pool: &mysql_async::Pool, account: &Account, role: Role) -> Result<AccountAccess> {
+    let info = server_info(pool).await?;
+    let database = info.database.unwrap_or_default();
+    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    // Names compared byte for byte, as the procedures compare them (V8).
+    let service_patterns: Vec<String> = "SELECT service_pattern FROM leader_election_access \
+         WHERE account = ? AND BINARY account = BINARY ? ORDER BY service_pattern"
+        .with((account.user.as_str(), account.user.as_str()))
+        .map(&mut conn, |pattern: String| pattern)
+        .await
+        .map_err(Error::from_mysql)?;
+    // The account's name is checked by Account::parse (no quote can end the string early).
+    let show = format!("SHOW GRANTS FOR {}", account.quoted());
+    let beyond_role = match show.as_str().fetch::<String, _>(&mut conn).await {
+        Ok(lines) => Some(grants_beyond_role(&lines, &database, role)),
+        // 1044/1142: no SELECT on the mysql schema; 1227: a missing global privilege.
+        Err(mysql_async::Error::Server(e)) if matches!(e.code, 1044 | 1142 | 1227) => None,
+        Err(e) => return Err(Error::from_mysql(e)),
+    };
+    Ok(AccountAccess { service_patterns, beyond_role })
+}
+
+/// The lines of SHOW GRANTS that reach `database` beyond what [`grant_sql`] gives `role`, each
+/// cut to `GRANT PRIVILEGES ON OBJECT` (see [`AccountAccess::beyond_role`]).
+fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<String> {
+    let db = quote_identifier(database);
+    let ours: Vec<String> = role
+        .procedures()
+        .iter()
+        .map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{}", quote_identifier(p)))
+        .chain(role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{}", quote_identifier(t))))
+        .collect();
+    let mut out = Vec::new();
+    for line in lines {
+        // "GRANT <privileges> ON <object> TO <account> [IDENTIFIED BY ...] [WITH ...]"; lines
+        // without " ON " grant a role or a proxy, not a privilege on an object.
+        let Some(head) = line.find(" TO ").map(|to| &line[..to]) else { continue };
+        let Some((privileges, object)) = head.strip_prefix("GRANT ").and_then(|h| h.split_once(" ON ")) else { continue };
+        // A schema name may be printed with its wildcards escaped (`app\_db`).
+        let object_name = object.replace('\\', "");
+        let reaches = match object_name.as_str() {
+            "*.*" => privileges != "USAGE",
+            o => [o, o.strip_prefix("PROCEDURE ").unwrap_or(o), o.strip_prefix("FUNCTION ").unwrap_or(o)]
+                .iter()
+                .any(|o| o.starts_with(&format!("{db}."))),
+        };
+        if reaches && !ours.iter().any(|g| g == head) {
+            out.push(head.to_string());
+        }
+    }
+    out
+}
+
 /// Runs [`grant_sql`] for the database of the connection, in order; returns the statements run.
 pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, services: &[String]) -> Result<Vec<String>> {
     let info = server_info(pool).await?;
@@ -706,4 +778,37 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
         }
     }
     Ok(statements)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_beyond_the_role_are_those_that_reach_the_schema_and_are_not_the_roles() {
+        let lines: Vec<String> = [
+            "GRANT USAGE ON *.* TO `app`@`%` IDENTIFIED BY PASSWORD '*F71FF2DCE3D1E50FE93199DF2EE830DEA2BFC803'",
+            "GRANT EXECUTE ON `shop`.* TO `app`@`%`",
+            "GRANT SELECT, INSERT ON `shop`.`invoices` TO `app`@`%`",
+            "GRANT EXECUTE ON PROCEDURE `shop`.`campaign` TO `app`@`%`",
+            "GRANT EXECUTE ON PROCEDURE `shop`.`force_leader` TO `app`@`%`",
+            "GRANT SELECT ON `other`.* TO `app`@`%`",
+            "GRANT `reporting` TO `app`@`%`",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(grants_beyond_role(&lines, "shop", Role::App), vec![
+            "GRANT EXECUTE ON `shop`.*".to_string(),
+            "GRANT SELECT, INSERT ON `shop`.`invoices`".to_string(),
+            "GRANT EXECUTE ON PROCEDURE `shop`.`force_leader`".to_string(),
+        ]);
+        // For an operator, force_leader is the role's; a global privilege reaches every schema,
+        // and no password hash is ever part of what is returned.
+        let admin = vec!["GRANT ALL PRIVILEGES ON *.* TO `ops`@`%` IDENTIFIED BY PASSWORD '*F71F' WITH GRANT OPTION".to_string(),
+                         "GRANT EXECUTE ON PROCEDURE `shop`.`force_leader` TO `ops`@`%`".to_string(),
+                         "GRANT EXECUTE ON `shop\\_db`.* TO `ops`@`%`".to_string()];
+        assert_eq!(grants_beyond_role(&admin, "shop", Role::Operator), vec!["GRANT ALL PRIVILEGES ON *.*".to_string()]);
+        assert_eq!(grants_beyond_role(&admin, "shop_db", Role::Operator).len(), 2, "the escaped schema name is this one");
+    }
 }

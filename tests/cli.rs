@@ -315,6 +315,45 @@ async fn grant_prints_per_procedure_grants_for_a_role() {
     db.drop_db().await;
 }
 
+/// `grant --apply` says what is in effect after it, not only what it added: the user's
+/// per-service limit (set now or earlier), and on standard error any grant beyond the role that
+/// still reaches the schema (an `EXECUTE ON db.*` from before roles existed opens every routine),
+/// with the REVOKE to run.
+#[tokio::test]
+async fn grant_apply_reports_the_limit_in_effect_and_grants_beyond_the_role() {
+    let db = common::TestDb::migrated("cli_grant_effect").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    let user = format!("ml_old_{}", std::process::id());
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pass'")).await.unwrap();
+    admin.query_drop(format!("GRANT EXECUTE ON `{}`.* TO '{user}'@'%'", db.name)).await.unwrap();
+
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "billing%", "--apply"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("only on the services matching 'billing%'"), "{}", out.stdout);
+    let revoke = format!("REVOKE EXECUTE ON `{}`.* FROM '{user}'@'%';", db.name);
+    assert!(out.stderr.contains("beyond role app") && out.stderr.contains(&revoke), "{}", out.stderr);
+    assert!(!out.stderr.contains("PASSWORD"), "no password hash: {}", out.stderr);
+
+    // Without --service the earlier limit stays, and the message says so.
+    let out = cli(url, &["grant", &user, "--role", "app"]);
+    assert!(out.stdout.contains(&format!("one set earlier for user '{user}' stays")), "{}", out.stdout);
+    admin.query_drop(revoke.trim_end_matches(';')).await.unwrap();
+    let out = cli(url, &["grant", &user, "--role", "app", "--apply"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("only on the services matching 'billing%'"), "{}", out.stdout);
+    assert!(!out.stderr.contains("beyond role"), "nothing beyond the role once revoked: {}", out.stderr);
+    // --service '%' lifts it in effect.
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "%", "--apply"]);
+    assert!(out.stdout.contains("only on the services matching '%'"), "{}", out.stdout);
+    let role_url = with_credentials(&db.url, &user, "pass");
+    assert_eq!(cli(Some(&role_url), &["campaign", "payroll", "n1"]).code, 0, "'%' matches every service");
+    admin.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
+    drop(admin);
+    db.drop_db().await;
+}
+
 /// Each role's allowed and refused calls, as tested: the role's procedures work, every other
 /// procedure is refused by the server itself (error 1370), an application routine of the same
 /// schema stays closed, `status` and `watch` work for an observer and an operator; and with

@@ -143,7 +143,9 @@ pub fn sql() -> Result<Status, CliError> {
 pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], apply: bool) -> Result<Status, CliError> {
     let account = Account::parse(account).map_err(crate::errors::offline)?;
     let role = procedures::Role::parse(role).map_err(crate::errors::offline)?;
-    let describe = |database: &str| {
+    // What the account may do: `limit` is the user's per-service patterns in effect, or None
+    // when they were not read (the printed form without --service).
+    let describe = |database: &str, limit: Option<&[String]>| {
         let mut text = format!(
             "-- role {} for {} in `{database}`: may call {}",
             role.name(),
@@ -153,18 +155,27 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
         if !role.reads().is_empty() {
             text.push_str(&format!("; may read {}", role.reads().join(", ")));
         }
-        text.push_str(match services.is_empty() {
-            true => "; on every service (no per-service limit set)",
-            false => "; only on the services matching the patterns below (others: SQLSTATE 45002)",
-        });
-        text.push_str(". Nothing else in the schema: no other routine, no write to any table.");
+        match limit {
+            Some([]) => text.push_str("; on every service (no per-service limit)"),
+            Some(patterns) => text.push_str(&format!(
+                "; only on the services matching {} (others: SQLSTATE 45002)",
+                patterns.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
+            )),
+            None => text.push_str(&format!(
+                "; these statements set no per-service limit: one set earlier for user '{}' stays \
+                 (--service '%' lifts it)",
+                account.user
+            )),
+        }
+        text.push_str(". Nothing else in the schema from these statements: no other routine, no write to any table.");
         text
     };
     if !apply {
         let (_, target) = ctx.url()?;
         let database = target.database.clone().unwrap_or_default();
         let statements = procedures::grant_sql(&account, &database, role, services).map_err(|e| target.explain(e))?;
-        println!("{}", describe(&database));
+        let limit = (!services.is_empty()).then_some(services);
+        println!("{}", describe(&database, limit));
         println!("-- Create the account first if it does not exist:");
         println!("--   CREATE USER IF NOT EXISTS {} IDENTIFIED BY '<password>';", account.quoted());
         for sql in statements {
@@ -178,7 +189,11 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
                 for sql in statements {
                     println!("{sql}");
                 }
-                println!("granted: {}", describe(db.db()).trim_start_matches("-- "));
+                // Read back what is in effect: the limit (set now or earlier) and any grant
+                // beyond the role (an older `EXECUTE ON db.*` still opens every routine).
+                let access = procedures::account_access(&db.pool, &account, role).await.map_err(|e| db.explain(e))?;
+                println!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
+                warn_beyond_role(&account, role, access.beyond_role.as_deref());
                 Ok(0)
             }
             Err(mysqlleader::Error::Server { code: 1133 | 1410, .. }) => Err(CliError::new(format!(
@@ -190,6 +205,33 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
         }
     })
     .await
+}
+
+/// Says on standard error what the account holds beyond its role in the schema (grants that
+/// still apply, with the REVOKE for each), or that it could not be checked.
+fn warn_beyond_role(account: &procedures::Account, role: procedures::Role, beyond: Option<&[String]>) {
+    match beyond {
+        Some([]) => {}
+        Some(grants) => {
+            eprintln!(
+                "mysqlleader: warning: {} also holds privileges beyond role {} that reach this schema, and they still apply \
+                 (EXECUTE on the whole schema opens every routine, force_leader and the application's own included). \
+                 Revoke what it should not have:",
+                account.quoted(),
+                role.name()
+            );
+            for grant in grants {
+                eprintln!("  {};", grant.replacen("GRANT ", "REVOKE ", 1) + " FROM " + &account.quoted());
+            }
+        }
+        None => eprintln!(
+            "mysqlleader: note: could not check the other privileges of {} (SHOW GRANTS for another account needs \
+             SELECT on the mysql schema): look with SHOW GRANTS FOR {}; for any beyond role {}",
+            account.quoted(),
+            account.quoted(),
+            role.name()
+        ),
+    }
 }
 
 // ---- status ----
