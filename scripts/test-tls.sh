@@ -4,7 +4,8 @@
 #
 # 1. Rust and the CLI: tests/tls.rs (each ssl-mode, a wrong CA, a wrong host name, a client
 #    certificate, plaintext refused, a server without TLS refused, an election over TLS);
-# 2. C: bindings/c/example.c elects over TLS as the X509 account with its client certificate;
+# 2. C: bindings/c/example.c elects over TLS as the X509 account with its client certificate, and
+#    bindings/c/test_tls.c checks the same refusals as 1. through the C API;
 # 3. Python (bindings/python/tls_tests): the same refusals as 1., and an election and a fenced
 #    transaction over TLS as the X509 account;
 # 4. Go: the same, in bindings/go/tls_test.go.
@@ -44,6 +45,12 @@ for _ in $(seq 1 100); do grep -q "leading at term" "$log" && break; sleep 0.1; 
 kill -INT "$pid"; wait "$pid" || true
 grep -q "leading at term" "$log" || { cat "$log" >&2; say "the C example did not lead over TLS"; exit 1; }
 passed=$((passed + 1))
+
+say "2b. C: every ssl-mode and refusal through the C API (bindings/c/test_tls.c, AddressSanitizer)"
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror -g -O1 -fsanitize=address -fno-omit-frame-pointer -I include \
+   bindings/c/test_tls.c -L "$target/release" -lmysqlleader -Wl,-rpath,"$target/release" -o "$target/test_tls"
+ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:exitcode=86" "$target/test_tls" \
+  || { say "the C TLS tests failed"; exit 1; }
 
 say "3. Python: each ssl-mode, refusals, the X509 account, an election and a fenced transaction (bindings/python/tls_tests)"
 (cd bindings/python && "$target/python-venv/bin/python" -I -m pytest -p no:cacheprovider -ra tls_tests)
