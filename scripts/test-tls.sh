@@ -51,12 +51,13 @@ cc -std=c11 -Wall -Wextra -Wpedantic -Werror -g -O1 -fsanitize=address -fno-omit
    bindings/c/test_tls.c -L "$target/release" -lmysqlleader -Wl,-rpath,"$target/release" -o "$target/test_tls"
 ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:exitcode=86" "$target/test_tls" \
   || { say "the C TLS tests failed"; exit 1; }
+passed=$((passed + 1))
 
 say "3. Python: each ssl-mode, refusals, the X509 account, an election and a fenced transaction (bindings/python/tls_tests)"
 (cd bindings/python && "$target/python-venv/bin/python" -I -m pytest -p no:cacheprovider -ra tls_tests)
 passed=$((passed + 1))
 
-say "4. Go: an election and a fenced transaction over TLS"
-(cd bindings/go && MYSQLLEADER_TEST_URL=$MYSQLLEADER_TEST_TLS_URL MYSQLLEADER_TEST_TLS_ELECTION=1 go test -count=1 -run 'TestElectionOverTLS' .)
+say "4. Go: every ssl-mode and refusal (migrating first), then an election and a fenced transaction over TLS"
+(cd bindings/go && MYSQLLEADER_TEST_URL=$MYSQLLEADER_TEST_TLS_URL MYSQLLEADER_TEST_TLS_ELECTION=1 go test -count=1 -run 'TestTLSModesOverTheCABI|TestElectionOverTLS' .)
 passed=$((passed + 1))
 echo "test-tls: $passed passed, 0 failed"
