@@ -35,39 +35,9 @@
 
 #include "mysqlleader.h"
 
-/* ---- the tiny assertion framework (as in test_mysqlleader.c) ---- */
+/* ---- the tiny assertion framework: CHECK, CHECK_RC, CHECK_OK, passed, failed ---- */
 
-static int passed = 0;
-static int failed = 0;
-
-static void record(int ok, const char *file, int line, const char *fmt, ...) {
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL %s:%d: ", file, line);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
-
-/* A condition; on failure prints it and the thread's last error. */
-#define CHECK(cond) \
-    record((cond) ? 1 : 0, __FILE__, __LINE__, "%s (last error: %s)", #cond, mysqlleader_last_error())
-
-/* A call that must return `expected`. */
-#define CHECK_RC(call, expected)                                                               \
-    do {                                                                                       \
-        mysqlleader_result rc_ = (call);                                                       \
-        record(rc_ == (expected), __FILE__, __LINE__, "%s returned %s, expected %s (last error: %s)", \
-               #call, mysqlleader_result_name(rc_), mysqlleader_result_name(expected),         \
-               mysqlleader_last_error());                                                      \
-    } while (0)
-
-#define CHECK_OK(call) CHECK_RC(call, MYSQLLEADER_OK)
+#include "test_check.h"
 
 #define CHECK_STR(actual, expected)                                                            \
     record(strcmp((actual), (expected)) == 0, __FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", \
