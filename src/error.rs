@@ -243,7 +243,7 @@ impl Error {
 /// ER_ACCESS_DENIED_ERROR: the server refused the login.
 const LOGIN_REFUSED: u16 = 1045;
 /// What a refused login can mean, appended to the server's message for 1045.
-pub const LOGIN_REFUSED_HINT: &str = "wrong user name or password, or the server requires TLS (add ssl-mode=REQUIRED, \
+const LOGIN_REFUSED_HINT: &str = "wrong user name or password, or the server requires TLS (add ssl-mode=REQUIRED, \
     or ssl-mode=VERIFY_IDENTITY&ssl-ca=PATH, to the URL), or the account requires a client certificate (ssl-cert, ssl-key)";
 
 /// The decimal number that follows `marker` in `text`, if any.

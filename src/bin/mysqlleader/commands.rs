@@ -191,9 +191,18 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
                 }
                 // Read back what is in effect: the limit (set now or earlier) and any grant
                 // beyond the role (an older `EXECUTE ON db.*` still opens every routine).
-                let access = procedures::account_access(&db.pool, &account, role).await.map_err(|e| db.explain(e))?;
-                println!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
-                warn_beyond_role(&account, role, access.beyond_role.as_deref());
+                // The grants are in place whatever this read says: a failure here is a note.
+                match procedures::account_access(&db.pool, &account, role).await {
+                    Ok(access) => {
+                        println!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
+                        warn_beyond_role(&account, role, access.beyond_role.as_deref());
+                    }
+                    Err(e) => {
+                        let limit = (!services.is_empty()).then_some(services);
+                        println!("granted: {}", describe(db.db(), limit).trim_start_matches("-- "));
+                        eprintln!("mysqlleader: note: could not read back what {} holds now: {}", account.quoted(), db.explain(e));
+                    }
+                }
                 Ok(0)
             }
             Err(mysqlleader::Error::Server { code: 1133 | 1410, .. }) => Err(CliError::new(format!(
