@@ -3,7 +3,7 @@
 //!
 //! | parameter | meaning |
 //! | --- | --- |
-//! | `ssl-mode=DISABLED` | no TLS (the default when no `ssl-*` parameter is given) |
+//! | `ssl-mode=DISABLED` | no TLS (the default when no `ssl-*` parameter is given; `PREFERRED` is refused: it falls back to plaintext silently) |
 //! | `ssl-mode=REQUIRED` | TLS, the server's certificate not checked (encryption only) |
 //! | `ssl-mode=VERIFY_CA` | TLS, the certificate chain checked against `ssl-ca` (or the built-in web roots), not the host name |
 //! | `ssl-mode=VERIFY_IDENTITY` | TLS, the chain and the host name checked |
@@ -36,6 +36,10 @@ impl SslMode {
             "REQUIRED" => Ok(SslMode::Required),
             "VERIFY_CA" => Ok(SslMode::VerifyCa),
             "VERIFY_IDENTITY" => Ok(SslMode::VerifyIdentity),
+            // The MySQL client's default: TLS when the server offers it, else plaintext without a
+            // word, which an attacker on the path can force. Not offered: say what to use.
+            "PREFERRED" => Err(Error::invalid("ssl-mode", "ssl-mode=PREFERRED is not supported: it falls back to plaintext \
+                silently; use REQUIRED (or VERIFY_IDENTITY with ssl-ca) for TLS, or DISABLED")),
             _ => Err(Error::invalid("ssl-mode", format!(
                 "ssl-mode must be DISABLED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY (got {text:?})"))),
         }
@@ -218,6 +222,9 @@ mod tests {
     fn bad_tls_parameters_name_themselves() {
         let name = |url: &str| opts_from_url(url).unwrap_err().parameter().map(str::to_string);
         assert_eq!(name("mysql://u:p@h/db?ssl-mode=SOMETIMES").as_deref(), Some("ssl-mode"));
+        let preferred = opts_from_url("mysql://u:p@h/db?ssl-mode=preferred").unwrap_err();
+        assert_eq!(preferred.parameter(), Some("ssl-mode"));
+        assert!(preferred.to_string().contains("use REQUIRED"), "{preferred}");
         assert_eq!(name("mysql://u:p@h/db?ssl-ca=%2Fno%2Fsuch%2Ffile").as_deref(), Some("ssl-ca"));
         assert_eq!(name("mysql://u:p@h/db?ssl-ca=%zz").as_deref(), Some("ssl-ca"));
         assert_eq!(name("mysql://u:secret@h/db?what=1").as_deref(), Some("url"));
