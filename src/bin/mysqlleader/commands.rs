@@ -602,6 +602,10 @@ fn watch_line(service: &str, c: &procedures::CurrentLeader, as_json: bool) {
 
 pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, CliError> {
     use tokio::signal::unix::{signal, SignalKind};
+    // Handlers first: a SIGINT or SIGTERM from the moment the first line is out ends watch
+    // with status 0, never by the signal's default action.
+    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
     let db = ctx.connect().await?;
     // `current_leader` is a procedure: an EXECUTE-only account may watch too.
     // A service nobody has led yet (term 0): wait for its first leader, so that a watcher can
@@ -622,8 +626,6 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
     } else {
         watch_line(service, &last, as_json);
     }
-    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
-    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| CliError::new(format!("signal handler: {e}")))?;
     let mut failing = false;
     loop {
         tokio::select! {
