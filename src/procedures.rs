@@ -671,12 +671,7 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
         check_service_pattern(pattern)?;
     }
     let db = quote_identifier(database);
-    let mut out: Vec<String> = role
-        .procedures()
-        .iter()
-        .map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{} TO {};", quote_identifier(p), account.quoted()))
-        .collect();
-    out.extend(role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{} TO {};", quote_identifier(t), account.quoted())));
+    let mut out: Vec<String> = role_grants(database, role).iter().map(|g| format!("{g} TO {};", account.quoted())).collect();
     if !services.is_empty() {
         // One transaction, so that no moment sees the account without its limit; then the flush
         // copies the new limit onto every seat (migration V8), which is when it takes effect.
@@ -689,6 +684,15 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
         out.push(format!("CALL {db}.`leader_election_flush_access`();"));
     }
     Ok(out)
+}
+
+/// The role's grants in `database`, each `GRANT PRIVILEGE ON OBJECT` as SHOW GRANTS prints it
+/// (without ` TO account`): EXECUTE per procedure, SELECT per table the role reads.
+fn role_grants(database: &str, role: Role) -> Vec<String> {
+    let db = quote_identifier(database);
+    let executes = role.procedures().iter().map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{}", quote_identifier(p)));
+    let selects = role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{}", quote_identifier(t)));
+    executes.chain(selects).collect()
 }
 
 /// What an account holds in a schema besides its role's grants, read back after [`grant`] so
@@ -735,13 +739,8 @@ pub async fn account_access(pool: &mysql_async::Pool, account: &Account, role: R
 /// The lines of SHOW GRANTS that reach `database` beyond what [`grant_sql`] gives `role`, each
 /// cut to `GRANT PRIVILEGES ON OBJECT` (see [`AccountAccess::beyond_role`]).
 fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<String> {
-    let db = quote_identifier(database);
-    let ours: Vec<String> = role
-        .procedures()
-        .iter()
-        .map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{}", quote_identifier(p)))
-        .chain(role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{}", quote_identifier(t))))
-        .collect();
+    let in_schema = format!("{}.", quote_identifier(database));
+    let ours = role_grants(database, role);
     let mut out = Vec::new();
     for line in lines {
         // "GRANT <privileges> ON <object> TO <account> [IDENTIFIED BY ...] [WITH ...]"; lines
@@ -752,9 +751,10 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
         let object_name = object.replace('\\', "");
         let reaches = match object_name.as_str() {
             "*.*" => privileges != "USAGE",
-            o => [o, o.strip_prefix("PROCEDURE ").unwrap_or(o), o.strip_prefix("FUNCTION ").unwrap_or(o)]
-                .iter()
-                .any(|o| o.starts_with(&format!("{db}."))),
+            o => {
+                let o = o.strip_prefix("PROCEDURE ").or_else(|| o.strip_prefix("FUNCTION ")).unwrap_or(o);
+                o.starts_with(&in_schema)
+            }
         };
         if reaches && !ours.iter().any(|g| g == head) {
             out.push(head.to_string());

@@ -12,18 +12,27 @@ import (
 	"time"
 )
 
+// tlsEnv returns the environment variable name, set by scripts/test-tls.sh. Unset, the test is
+// skipped (a plain `go test`), unless MYSQLLEADER_TEST_TLS_ELECTION is set, as test-tls.sh
+// sets it: then a missing variable is a failure, never a skip.
+func tlsEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("MYSQLLEADER_TEST_TLS_ELECTION") != "" {
+			t.Fatalf("%s is not set", name)
+		}
+		t.Skip("run by scripts/test-tls.sh against the TLS-only server")
+	}
+	return v
+}
+
 // TestElectionOverTLS: an election and a fenced transaction over TLS, as a REQUIRE X509 account
 // with its client certificate. Run by scripts/test-tls.sh (make test-tls), which starts the
 // TLS-only server and sets MYSQLLEADER_TLS_X509_URL; there MYSQLLEADER_TEST_TLS_ELECTION=1 makes
 // a missing URL a failure, never a skip.
 func TestElectionOverTLS(t *testing.T) {
-	url := os.Getenv("MYSQLLEADER_TLS_X509_URL")
-	if url == "" {
-		if os.Getenv("MYSQLLEADER_TEST_TLS_ELECTION") != "" {
-			t.Fatal("MYSQLLEADER_TLS_X509_URL is not set")
-		}
-		t.Skip("run by scripts/test-tls.sh against the TLS-only server")
-	}
+	url := tlsEnv(t, "MYSQLLEADER_TLS_X509_URL")
 	c, err := Open(url)
 	if err != nil {
 		t.Fatal(err)
@@ -67,13 +76,7 @@ func TestElectionOverTLS(t *testing.T) {
 // X509 account with its certificate). Skipped without MYSQLLEADER_TEST_TLS_DIR, unless
 // MYSQLLEADER_TEST_TLS_ELECTION is set (scripts/test-tls.sh): then a missing variable fails.
 func TestTLSModesOverTheCABI(t *testing.T) {
-	dir := os.Getenv("MYSQLLEADER_TEST_TLS_DIR")
-	if dir == "" {
-		if os.Getenv("MYSQLLEADER_TEST_TLS_ELECTION") != "" {
-			t.Fatal("MYSQLLEADER_TEST_TLS_DIR is not set")
-		}
-		t.Skip("run by scripts/test-tls.sh against the TLS-only server")
-	}
+	dir := tlsEnv(t, "MYSQLLEADER_TEST_TLS_DIR")
 	need := func(name string) string {
 		v := os.Getenv(name)
 		if v == "" {
