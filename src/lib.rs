@@ -73,6 +73,6 @@ pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
 pub use error::{Error, ErrorKind, Result};
 pub use metrics::Metrics;
-pub use migrate::{install_sql, migrate, AppliedMigration};
+pub use migrate::{install, install_sql, install_sql_for, migrate, AppliedMigration, Installed, Server};
 
 pub use url::{opts_from_url, pool_from_url, SslMode};

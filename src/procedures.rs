@@ -247,21 +247,79 @@ where
 /// Takes the named lock that serializes concurrent migrations of one database (waits up to
 /// 60 s). Returns false where the server offers no named locks (Galera rejects GET_LOCK).
 pub(crate) async fn migration_lock(conn: &mut mysql_async::Conn) -> Result<bool> {
-    let got: std::result::Result<Option<Option<i64>>, _> =
-        "SELECT GET_LOCK(CONCAT('mysqlleader.migrate.', COALESCE(DATABASE(), '')), 60)".first(&mut *conn).await;
+    let got: std::result::Result<Option<Option<i64>>, _> = format!("SELECT GET_LOCK({MIGRATION_LOCK_NAME}, 60)").first(&mut *conn).await;
     match got {
         Ok(Some(Some(1))) => Ok(true),
         Ok(_) => Err(Error::Migration { message: "another migration held the lock for 60 s; try again".into() }),
-        Err(mysql_async::Error::Server(_)) => Ok(false),
-        Err(e) => Err(Error::from_mysql(e)),
+        // A Galera node may refuse named locks: there the installer goes on without one (the
+        // README says to run one installer at a time on a cluster). Anywhere else a lock that
+        // cannot be taken stops the migration, loudly.
+        Err(mysql_async::Error::Server(e)) if !wakeup_lock_supported(conn).await.unwrap_or(true) => {
+            tracing::warn!(code = e.code, "migrate: no migration lock on this Galera node ({}); going on without it", e.message);
+            Ok(false)
+        }
+        Err(e) => Err(Error::Migration { message: format!("could not take the migration lock: {}", crate::error::redact(&e.to_string())) }),
     }
 }
 
 pub(crate) async fn migration_unlock(conn: &mut mysql_async::Conn) -> Result<()> {
-    "DO RELEASE_LOCK(CONCAT('mysqlleader.migrate.', COALESCE(DATABASE(), '')))"
+    format!("DO RELEASE_LOCK({MIGRATION_LOCK_NAME})")
         .ignore(&mut *conn)
         .await
         .map_err(Error::from_mysql)
+}
+
+/// The migration lock of the connection's database: `mysqlleader.migrate.` + 40 hex digits of
+/// SHA1 of the database name, 60 characters whatever the name (named locks are limited to 64).
+pub(crate) const MIGRATION_LOCK_NAME: &str = "CONCAT('mysqlleader.migrate.', SHA1(COALESCE(DATABASE(), '')))";
+
+/// The checksum recorded for each routine and view in `mysqlleader_routines` (migration V9)
+/// that exists in the schema.
+pub(crate) async fn routine_checksums(conn: &mut mysql_async::Conn) -> Result<std::collections::HashMap<String, String>> {
+    // Only those that exist: a routine dropped by hand is applied again whatever its record.
+    let rows: Vec<(String, String)> = "SELECT r.name, r.checksum FROM mysqlleader_routines r \
+         WHERE EXISTS (SELECT 1 FROM information_schema.ROUTINES x WHERE x.ROUTINE_SCHEMA = DATABASE() \
+                          AND x.ROUTINE_NAME = CONVERT(r.name USING utf8mb3)) \
+            OR EXISTS (SELECT 1 FROM information_schema.VIEWS v WHERE v.TABLE_SCHEMA = DATABASE() \
+                          AND v.TABLE_NAME = CONVERT(r.name USING utf8mb3))"
+        .fetch(&mut *conn)
+        .await
+        .map_err(Error::from_mysql)?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Records that routine `name` (a name of the project's own, a plain identifier) now has the
+/// definition whose SHA-256 is `checksum`; `applied_on` changes only with the checksum. No
+/// final `;`.
+pub(crate) fn record_routine_sql(name: &str, kind: &str, checksum: &str) -> String {
+    format!(
+        "INSERT INTO mysqlleader_routines (name, kind, checksum, applied_on)\n\
+         VALUES ('{name}', '{kind}', '{checksum}', UTC_TIMESTAMP(6))\n\
+         ON DUPLICATE KEY UPDATE applied_on = IF(checksum = '{checksum}', applied_on, UTC_TIMESTAMP(6)), checksum = '{checksum}'"
+    )
+}
+
+/// Grants EXECUTE on procedure `name` again to every account `leader_election_grants` lists
+/// for it (routine `leader_election_regrant`). No final `;`.
+pub(crate) fn regrant_sql(name: &str) -> String {
+    format!("CALL leader_election_regrant('{name}')")
+}
+
+/// Statements that stop a script for the other kind of server before it changes anything:
+/// SQLSTATE 45000 with `hint` unless the server is MariaDB (`mariadb`) or is not (`!mariadb`).
+pub(crate) fn server_check_sql(mariadb: bool, hint: &str) -> String {
+    let (want, name) = if mariadb { ("", "MariaDB") } else { ("NOT ", "MySQL") };
+    format!(
+        "DROP PROCEDURE IF EXISTS mysqlleader_install_check;\n\
+         CREATE PROCEDURE mysqlleader_install_check()\n\
+         BEGIN\n\
+         \x20   IF NOT (VERSION() {want}LIKE '%MariaDB%') THEN\n\
+         \x20       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'mysqlleader: this script is for {name}; for this server use: {hint}';\n\
+         \x20   END IF;\n\
+         END;\n\
+         CALL mysqlleader_install_check();\n\
+         DROP PROCEDURE IF EXISTS mysqlleader_install_check;\n"
+    )
 }
 
 /// The table Refinery records migrations in, as Refinery itself creates it.

@@ -15,6 +15,9 @@ use sql_support::*;
 const V1: &str = include_str!("../sql/V1__election_tables.sql");
 const V2: &str = include_str!("../sql/V2__procedures.sql");
 
+/// Every versioned migration, in order.
+const ALL: [i32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+
 const PROCEDURES: [&str; 8] =
     ["am_i_leader", "assert_leader", "campaign", "current_leader", "force_leader", "reelect", "resign", "set_expiry_event"];
 
@@ -81,15 +84,15 @@ async fn schema_outline(c: &mut Conn) -> Vec<String> {
 async fn migrating_twice_applies_nothing_the_second_time() {
     let db = TestDb::empty("migrations_twice").await;
     let mut c = connect(&db.url).await;
-    assert_eq!(migrate(&db.pool).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(recorded(&mut c).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(migrate(&db.pool).await, ALL.to_vec());
+    assert_eq!(recorded(&mut c).await, ALL.to_vec());
     let status: String =
         c.query_first("SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()").await.unwrap().unwrap();
     assert_eq!(status, "DISABLED", "the event is installed switched off");
     let outline = schema_outline(&mut c).await;
     assert_installed(&mut c, "first migrate").await;
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new(), "the second migrate applies nothing");
-    assert_eq!(recorded(&mut c).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(recorded(&mut c).await, ALL.to_vec());
     assert_eq!(schema_outline(&mut c).await, outline);
     db.drop_db().await;
 }
@@ -106,7 +109,7 @@ async fn migrate_finishes_a_run_cut_short_in_the_middle_of_v2() {
     let made: Vec<String> = c.query("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()").await.unwrap();
     assert!(made.contains(&"campaign".to_string()) && !made.contains(&"force_leader".to_string()), "{made:?}");
 
-    assert_eq!(migrate(&db.pool).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(migrate(&db.pool).await, ALL.to_vec());
     assert_installed(&mut c, "after the cut-short run").await;
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new());
     db.drop_db().await;
@@ -127,7 +130,7 @@ async fn migrate_reapplies_unrecorded_migrations_and_keeps_the_data() {
     exec(&mut c, "DROP PROCEDURE resign").await;
     exec(&mut c, "DROP EVENT leader_election_expire").await;
 
-    assert_eq!(migrate(&db.pool).await, vec![2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(migrate(&db.pool).await, ALL[1..].to_vec());
     assert_eq!(snapshot(&mut c).await, data, "re-running migrations never loses data");
     assert_eq!(schema_outline(&mut c).await, outline, "the same objects again");
     let r = resign(&mut c, "svc", "b").await;
@@ -152,9 +155,9 @@ async fn concurrent_migrations_of_one_empty_database_all_succeed() {
         applied.extend(done.iter().map(|m| m.version));
     }
     applied.sort();
-    assert_eq!(applied, vec![1, 2, 3, 4, 5, 6, 7, 8], "each migration applied exactly once");
+    assert_eq!(applied, ALL.to_vec(), "each migration applied exactly once");
     let mut c = connect(&db.url).await;
-    assert_eq!(recorded(&mut c).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(recorded(&mut c).await, ALL.to_vec());
     assert_installed(&mut c, "after concurrent migrations").await;
     for p in pools {
         p.disconnect().await.unwrap();
@@ -183,14 +186,14 @@ async fn the_install_script_works_with_the_command_line_client() {
     let (ok, out, err) = run_client(&db.url, &db.name, &script);
     assert!(ok, "applying the script a second time failed:\n{err}\n{out}");
     assert_eq!(snapshot(&mut c).await, data, "applying it again keeps the data");
-    assert_eq!(recorded(&mut c).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(recorded(&mut c).await, ALL.to_vec());
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new(), "migrate() sees the script's migrations as applied");
     assert_eq!(schema_outline(&mut c).await, expected);
 
     // Over a database that migrate() installed, the script changes nothing either.
     let (ok, out, err) = run_client(&reference.url, &reference.name, &script);
     assert!(ok, "applying the script over migrate()'s installation failed:\n{err}\n{out}");
-    assert_eq!(recorded(&mut r).await, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(recorded(&mut r).await, ALL.to_vec());
     assert_eq!(migrate(&reference.pool).await, Vec::<i32>::new());
     db.drop_db().await;
     reference.drop_db().await;
@@ -216,11 +219,11 @@ async fn the_install_script_does_not_depend_on_the_clients_character_set() {
 }
 
 /// Upgrading a live system: callers keep calling `campaign`, `current_leader` and `am_i_leader`
-/// while `migrate()` applies V6, V7 and V8 again (their records deleted), which re-create those
-/// procedures. On MariaDB the runner replaces each procedure in place (`CREATE OR REPLACE`), so
-/// no call fails; as the files are written (`DROP` then `CREATE`) calls landing in between fail
-/// with 1305 "PROCEDURE ... does not exist". MySQL has no in-place replacement: the README
-/// ("Upgrading a live system") says so.
+/// while `install()` runs V6 to V9 again and re-applies every routine (their records deleted).
+/// On MariaDB each routine is replaced in place (`CREATE OR REPLACE`), so no call fails; a
+/// `DROP` then `CREATE` would fail calls landing in between with 1305 "PROCEDURE ... does not
+/// exist". MySQL has no in-place replacement: the README ("Upgrading a live system") says what
+/// a caller sees there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn migrating_while_services_call_the_procedures_fails_no_call() {
     let db = TestDb::migrated("migrations_live").await;
@@ -252,8 +255,12 @@ async fn migrating_while_services_call_the_procedures_fails_no_call() {
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     for _ in 0..5 {
+        // Versions 6 on run again, and every routine is applied again (its record gone).
         exec(&mut c, "DELETE FROM mysqlleader_schema_history WHERE version >= 6").await;
-        assert_eq!(migrate(&db.pool).await, vec![6, 7, 8]);
+        exec(&mut c, "DELETE FROM mysqlleader_routines").await;
+        let installed = mysqlleader::install(&db.pool).await.expect("install");
+        assert_eq!(installed.migrations.iter().map(|m| m.version).collect::<Vec<_>>(), vec![6, 7, 8, 9]);
+        assert!(installed.routines.iter().any(|r| r == "campaign"), "{installed:?}");
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     for caller in callers {

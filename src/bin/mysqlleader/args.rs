@@ -29,8 +29,15 @@ pub struct Cli {
 pub enum Command {
     /// Install or upgrade the SQL objects (tables, procedures, event) in the database of the URL.
     Migrate,
-    /// Print the installation script for the mysql/mariadb client (needs no server).
-    Sql,
+    /// Print the installation script for the mysql/mariadb client (needs no server): versioned
+    /// migrations, then each routine once, as the server kind needs them.
+    Sql {
+        /// The kind of server the script is for: MariaDB replaces routines in place (keeping
+        /// their grants); MySQL drops, creates and re-grants them. The script refuses to run on
+        /// the other kind.
+        #[arg(long, value_enum, default_value = "mariadb")]
+        server: ServerKind,
+    },
     /// Access for an account by role, per procedure (never EXECUTE on the whole schema): prints
     /// the statements, or runs them with --apply.
     Grant {
@@ -115,6 +122,13 @@ pub enum Command {
     /// Internal: the watchdog process between `run` and COMMAND (see run.rs and guard.rs).
     #[command(name = "__guard", hide = true)]
     Guard(GuardArgs),
+}
+
+/// `sql --server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerKind {
+    Mariadb,
+    Mysql,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -116,11 +116,14 @@ where
 
 pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let applied = mysqlleader::migrate(&db.pool).await.map_err(|e| db.explain(e))?;
-        for m in &applied {
+        let installed = mysqlleader::install(&db.pool).await.map_err(|e| db.explain(e))?;
+        for m in &installed.migrations {
             println!("applied migration V{}__{}", m.version, m.name);
         }
-        if applied.is_empty() {
+        if !installed.routines.is_empty() {
+            println!("applied routines: {}", installed.routines.join(", "));
+        }
+        if installed.migrations.is_empty() && installed.routines.is_empty() {
             println!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
         } else {
             println!(
@@ -135,8 +138,12 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
     .await
 }
 
-pub fn sql() -> Result<Status, CliError> {
-    print!("{}", mysqlleader::install_sql());
+pub fn sql(server: crate::args::ServerKind) -> Result<Status, CliError> {
+    let server = match server {
+        crate::args::ServerKind::Mariadb => mysqlleader::Server::MariaDb,
+        crate::args::ServerKind::Mysql => mysqlleader::Server::MySql,
+    };
+    print!("{}", mysqlleader::install_sql_for(server));
     Ok(0)
 }
 

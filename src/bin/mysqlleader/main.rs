@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match command {
             Command::Migrate => commands::migrate(&ctx).await,
-            Command::Sql => commands::sql(),
+            Command::Sql { server } => commands::sql(server),
             Command::Grant { account, role, services, apply } => commands::grant(&ctx, &account, &role, &services, apply).await,
             Command::Status { service, json } => commands::status(&ctx, service.as_deref(), json).await,
             Command::Campaign { service, node, lease, json } => commands::campaign(&ctx, &service, &node, lease, json).await,

@@ -1,0 +1,87 @@
+-- assert_leader: the fencing guard, to be called inside the caller's own open transaction
+-- before its writes. It succeeds only when the node holds an unexpired lease at exactly this
+-- term, and it share-locks the election row until the caller's transaction ends, so no takeover
+-- (which needs the row's exclusive lock) can commit in between; on Galera it also writes the
+-- term's history row (V4). Outside a transaction it raises 45000 where the server can tell
+-- (MariaDB), since it would fence nothing. On success it bounds how long this session's
+-- transaction may then stay idle (MariaDB: idle_transaction_timeout, sql/V6__access_audit_bounded_waits.sql, note 4).
+-- Otherwise SQLSTATE 45001. It never starts or commits a transaction; but when it fails it rolls
+-- the caller's transaction back before raising, so that writes made under a stale term cannot
+-- commit even if the caller ignores the error, and no lock is left held.
+-- Result: is_leader (1), term, lease_remaining_ms (> 0).
+CREATE PROCEDURE assert_leader(
+    IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_term       DECIMAL(65,30))
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: fence the caller''s transaction: raise 45001 unless node leads at term'
+BEGIN
+    DECLARE v_sid     VARBINARY(512);
+    DECLARE v_leader  VARBINARY(512);
+    DECLARE v_term    BIGINT UNSIGNED;
+    DECLARE v_expires DATETIME(6);
+    DECLARE v_now     DATETIME(6);
+    DECLARE v_want    BIGINT UNSIGNED;
+    DECLARE v_left_ms BIGINT;
+    DECLARE v_in_tx   BOOLEAN;
+    DECLARE v_msg     VARCHAR(255);
+    DECLARE v_needle  VARBINARY(402);
+    DECLARE v_denied  VARBINARY(1024);
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    CALL leader_election_check_id('service_id', p_service_id);
+    CALL leader_election_check_id('node_id', p_node_id);
+    CALL leader_election_check_number('term', p_term, 0, 18446744073709551615);
+    SET v_want = p_term, v_sid = CAST(p_service_id AS BINARY);
+    -- The seat, share-locked until the caller's transaction ends, and its copy of access
+    -- (sql/V8__access_copy_on_the_seat.sql, note 1): the refusal of access comes first, then
+    -- the other checks.
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(access_denied)
+      INTO v_leader, v_term, v_expires, v_denied
+      FROM leader_election WHERE service_id = v_sid
+      LOCK IN SHARE MODE;
+    SET v_needle = CONCAT(0x00, CAST(CONVERT(SUBSTRING_INDEX(USER(), '@', 1) USING utf8mb4) AS BINARY), 0x00);
+    IF v_denied IS NULL OR v_needle = 0x0000 THEN
+        CALL leader_election_check_access(p_service_id);
+    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN
+        CALL leader_election_deny(p_service_id);
+    END IF;
+    -- A fence outside a transaction fences nothing: refuse it where the server can tell. With
+    -- autocommit off a transaction is always open (it begins with the read above); with it on,
+    -- only @@in_transaction (MariaDB) tells whether START TRANSACTION was sent.
+    CALL leader_election_probe_in_tx();
+    SET v_in_tx = (@@session.autocommit = 0 OR @mysqlleader_in_tx = 1);
+    IF @@session.autocommit = 1 AND @mysqlleader_in_tx = 0 THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+            'mysqlleader: assert_leader needs an open transaction (START TRANSACTION first): with autocommit on it would fence nothing';
+    END IF;
+
+    SET v_now = UTC_TIMESTAMP(6);
+    -- Valid means at least 1 ms left, so that lease_remaining_ms is always > 0 on success.
+    IF NOT COALESCE(v_leader = CAST(p_node_id AS BINARY) AND v_term = v_want
+                    AND v_expires >= v_now + INTERVAL 1000 MICROSECOND, FALSE) THEN
+        SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
+                           ' (current term ', v_term, ')');
+        SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = v_msg;
+    END IF;
+
+    -- Galera: put the term's history row into this transaction's write set (V4).
+    IF @mysqlleader_wsrep_on IS NULL THEN
+        CALL leader_election_probe_wsrep();
+    END IF;
+    IF @mysqlleader_wsrep_on = 1 THEN
+        UPDATE leader_election_history SET fence_checks = fence_checks + 1
+         WHERE service_id = v_sid AND term = v_term;
+    END IF;
+
+    -- An idle fenced transaction ends with its lease (MariaDB): whole seconds, rounded up, + 1.
+    SET v_left_ms = TIMESTAMPDIFF(MICROSECOND, v_now, v_expires) DIV 1000;
+    IF v_in_tx THEN
+        CALL leader_election_bound_idle_tx((v_left_ms + 999) DIV 1000 + 1);
+    END IF;
+
+    SELECT 1 AS is_leader,
+           v_term AS term,
+           v_left_ms AS lease_remaining_ms;
+END;

@@ -1,0 +1,185 @@
+-- campaign: take the seat when it is vacant or its lease has expired (term + 1), renew it when
+-- the caller holds a valid lease (same term), and otherwise only read.
+-- Result: is_leader, leader_id, term, lease_remaining_ms.
+CREATE PROCEDURE campaign(
+    IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_lease_ms   DECIMAL(65,30))
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: take a vacant or expired seat, renew a held one, else only read'
+BEGIN
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_rows     INT;
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+    DECLARE v_renewed  INT DEFAULT 0;
+    DECLARE v_access   VARCHAR(80);
+    DECLARE v_needle   VARBINARY(402);
+    DECLARE v_denied   VARBINARY(1024);
+
+    -- 0. Input, inline; the checking procedures only build the message of a bad value.
+    IF p_service_id IS NULL OR p_node_id IS NULL OR p_lease_ms IS NULL
+       OR CHAR_LENGTH(p_service_id) NOT BETWEEN 1 AND 128
+       OR CHAR_LENGTH(p_node_id) NOT BETWEEN 1 AND 128
+       OR p_lease_ms NOT BETWEEN 1 AND 86400000 OR p_lease_ms <> TRUNCATE(p_lease_ms, 0) THEN
+        CALL leader_election_check_id('service_id', p_service_id);
+        CALL leader_election_check_id('node_id', p_node_id);
+        CALL leader_election_check_lease(p_lease_ms);
+    END IF;
+    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
+        v_lease_ms = p_lease_ms, v_access = SUBSTRING_INDEX(USER(), '@', 1);
+    -- The account as the seat's copy of access lists it (sql/V8__access_copy_on_the_seat.sql, note 1); NULL for the empty
+    -- user name, which the copy cannot tell apart: such a call reads leader_election_access.
+    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
+    IF v_needle = 0x0000 THEN
+        SET v_needle = NULL;
+    END IF;
+
+    -- 1. The renew of a leader: this session won or renewed this seat in its last campaign
+    --    (sql/V7__lean_hot_paths.sql, note 6), so try the renew first, as one guarded write that also checks the
+    --    account against the seat's copy of access; only when it matches nothing (also when the
+    --    seat has no copy) does the call go on to read.
+    IF @mysqlleader_seat_term IS NOT NULL AND @mysqlleader_seat_service = v_sid
+       AND @mysqlleader_seat_node = v_nid THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET @mysqlleader_seat_term = NULL;
+                RESIGNAL;
+            END;
+            SET v_term = @mysqlleader_seat_term, v_now = UTC_TIMESTAMP(6),
+                v_wait = @@session.innodb_lock_wait_timeout;
+            SET SESSION innodb_lock_wait_timeout = 1;
+            UPDATE leader_election
+               SET lease_ms = v_lease_ms, renewed_at = v_now,
+                   lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
+             WHERE service_id = v_sid AND leader_id = v_nid AND term = v_term
+               AND lease_expires_at > v_now
+               AND LOCATE(v_needle, access_denied) = 0;
+            SET v_renewed = ROW_COUNT();
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            COMMIT;
+        END;
+        IF v_renewed = 1 THEN
+            SET v_leader = v_nid, v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+        END IF;
+    END IF;
+
+    IF v_renewed = 0 THEN
+    -- 2. One plain consistent read of the row, the clock and the seat's copy of access; a seat
+    --    without a copy (or no seat yet) has the account checked against leader_election_access.
+    SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
+           MAX(access_denied)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied
+      FROM leader_election WHERE service_id = v_sid;
+    IF v_denied IS NULL OR v_needle IS NULL THEN
+        SET @mysqlleader_seat_term = NULL;
+        CALL leader_election_check_access(p_service_id);
+    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN
+        SET @mysqlleader_seat_term = NULL;
+        CALL leader_election_deny(p_service_id);
+    END IF;
+
+    -- 3. The caller holds a valid lease: renew it with one guarded write (sql/V7__lean_hot_paths.sql, note 3).
+    IF v_leader = v_nid AND v_expires > v_now THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                RESIGNAL;
+            END;
+            SET v_wait = @@session.innodb_lock_wait_timeout;
+            SET SESSION innodb_lock_wait_timeout = 1;
+            UPDATE leader_election
+               SET lease_ms = v_lease_ms, renewed_at = v_now,
+                   lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
+             WHERE service_id = v_sid AND leader_id = v_nid AND term = v_term
+               AND lease_expires_at > v_now;
+            SET v_renewed = ROW_COUNT();
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            -- Ends the write's transaction also when the caller had one open (as V6's START
+            -- TRANSACTION did): a renew never waits for the caller's COMMIT.
+            COMMIT;
+        END;
+        IF v_renewed = 1 THEN
+            SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+        END IF;
+    END IF;
+
+    -- 4. The seat is vacant or expired, or the renew's guard matched nothing: decide under the
+    --    row lock, as V6 did. A follower of a valid lease never comes here.
+    IF v_renewed = 0 AND NOT (v_leader IS NOT NULL AND v_leader <> v_nid AND v_expires > v_now) THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                -- Nothing half-done: a row this call created goes again.
+                IF v_rows = 0 THEN
+                    DELETE FROM leader_election WHERE service_id = v_sid AND term = 0 AND leader_id IS NULL;
+                END IF;
+                RESIGNAL;
+            END;
+            SET v_wait = @@session.innodb_lock_wait_timeout;
+            -- 4a. The first campaign of a service creates its row, with its copy of access, in a
+            --     transaction of its own, so that no transaction below holds an insert lock while
+            --     it waits for the row lock.
+            IF v_rows = 0 THEN
+                CALL leader_election_create_seat(v_sid);
+            END IF;
+            -- 4b. Decide under the row lock (waited for at most 1 s), with the clock read after
+            --     the lock is granted.
+            SET SESSION innodb_lock_wait_timeout = 1;
+            START TRANSACTION;
+            SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+              FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            SET v_now = UTC_TIMESTAMP(6);
+            IF v_leader = v_nid AND v_expires > v_now THEN
+                -- Renew our own valid lease: the term stays.
+                SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+                UPDATE leader_election
+                   SET lease_ms = v_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
+                 WHERE service_id = v_sid;
+            ELSEIF v_leader IS NULL OR v_expires <= v_now THEN
+                -- Take the vacant or expired seat: close the expired term (the server's
+                -- decision: no ended_by), open the next one.
+                IF v_leader IS NOT NULL THEN
+                    UPDATE leader_election_history
+                       SET ended_at = v_expires, ended_how = 'expired'
+                     WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+                END IF;
+                SET v_term = v_term + 1, v_leader = v_nid,
+                    v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+                UPDATE leader_election
+                   SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
+                       term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
+                 WHERE service_id = v_sid;
+                INSERT INTO leader_election_history
+                       (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
+                VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'elected', USER());
+            END IF;
+            -- Otherwise another node took the seat meanwhile: nothing to write.
+            COMMIT;
+        END;
+    END IF;
+    END IF;
+
+    -- 5. Remember the seat this session holds now (or that it holds none), for step 1 next time.
+    IF v_leader = v_nid AND v_expires > v_now THEN
+        SET @mysqlleader_seat_service = v_sid, @mysqlleader_seat_node = v_nid, @mysqlleader_seat_term = v_term;
+    ELSEIF @mysqlleader_seat_term IS NOT NULL THEN
+        SET @mysqlleader_seat_term = NULL;
+    END IF;
+
+    SELECT IF(v_leader = v_nid, 1, 0) AS is_leader,
+           CAST(v_leader AS CHAR CHARACTER SET utf8mb4) AS leader_id,
+           v_term AS term,
+           TIMESTAMPDIFF(MICROSECOND, v_now, v_expires) DIV 1000 AS lease_remaining_ms;
+END;

@@ -1,0 +1,72 @@
+-- force_leader: install the node at once with a new term (an operator's override). A displaced
+-- valid leader's term ends 'forced_out' (ended_by: the operator); an expired one's ends 'expired'.
+-- Result: is_leader (1), leader_id, term, lease_remaining_ms.
+CREATE PROCEDURE force_leader(
+    IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_lease_ms   DECIMAL(65,30))
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: install a node as leader now, with a new term'
+BEGIN
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_rows     INT;
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+
+    CALL leader_election_check_id('service_id', p_service_id);
+    CALL leader_election_check_id('node_id', p_node_id);
+    CALL leader_election_check_lease(p_lease_ms);
+    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
+        v_lease_ms = p_lease_ms;
+    CALL leader_election_check_access(p_service_id);
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+            ROLLBACK;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            IF v_rows = 0 THEN
+                DELETE FROM leader_election WHERE service_id = v_sid AND term = 0 AND leader_id IS NULL;
+            END IF;
+            RESIGNAL;
+        END;
+        SET v_wait = @@session.innodb_lock_wait_timeout;
+        SELECT COUNT(*) INTO v_rows FROM leader_election WHERE service_id = v_sid;
+        IF v_rows = 0 THEN
+            CALL leader_election_create_seat(v_sid);
+        END IF;
+        SET SESSION innodb_lock_wait_timeout = 1;
+        START TRANSACTION;
+        SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+          FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+        SET SESSION innodb_lock_wait_timeout = v_wait;
+        SET v_now = UTC_TIMESTAMP(6);
+        IF v_leader IS NOT NULL THEN
+            UPDATE leader_election_history
+               SET ended_at  = IF(v_expires > v_now, v_now, v_expires),
+                   ended_how = IF(v_expires > v_now, 'forced_out', 'expired'),
+                   ended_by  = IF(v_expires > v_now, USER(), NULL)
+             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+        END IF;
+        SET v_term = v_term + 1,
+            v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+        UPDATE leader_election
+           SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
+               term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
+         WHERE service_id = v_sid;
+        INSERT INTO leader_election_history
+               (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
+        VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'forced', USER());
+        COMMIT;
+    END;
+
+    SELECT 1 AS is_leader,
+           CAST(v_nid AS CHAR CHARACTER SET utf8mb4) AS leader_id,
+           v_term AS term,
+           v_lease_ms AS lease_remaining_ms;
+END;

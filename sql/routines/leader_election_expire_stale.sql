@@ -1,0 +1,48 @@
+-- Ends every term whose lease ran out before now ('expired', at the lease's end) and vacates the
+-- seat. Safe to call at any time: it changes only what is already expired. Used by the event.
+--
+-- It takes one seat at a time, by its key, in a transaction of its own, and skips a seat that
+-- someone else has locked, so it never waits for a lock and never deadlocks: a campaign that is
+-- taking the seat over closes the term itself, and a seat held by a transaction fenced with
+-- assert_leader is swept next time. (Locking all expired rows at once through the expiry
+-- index deadlocked against campaigns, which lock the key first and the index entry second.)
+CREATE PROCEDURE leader_election_expire_stale()
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: end expired terms and vacate their seats (run by the expiry event)'
+BEGIN
+    DECLARE v_cutoff  DATETIME(6);
+    DECLARE v_sid     VARBINARY(512);
+    DECLARE v_last    VARBINARY(512) DEFAULT '';
+    DECLARE v_leader  VARBINARY(512);
+    DECLARE v_term    BIGINT UNSIGNED;
+    DECLARE v_expires DATETIME(6);
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+
+    -- No lease can come to end before the cut-off once it has passed: a new lease always ends
+    -- after the time it is written.
+    SET v_cutoff = UTC_TIMESTAMP(6);
+    sweep: LOOP
+        -- 1. The next expired seat in key order, by a plain consistent read (no lock).
+        SET v_sid = NULL;
+        SELECT MIN(service_id) INTO v_sid FROM leader_election
+         WHERE service_id > v_last AND leader_id IS NOT NULL AND lease_expires_at <= v_cutoff;
+        IF v_sid IS NULL THEN
+            LEAVE sweep;
+        END IF;
+        SET v_last = v_sid;
+        -- 2. Lock that seat by its key, as every procedure does; skip it if someone holds it.
+        START TRANSACTION;
+        SET v_leader = NULL;
+        SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_term, v_expires
+          FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
+        -- 3. Still expired under the lock: end its term at the lease's end, vacate the seat.
+        IF v_leader IS NOT NULL AND v_expires <= v_cutoff THEN
+            UPDATE leader_election_history SET ended_at = v_expires, ended_how = 'expired'
+             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+            UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+             WHERE service_id = v_sid;
+        END IF;
+        COMMIT;
+    END LOOP;
+END;

@@ -1,0 +1,52 @@
+-- reelect: end the current lease now (its term ends 'reelected', ended_by: the caller) and vacate
+-- the seat, so that the next campaign of any node wins. The term is kept; the next acquisition
+-- raises it. Result: previous_leader_id (NULL when nobody held a valid lease), term.
+CREATE PROCEDURE reelect(IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: end the current lease now; the next campaign wins'
+BEGIN
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_previous VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+
+    CALL leader_election_check_id('service_id', p_service_id);
+    SET v_sid = CAST(p_service_id AS BINARY);
+    CALL leader_election_check_access(p_service_id);
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+            ROLLBACK;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            RESIGNAL;
+        END;
+        SET v_wait = @@session.innodb_lock_wait_timeout;
+        SET SESSION innodb_lock_wait_timeout = 1;
+        START TRANSACTION;
+        SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
+          INTO v_leader, v_term, v_expires
+          FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+        SET SESSION innodb_lock_wait_timeout = v_wait;
+        SET v_now = UTC_TIMESTAMP(6);
+        IF v_leader IS NOT NULL THEN
+            IF v_expires > v_now THEN
+                SET v_previous = v_leader;
+            END IF;
+            UPDATE leader_election_history
+               SET ended_at  = IF(v_expires > v_now, v_now, v_expires),
+                   ended_how = IF(v_expires > v_now, 'reelected', 'expired'),
+                   ended_by  = IF(v_expires > v_now, USER(), NULL)
+             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+            UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+             WHERE service_id = v_sid;
+        END IF;
+        COMMIT;
+    END;
+
+    SELECT CAST(v_previous AS CHAR CHARACTER SET utf8mb4) AS previous_leader_id,
+           v_term AS term;
+END;

@@ -1,0 +1,57 @@
+-- resign: end the caller's lease now if and only if it holds a valid one (term ends 'resigned',
+-- ended_by: the caller), and vacate the seat. A node that does not lead changes nothing (and
+-- takes no lock). Result: resigned (0 or 1), term.
+CREATE PROCEDURE resign(
+    IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: give up the seat now if this node holds it'
+BEGIN
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_leader   VARBINARY(512);
+    DECLARE v_term     BIGINT UNSIGNED;
+    DECLARE v_expires  DATETIME(6);
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_resigned INT DEFAULT 0;
+    DECLARE v_wait     BIGINT;
+
+    CALL leader_election_check_id('service_id', p_service_id);
+    CALL leader_election_check_id('node_id', p_node_id);
+    SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY);
+    CALL leader_election_check_access(p_service_id);
+
+    -- 1. A read: only a node that appears to lead goes on to lock and write.
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6)
+      INTO v_leader, v_term, v_expires, v_now
+      FROM leader_election WHERE service_id = v_sid;
+    IF v_leader = v_nid AND v_expires > v_now THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                RESIGNAL;
+            END;
+            SET v_wait = @@session.innodb_lock_wait_timeout;
+            -- 2. Confirm under the row lock, then close the term and vacate the seat.
+            SET SESSION innodb_lock_wait_timeout = 1;
+            START TRANSACTION;
+            SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+              FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            SET v_now = UTC_TIMESTAMP(6);
+            IF v_leader = v_nid AND v_expires > v_now THEN
+                UPDATE leader_election_history
+                   SET ended_at = v_now, ended_how = 'resigned', ended_by = USER()
+                 WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
+                UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+                 WHERE service_id = v_sid;
+                SET v_resigned = 1;
+            END IF;
+            COMMIT;
+        END;
+    END IF;
+
+    SELECT v_resigned AS resigned, v_term AS term;
+END;

@@ -1,0 +1,27 @@
+-- set_expiry_event: switch the expiry event on (1) or off (0). Result: event_enabled.
+CREATE PROCEDURE set_expiry_event(IN p_enabled DECIMAL(65,30))
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: switch the expiry event on (1) or off (0)'
+BEGIN
+    DECLARE v_enabled TINYINT;
+    DECLARE v_tries   INT DEFAULT 0;
+    -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
+    CALL leader_election_check_number('enabled', p_enabled, 0, 1);
+    switch: LOOP
+        IF p_enabled = 1 THEN
+            ALTER EVENT leader_election_expire ENABLE;
+        ELSE
+            ALTER EVENT leader_election_expire DISABLE;
+        END IF;
+        SET v_tries = v_tries + 1;
+        SELECT COALESCE(MAX(STATUS = 'ENABLED'), 0) INTO v_enabled
+          FROM information_schema.EVENTS
+         WHERE EVENT_SCHEMA = DATABASE() AND EVENT_NAME = 'leader_election_expire';
+        IF v_enabled = p_enabled OR v_tries >= 10 THEN
+            LEAVE switch;
+        END IF;
+        DO SLEEP(0.005 * v_tries);
+    END LOOP;
+    SELECT v_enabled AS event_enabled;
+END;

@@ -1,0 +1,204 @@
+//! Installing the SQL objects: the versioned Refinery migrations in `sql/V*.sql` (tables,
+//! columns, data: what must happen once and in order), then the repeatable objects in
+//! `sql/routines/` and `sql/views/` (every routine and view as its one current definition:
+//! [`routines`]).
+//!
+//! Three ways to install, all with the same result:
+//! * [`migrate`] / [`install`] (or `mysqlleader migrate`): runs the versioned migrations that are
+//!   not applied yet, recording them in `mysqlleader_schema_history` (kept apart from an
+//!   application's own `refinery_schema_history`), then applies each routine whose checksum
+//!   differs from the one recorded in `mysqlleader_routines`, and records it;
+//! * [`install_sql`] / [`install_sql_for`] (or `mysqlleader sql`): the same as one script for the
+//!   `mysql`/`mariadb` client, for a DBA to review and apply, for one kind of server; it records
+//!   what it applied in the same tables, so a later [`migrate`] applies nothing.
+//!
+//! The versioned migrations never run the routine definitions that V2-V8 hold (they are
+//! history, kept for their checksums): no install path creates an older definition, not even
+//! for a moment. Every step can run again safely, so a run that failed halfway (MySQL commits
+//! DDL at once) is finished by running it again. An applied versioned migration is never
+//! edited: a change to a table is a new `V{n}__name.sql`; a change to a routine is an edit of
+//! its one file.
+
+mod routines;
+mod script;
+
+use std::collections::HashMap;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::Pool;
+use refinery_core::traits::r#async::{AsyncQuery, AsyncTransaction};
+
+use crate::error::{Error, Result};
+use crate::procedures;
+
+pub use routines::Server;
+pub use script::{install_sql, install_sql_for};
+
+mod embedded {
+    refinery::embed_migrations!("sql");
+}
+
+/// The table in which the applied versioned migrations are recorded.
+pub const MIGRATION_TABLE: &str = "mysqlleader_schema_history";
+
+/// A versioned migration applied by [`migrate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedMigration {
+    pub version: i32,
+    pub name: String,
+}
+
+/// What [`install`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Installed {
+    /// The versioned migrations it applied, in order.
+    pub migrations: Vec<AppliedMigration>,
+    /// The routines and views it (re-)created, because they were new or their definition
+    /// changed, in the order applied.
+    pub routines: Vec<String>,
+}
+
+fn runner() -> refinery::Runner {
+    let mut runner = embedded::migrations::runner();
+    runner.set_migration_table_name(MIGRATION_TABLE);
+    runner
+}
+
+/// Installs or upgrades the election schema in the database of `pool`, and returns the
+/// versioned migrations it applied (none when the schema is current). See [`install`], which
+/// also says which routines it replaced.
+pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
+    Ok(install(pool).await?.migrations)
+}
+
+/// Installs or upgrades the election schema in the database of `pool`:
+/// 1. asks the server what it is (MariaDB replaces routines in place; MySQL cannot);
+/// 2. takes the migration lock, so that concurrent installers (several copies of a service
+///    starting at once) run one after another; a lock that cannot be taken is an error, except
+///    on a Galera node (no named locks there: run one installer at a time, README);
+/// 3. runs the versioned migrations not yet recorded, without their routine definitions;
+/// 4. applies every routine and view whose checksum is not the recorded one, and records it;
+/// 5. runs what the versioned migrations of step 3 deferred until the routines exist;
+/// 6. releases the lock, also after a failure.
+pub async fn install(pool: &Pool) -> Result<Installed> {
+    // 1. Asked before the lock is taken, so that no early return leaves it held.
+    let server = Server::from_version(&procedures::server_info(pool).await?.version);
+    // 2.
+    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let locked = procedures::migration_lock(&mut conn).await?;
+    let outcome = install_locked(pool, &mut conn, server).await;
+    // 6.
+    if locked {
+        let unlocked = procedures::migration_unlock(&mut conn).await;
+        let installed = outcome?;
+        unlocked?;
+        return Ok(installed);
+    }
+    outcome
+}
+
+async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server) -> Result<Installed> {
+    // 3.
+    let mut target = Versioned { pool: pool.clone(), deferred: Vec::new() };
+    let report = runner()
+        .run_async(&mut target)
+        .await
+        .map_err(|e| Error::Migration { message: crate::error::redact(&e.to_string()) })?;
+    let migrations = report
+        .applied_migrations()
+        .iter()
+        .map(|m| AppliedMigration { version: m.version() as i32, name: m.name().to_string() })
+        .collect();
+    // 4.
+    let recorded: HashMap<String, String> = procedures::routine_checksums(conn).await?;
+    let mut applied = Vec::new();
+    for routine in routines::ROUTINES {
+        let checksum = routine.checksum();
+        if recorded.get(routine.name) == Some(&checksum) {
+            continue;
+        }
+        let mut statements = routine.apply_statements(server);
+        statements.push(procedures::record_routine_sql(routine.name, routine.kind.name(), &checksum));
+        // One round trip: on MySQL the DROP, the CREATE and the re-grant follow each other
+        // as closely as the server allows.
+        let text = statements.iter().map(|s| format!("{s};")).collect::<Vec<_>>().join("\n");
+        conn.query_drop(text).await.map_err(|e| Error::Migration {
+            message: format!("applying {} {} on {}: {}", routine.kind.name(), routine.name, server.name(),
+                             crate::error::redact(&e.to_string())),
+        })?;
+        applied.push(routine.name.to_string());
+    }
+    // 5.
+    for statement in &target.deferred {
+        conn.query_drop(statement.as_str()).await.map_err(|e| Error::Migration {
+            message: format!("after the routines: {}", crate::error::redact(&e.to_string())),
+        })?;
+    }
+    Ok(Installed { migrations, routines: applied })
+}
+
+/// The database as Refinery sees it: the pool, except that a versioned migration runs without
+/// the statements that define, drop or replace a repeatable object, and its calls of repeatable
+/// routines are kept for after the routines are applied ([`routines::versioned_statements`]).
+/// Refinery records the checksum of the file as written.
+struct Versioned {
+    pool: Pool,
+    deferred: Vec<String>,
+}
+
+impl AsyncTransaction for Versioned {
+    type Error = mysql_async::Error;
+
+    async fn execute<'a, T: Iterator<Item = &'a str> + Send + 'a>(&'a mut self, queries: T) -> std::result::Result<usize, Self::Error> {
+        let mut texts = Vec::new();
+        for query in queries {
+            let v = routines::versioned_statements(query);
+            self.deferred.extend(v.deferred);
+            if !v.run.is_empty() {
+                texts.push(v.run.join("\n"));
+            }
+        }
+        self.pool.execute(texts.iter().map(String::as_str)).await
+    }
+}
+
+impl AsyncQuery<Vec<refinery::Migration>> for Versioned {
+    async fn query(&mut self, query: &str) -> std::result::Result<Vec<refinery::Migration>, Self::Error> {
+        self.pool.query(query).await
+    }
+}
+
+impl refinery::AsyncMigrate for Versioned {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migration_files_keep_the_portability_rules() {
+        let files = runner().get_migrations().iter().map(|m| (format!("V{}", m.version()), m.sql().unwrap().to_string())).collect::<Vec<_>>();
+        let repeatables = routines::ROUTINES.iter().map(|r| (r.name.to_string(), r.file.to_string()));
+        for (what, sql) in files.into_iter().chain(repeatables) {
+            let upper = sql.to_ascii_uppercase();
+            assert!(!upper.contains("DELIMITER"), "{what}: no DELIMITER in SQL files");
+            assert!(!upper.contains(" AS NEW"), "{what}: no row alias AS new");
+            assert!(!upper.contains("VALUES("), "{what}: no VALUES() function");
+        }
+    }
+
+    #[test]
+    fn no_versioned_migration_runs_a_repeatable_definition() {
+        for m in runner().get_migrations() {
+            let v = routines::versioned_statements(m.sql().unwrap());
+            for statement in v.run.iter() {
+                for r in routines::ROUTINES {
+                    let upper = statement.to_ascii_uppercase();
+                    let name = r.name.to_ascii_uppercase();
+                    assert!(!upper.starts_with(&format!("CREATE PROCEDURE {name}(")), "V{} creates {}", m.version(), r.name);
+                    assert!(!upper.starts_with(&format!("DROP PROCEDURE IF EXISTS {name};")), "V{} drops {}", m.version(), r.name);
+                    assert!(!upper.contains(&format!("VIEW {name} ")), "V{} replaces {}", m.version(), r.name);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The repeatable objects: every routine and view as its one current definition, one file each
+//! under `sql/routines/` and `sql/views/` (Flyway's repeatable migrations; Refinery has none).
+//!
+//! The installer applies them after the versioned migrations, each one whose SHA-256 differs
+//! from the checksum recorded in `mysqlleader_routines` (migration V9), and records it. How a
+//! routine is replaced depends on the server ([`Server`]):
+//! * MariaDB: `CREATE OR REPLACE PROCEDURE`, one atomic statement that keeps every grant on the
+//!   routine: a call made meanwhile runs the old or the new definition, never fails.
+//! * MySQL (no `OR REPLACE` for routines): `DROP PROCEDURE IF EXISTS`, `CREATE PROCEDURE`, then
+//!   `CALL leader_election_regrant(name)`, which grants EXECUTE again to every account that
+//!   `leader_election_grants` lists for it (DROP revoked them), all three in one round trip.
+//!   A call that lands between the DROP and the CREATE fails with 1305 (does not exist), one
+//!   between the CREATE and the re-grant with 1370 (access denied); it never runs an older
+//!   definition. Before the DROP the same re-grant runs once, so that an installer that may not
+//!   grant fails before it has revoked anything.
+//!
+//! The versioned migrations V2-V8 still hold the routine definitions of their day (an applied
+//! migration is never edited: its checksum is stored in every database it ran on). Those are
+//! history: [`versioned_statements`] leaves them out when a versioned migration runs, so no
+//! install path ever creates an older definition, not even for a moment.
+
+use sha2::{Digest, Sha256};
+
+use super::script::{split_statements, Chunk};
+
+/// Which server a statement list is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    MariaDb,
+    MySql,
+}
+
+impl Server {
+    /// The server of a `VERSION()` text.
+    pub fn from_version(version: &str) -> Server {
+        if version.contains("MariaDB") {
+            Server::MariaDb
+        } else {
+            Server::MySql
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::MariaDb => "MariaDB",
+            Server::MySql => "MySQL",
+        }
+    }
+}
+
+/// What kind of object a repeatable file creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Procedure,
+    View,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Procedure => "procedure",
+            Kind::View => "view",
+        }
+    }
+}
+
+/// One repeatable object: its name, kind, and the `CREATE` statement of its file.
+#[derive(Debug, Clone)]
+pub struct Routine {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The file as written: comment lines, then one `CREATE PROCEDURE name(...) ... END;` or
+    /// `CREATE SQL SECURITY INVOKER VIEW name AS ...;`.
+    pub file: &'static str,
+}
+
+macro_rules! repeatables {
+    ($($kind:ident $dir:literal $name:literal),* $(,)?) => {
+        &[$(Routine { name: $name, kind: Kind::$kind,
+                      file: include_str!(concat!("../../sql/", $dir, "/", $name, ".sql")) }),*]
+    };
+}
+
+/// Every repeatable object, in the order the installer applies them: the re-grant first (on
+/// MySQL every later routine calls it), the others by name (a routine's body is resolved when
+/// it runs, not when it is created, so the order is otherwise free), the view last.
+pub const ROUTINES: &[Routine] = repeatables![
+    Procedure "routines" "leader_election_regrant",
+    Procedure "routines" "am_i_leader",
+    Procedure "routines" "assert_leader",
+    Procedure "routines" "campaign",
+    Procedure "routines" "current_leader",
+    Procedure "routines" "force_leader",
+    Procedure "routines" "leader_election_access_copy",
+    Procedure "routines" "leader_election_bound_idle_tx",
+    Procedure "routines" "leader_election_check_access",
+    Procedure "routines" "leader_election_check_id",
+    Procedure "routines" "leader_election_check_lease",
+    Procedure "routines" "leader_election_check_number",
+    Procedure "routines" "leader_election_create_seat",
+    Procedure "routines" "leader_election_deny",
+    Procedure "routines" "leader_election_expire_stale",
+    Procedure "routines" "leader_election_flush_access",
+    Procedure "routines" "leader_election_flush_copies",
+    Procedure "routines" "leader_election_probe_in_tx",
+    Procedure "routines" "leader_election_probe_wsrep",
+    Procedure "routines" "leader_election_refuse_snapshot",
+    Procedure "routines" "reelect",
+    Procedure "routines" "resign",
+    Procedure "routines" "set_expiry_event",
+    View "views" "leader_election_terms",
+];
+
+impl Routine {
+    /// The `CREATE` statement of the file, without the comment lines before it and without
+    /// the final `;`.
+    pub fn create(&self) -> &'static str {
+        // The first line that begins with CREATE (comment lines begin with `--`).
+        let start = if self.file.starts_with("CREATE ") { 0 } else { self.file.find("\nCREATE ").map_or(0, |at| at + 1) };
+        self.file[start..].trim_end().trim_end_matches(';')
+    }
+
+    /// SHA-256 of [`Routine::create`], lower-case hex: what `mysqlleader_routines` records.
+    pub fn checksum(&self) -> String {
+        Sha256::digest(self.create().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The statements that put this definition in place on `server` (each without its final
+    /// `;`); see the module documentation for what a caller can see meanwhile.
+    pub fn apply_statements(&self, server: Server) -> Vec<String> {
+        let create = self.create();
+        let replace = format!("CREATE OR REPLACE {}", &create["CREATE ".len()..]);
+        match (self.kind, server) {
+            (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
+            (Kind::Procedure, Server::MySql) => vec![
+                crate::procedures::regrant_sql(self.name),
+                format!("DROP PROCEDURE IF EXISTS `{}`", self.name),
+                create.to_string(),
+                crate::procedures::regrant_sql(self.name),
+            ],
+        }
+    }
+}
+
+/// The repeatable object named `name`, if there is one.
+pub fn find(name: &str) -> Option<&'static Routine> {
+    ROUTINES.iter().find(|r| r.name == name)
+}
+
+/// A versioned migration as the installer runs it: `run`, its statements without those that
+/// create, drop or replace a repeatable object (see the module documentation), and
+/// `deferred`, its `CALL`s of repeatable routines, which run after the routines are applied
+/// (V8 computes every seat's copy of access with a routine). Both without comment lines.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Versioned {
+    pub run: Vec<String>,
+    pub deferred: Vec<String>,
+}
+
+pub fn versioned_statements(sql: &str) -> Versioned {
+    let mut out = Versioned::default();
+    for chunk in split_statements(sql) {
+        let text = match chunk {
+            Chunk::Comment(_) => continue,
+            Chunk::Simple(text) | Chunk::Compound(text) => text,
+        };
+        let upper = text.trim_start().to_ascii_uppercase();
+        let named = |prefix: &str| -> Option<&'static Routine> {
+            upper.strip_prefix(prefix).and_then(|rest| {
+                let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                find(&name.to_ascii_lowercase())
+            })
+        };
+        if named("DROP PROCEDURE IF EXISTS ").is_some()
+            || named("CREATE PROCEDURE ").is_some()
+            || named("CREATE OR REPLACE SQL SECURITY INVOKER VIEW ").is_some()
+        {
+            continue;
+        }
+        if named("CALL ").is_some() {
+            out.deferred.push(text);
+        } else {
+            out.run.push(text);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_the_directories() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
+        let mut on_disk: Vec<String> = ["routines", "views"]
+            .iter()
+            .flat_map(|dir| std::fs::read_dir(format!("{root}/{dir}")).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".sql").to_string())
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = ROUTINES.iter().map(|r| r.name.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, on_disk, "every file of sql/routines and sql/views is in ROUTINES, and only those");
+    }
+
+    #[test]
+    fn each_file_creates_exactly_its_own_object_once() {
+        for r in ROUTINES {
+            let head = match r.kind {
+                Kind::Procedure => format!("CREATE PROCEDURE {}(", r.name),
+                Kind::View => format!("CREATE SQL SECURITY INVOKER VIEW {} AS", r.name),
+            };
+            assert!(r.create().starts_with(&head), "{}: the statement begins {head:?}", r.name);
+            let creates = r.file.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("CREATE ")).count();
+            assert_eq!(creates, 1, "{}: one CREATE statement", r.name);
+            if r.kind == Kind::Procedure {
+                assert!(r.create().ends_with("\nEND"), "{}: ends with END;", r.name);
+            }
+            assert!(!r.file.lines().any(|l| l.trim_start().to_ascii_uppercase().starts_with("DROP ")), "{}: no DROP in a routine file", r.name);
+            assert_eq!(r.checksum().len(), 64);
+        }
+    }
+
+    #[test]
+    fn mysql_re_grants_every_procedure_it_re_creates_and_mariadb_replaces_in_place() {
+        for r in ROUTINES.iter().filter(|r| r.kind == Kind::Procedure) {
+            let mariadb = r.apply_statements(Server::MariaDb);
+            assert_eq!(mariadb.len(), 1);
+            assert!(mariadb[0].starts_with(&format!("CREATE OR REPLACE PROCEDURE {}(", r.name)));
+            let mysql = r.apply_statements(Server::MySql);
+            let regrant = format!("CALL leader_election_regrant('{}')", r.name);
+            assert_eq!(mysql, vec![regrant.clone(), format!("DROP PROCEDURE IF EXISTS `{}`", r.name),
+                                   r.create().to_string(), regrant], "{}", r.name);
+        }
+        let view = find("leader_election_terms").unwrap();
+        for server in [Server::MariaDb, Server::MySql] {
+            assert_eq!(view.apply_statements(server),
+                       vec![format!("CREATE OR REPLACE {}", &view.create()["CREATE ".len()..])]);
+        }
+    }
+
+    #[test]
+    fn versioned_migrations_run_no_repeatable_definition() {
+        let sql = "CREATE TABLE t (a INT);\nDROP PROCEDURE IF EXISTS campaign;\nCREATE PROCEDURE campaign()\nBEGIN\n  SELECT 1;\nEND;\n\
+                   DROP PROCEDURE IF EXISTS v9_tmp;\nCREATE PROCEDURE v9_tmp()\nBEGIN\nEND;\nCALL v9_tmp();\n\
+                   CALL leader_election_flush_copies(@a, @b);\n\
+                   CREATE OR REPLACE SQL SECURITY INVOKER VIEW leader_election_terms AS\nSELECT 1;\n";
+        let v = versioned_statements(sql);
+        assert_eq!(v.run, vec!["CREATE TABLE t (a INT);", "DROP PROCEDURE IF EXISTS v9_tmp;",
+                               "CREATE PROCEDURE v9_tmp()\nBEGIN\nEND;", "CALL v9_tmp();"]);
+        assert_eq!(v.deferred, vec!["CALL leader_election_flush_copies(@a, @b);"]);
+    }
+}
