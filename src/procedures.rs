@@ -271,7 +271,7 @@ pub(crate) async fn migration_unlock(conn: &mut mysql_async::Conn) -> Result<()>
 
 /// The migration lock of the connection's database: `mysqlleader.migrate.` + 40 hex digits of
 /// SHA1 of the database name, 60 characters whatever the name (named locks are limited to 64).
-pub(crate) const MIGRATION_LOCK_NAME: &str = "CONCAT('mysqlleader.migrate.', SHA1(COALESCE(DATABASE(), '')))";
+pub const MIGRATION_LOCK_NAME: &str = "CONCAT('mysqlleader.migrate.', SHA1(COALESCE(DATABASE(), '')))";
 
 /// The checksum recorded for each routine and view in `mysqlleader_routines` (migration V9)
 /// that exists in the schema.
@@ -716,7 +716,9 @@ pub fn check_service_pattern(pattern: &str) -> Result<()> {
 
 /// The statements that give `account` exactly what `role` needs in `database`, and nothing
 /// else: `GRANT EXECUTE ON PROCEDURE` per procedure (never `EXECUTE ON db.*`, which would also
-/// open the application's own routines), `GRANT SELECT` per table the role reads, and, with
+/// open the application's own routines), `GRANT SELECT` per table the role reads, the record of
+/// the EXECUTE grants in `leader_election_grants` (re-granted from there by an upgrade that has
+/// to re-create a procedure: MySQL), and, with
 /// service patterns, the account's rows of `leader_election_access` (replacing any it had, in
 /// one transaction) and the flush that copies them onto every seat, so the procedures refuse
 /// every other service (SQLSTATE 45002). The limit applies to the user
@@ -730,6 +732,18 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
     }
     let db = quote_identifier(database);
     let mut out: Vec<String> = role_grants(database, role).iter().map(|g| format!("{g} TO {};", account.quoted())).collect();
+    // The record of these EXECUTE grants (migration V9), from which an upgrade on MySQL grants
+    // them again after it had to drop and re-create a procedure.
+    let rows: Vec<String> = role
+        .procedures()
+        .iter()
+        .map(|p| format!("('{}', '{}', '{p}', UTC_TIMESTAMP(6), USER())", account.user, account.host))
+        .collect();
+    out.push(format!(
+        "INSERT INTO {db}.`leader_election_grants` (user_name, host, routine, granted_at, granted_by) VALUES {} \
+         ON DUPLICATE KEY UPDATE granted_at = UTC_TIMESTAMP(6), granted_by = USER();",
+        rows.join(", ")
+    ));
     if !services.is_empty() {
         // One transaction, so that no moment sees the account without its limit; then the flush
         // copies the new limit onto every seat (migration V8), which is when it takes effect.

@@ -174,7 +174,9 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
                 account.user
             )),
         }
-        text.push_str(". Nothing else in the schema from these statements: no other routine, no write to any table.");
+        text.push_str(". Nothing else in the schema from these statements: no other routine, no table it may write. \
+                       The EXECUTE grants are recorded in leader_election_grants, from which an upgrade that must \
+                       re-create a procedure (MySQL) grants them again.");
         text
     };
     if !apply {

@@ -1,0 +1,266 @@
+//! The SQL layer's lifecycle, against the real server: every install and upgrade path keeps
+//! every account's grants (the DBA script for MariaDB, `install()` re-applying the routines,
+//! and the MySQL script's DROP + CREATE + re-grant, which runs on MariaDB too), a live upgrade
+//! never serves an older definition (a limited account never escapes its limit meanwhile), and
+//! every refusal fits MySQL's 128 characters for a SIGNAL message.
+
+mod common;
+#[path = "sql_support.rs"]
+mod sql_support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::TestDb;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder};
+use mysqlleader::procedures::{self, Account, Role};
+use mysqlleader::Server;
+use sql_support::*;
+
+const LONG: i64 = 60_000;
+
+/// Creates `user`@'%' (dropped first), grants it `role` with `services` as `mysqlleader grant
+/// --apply` does, and connects as it.
+async fn account(admin: &mut Conn, db: &TestDb, user: &str, role: Role, services: &[&str]) -> Conn {
+    exec(admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(admin, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw-{user}'")).await;
+    let services: Vec<String> = services.iter().map(|s| s.to_string()).collect();
+    procedures::grant(&db.pool, &Account::parse(user).unwrap(), role, &services).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user)).pass(Some(format!("pw-{user}")));
+    Conn::new(opts).await.expect("the account connects")
+}
+
+/// The MySQL script without its check that the server is MySQL, so that its statements (DROP,
+/// CREATE, CALL leader_election_regrant for every procedure) run here on MariaDB.
+fn mysql_script_without_its_server_check() -> String {
+    let script = mysqlleader::install_sql_for(Server::MySql);
+    let start = script.find("-- ---- this script is for MySQL ----").expect("the check is marked");
+    let end = start + script[start..].find("\n\n").expect("the check ends with a blank line");
+    format!("{}{}", &script[..start], &script[end..])
+}
+
+/// Each role's calls succeed, and what the role may not call is refused (1370): the grants are
+/// exactly the role's.
+async fn assert_roles_work(app: &mut Conn, operator: &mut Conn, observer: &mut Conn, what: &str) {
+    let r = call_text(app, "CALL campaign('svc', 'a', 60000)").await.unwrap_or_else(|e| panic!("{what}: app campaign: {e:?}"));
+    assert!(r.text("leader_id").is_some(), "{what}: {r:?}");
+    call_text(app, "CALL am_i_leader('svc', 'a')").await.unwrap_or_else(|e| panic!("{what}: app am_i_leader: {e:?}"));
+    call_text(operator, "CALL force_leader('svc', 'a', 60000)").await.unwrap_or_else(|e| panic!("{what}: operator force_leader: {e:?}"));
+    call_text(operator, "CALL reelect('svc')").await.unwrap_or_else(|e| panic!("{what}: operator reelect: {e:?}"));
+    call_text(observer, "CALL current_leader('svc')").await.unwrap_or_else(|e| panic!("{what}: observer current_leader: {e:?}"));
+    let e = call_text(observer, "CALL campaign('svc', 'o', 60000)").await.expect_err("an observer may not campaign");
+    assert_eq!(e.code, 1370, "{what}: {e:?}");
+    let e = call_text(app, "CALL force_leader('svc', 'a', 60000)").await.expect_err("an app may not force");
+    assert_eq!(e.code, 1370, "{what}: {e:?}");
+}
+
+/// Install by script, grant the three roles, then every way of installing again: the script
+/// again, `install()` re-applying every routine, and the MySQL form of the script (DROP, CREATE,
+/// re-grant from leader_election_grants). Every role's calls keep working after each.
+#[tokio::test]
+async fn grants_survive_every_install_and_upgrade_path() {
+    let db = TestDb::empty("lifecycle_grants").await;
+    let mut admin = connect(&db.url).await;
+    let (ok, out, err) = run_client(&db.url, &db.name, &mysqlleader::install_sql());
+    assert!(ok, "the script failed:\n{err}\n{out}");
+    let tag = std::process::id();
+    let (a, o, w) = (format!("lc_app_{tag}"), format!("lc_op_{tag}"), format!("lc_obs_{tag}"));
+    let mut app = account(&mut admin, &db, &a, Role::App, &[]).await;
+    let mut operator = account(&mut admin, &db, &o, Role::Operator, &[]).await;
+    let mut observer = account(&mut admin, &db, &w, Role::Observer, &[]).await;
+    assert_roles_work(&mut app, &mut operator, &mut observer, "after the grants").await;
+    let recorded: i64 = admin.query_first("SELECT COUNT(*) FROM leader_election_grants").await.unwrap().unwrap();
+    assert_eq!(recorded, 5 + 8 + 1, "one row per account and procedure");
+
+    let (ok, out, err) = run_client(&db.url, &db.name, &mysqlleader::install_sql());
+    assert!(ok, "the script failed the second time:\n{err}\n{out}");
+    assert_roles_work(&mut app, &mut operator, &mut observer, "after the script again").await;
+
+    exec(&mut admin, "DELETE FROM mysqlleader_routines").await;
+    let installed = mysqlleader::install(&db.pool).await.expect("install");
+    assert!(installed.migrations.is_empty(), "{installed:?}");
+    assert_eq!(installed.routines.len(), 24, "every routine and the view again: {installed:?}");
+    assert_roles_work(&mut app, &mut operator, &mut observer, "after install() re-applied every routine").await;
+
+    let (ok, out, err) = run_client(&db.url, &db.name, &mysql_script_without_its_server_check());
+    assert!(ok, "the MySQL form failed:\n{err}\n{out}");
+    let dropped: Vec<String> = {
+        let script = mysql_script_without_its_server_check();
+        script.lines().filter(|l| l.starts_with("DROP PROCEDURE IF EXISTS `")).map(String::from).collect()
+    };
+    assert!(dropped.iter().any(|l| l.contains("`campaign`")), "the MySQL form drops campaign: {dropped:?}");
+    assert_roles_work(&mut app, &mut operator, &mut observer, "after DROP + CREATE + re-grant").await;
+
+    // The same DROP + CREATE without the re-grant loses the grants (the test can fail).
+    let create: (String, String, String, String, String, String) =
+        admin.query_first("SHOW CREATE PROCEDURE campaign").await.unwrap().unwrap();
+    exec(&mut admin, "DROP PROCEDURE campaign").await;
+    exec(&mut admin, &create.2).await;
+    let e = call_text(&mut app, "CALL campaign('svc', 'a', 60000)").await.expect_err("re-created without the re-grant");
+    assert_eq!(e.code, 1370, "{e:?}");
+    exec(&mut admin, "CALL leader_election_regrant('campaign')").await;
+    call_text(&mut app, "CALL campaign('svc', 'a', 60000)").await.expect("granted again from the record");
+
+    // A MariaDB script refuses to run on another server, and the MySQL script on MariaDB.
+    let (ok, _, err) = run_client(&db.url, &db.name, &mysqlleader::install_sql_for(Server::MySql));
+    assert!(!ok && err.contains("this script is for MySQL"), "{err}");
+    for user in [&a, &o, &w] {
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    }
+    db.drop_db().await;
+}
+
+/// Five re-runs of the script and five forced re-applies of every routine while an account
+/// limited to `billing%` calls in a loop inside and outside its pattern: no call inside fails,
+/// none outside succeeds, and every term in the history has its `began_by`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn live_reinstalls_never_fail_a_call_nor_lift_a_limit() {
+    let db = TestDb::migrated("lifecycle_live").await;
+    let mut admin = connect(&db.url).await;
+    let user = format!("lc_billing_{}", std::process::id());
+    drop(account(&mut admin, &db, &user, Role::App, &["billing%"]).await);
+    let stop = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = [("billing-1", true), ("orders-w", false)]
+        .into_iter()
+        .map(|(service, allowed)| {
+            let (url, stop, user) = (db.url.clone(), stop.clone(), user.clone());
+            tokio::spawn(async move {
+                let opts = OptsBuilder::from_opts(Opts::from_url(&url).unwrap()).user(Some(user.clone())).pass(Some(format!("pw-{user}")));
+                let mut conn = Conn::new(opts).await.unwrap();
+                let sql = format!("CALL campaign('{service}', 'n1', 60000)");
+                let (mut calls, mut wrong) = (0u64, Vec::new());
+                while !stop.load(Ordering::SeqCst) {
+                    calls += 1;
+                    match (call_text(&mut conn, &sql).await, allowed) {
+                        (Ok(_), true) => {}
+                        (Err(e), false) if e.state == "45002" => {}
+                        (outcome, _) => wrong.push(format!("{sql}: {outcome:?}")),
+                    }
+                }
+                (service, calls, wrong)
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for round in 0..5 {
+        let (ok, out, err) = run_client(&db.url, &db.name, &mysqlleader::install_sql());
+        assert!(ok, "round {round}: the script failed:\n{err}\n{out}");
+        exec(&mut admin, "DELETE FROM mysqlleader_routines").await;
+        let installed = mysqlleader::install(&db.pool).await.expect("install");
+        assert_eq!(installed.routines.len(), 24, "round {round}: every routine re-applied");
+    }
+    stop.store(true, Ordering::SeqCst);
+    for caller in callers {
+        let (service, calls, wrong) = caller.await.unwrap();
+        assert!(calls > 10, "{service}: only {calls} calls");
+        assert!(wrong.is_empty(), "{service}: {} of {calls} calls went wrong, first: {}", wrong.len(), wrong[0]);
+    }
+    let no_author: i64 = admin
+        .query_first("SELECT COUNT(*) FROM leader_election_history WHERE began_by IS NULL")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(no_author, 0, "every term records who began it");
+    let outside: i64 = admin
+        .query_first("SELECT COUNT(*) FROM leader_election WHERE service_id = 'orders-w'")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outside, 0, "no seat was ever created outside the limit");
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    db.drop_db().await;
+}
+
+/// Every refusal the procedures raise fits MySQL's 128 characters for MESSAGE_TEXT (MariaDB
+/// allows more, so this server would not catch it), for the longest inputs: 128-character ids
+/// of 4-byte characters, the longest account name the server takes, the largest numbers.
+#[tokio::test]
+async fn every_refusal_fits_128_characters_for_the_longest_inputs() {
+    let db = TestDb::migrated("lifecycle_bounds").await;
+    let mut admin = connect(&db.url).await;
+    let long_id = "🚀".repeat(128);
+    let over_id = "é".repeat(100_000);
+    let huge = format!("{}.5", "9".repeat(34));
+    let mut checks: Vec<(String, Refusal)> = Vec::new();
+    for sql in [
+        format!("CALL campaign('{over_id}', 'n', 1000)"),
+        format!("CALL campaign('s', '{over_id}', 1000)"),
+        format!("CALL campaign('s', 'n', {huge})"),
+        format!("CALL campaign('s', 'n', -{huge})"),
+        format!("CALL force_leader('{long_id}', 'n', 1{})", "0".repeat(34)),
+        format!("CALL assert_leader('{long_id}', '{long_id}', {huge})"),
+        "CALL set_expiry_event(99999999999999999999999999999999999.25)".to_string(),
+    ] {
+        let e = call_text(&mut admin, &sql).await.expect_err("refused");
+        checks.push((sql.chars().take(60).collect(), e));
+    }
+    exec(&mut admin, "START TRANSACTION").await;
+    let e = call_text(&mut admin, &format!("CALL assert_leader('{long_id}', '{long_id}', 18446744073709551615)")).await.unwrap_err();
+    checks.push(("assert_leader at the largest term".into(), e));
+    exec(&mut admin, "START TRANSACTION").await;
+    for name in ["current_leader", "am_i_leader"] {
+        let sql = if name == "current_leader" { format!("CALL current_leader('{long_id}')") } else { format!("CALL am_i_leader('{long_id}', '{long_id}')") };
+        checks.push((format!("{name} inside a transaction"), call_text(&mut admin, &sql).await.unwrap_err()));
+    }
+    exec(&mut admin, "ROLLBACK").await;
+    let e = call_text(&mut admin, "CALL assert_leader('s', 'n', 1)").await.unwrap_err();
+    checks.push(("assert_leader outside a transaction".into(), e));
+
+    // The longest account name this server takes that `grant` takes (80; MySQL: 32), limited.
+    let mut user = String::new();
+    for len in [80usize, 32] {
+        let candidate: String = format!("lc{}", std::process::id()).chars().chain(std::iter::repeat('u')).take(len).collect();
+        let _ = admin.query_drop(format!("DROP USER IF EXISTS '{candidate}'@'%'")).await;
+        if admin.query_drop(format!("CREATE USER '{candidate}'@'%' IDENTIFIED BY 'pw-long'")).await.is_ok() {
+            user = candidate;
+            break;
+        }
+    }
+    assert!(!user.is_empty(), "no long user name was accepted");
+    procedures::grant(&db.pool, &Account::parse(&user).unwrap(), Role::Operator, &["x%".to_string()]).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.clone())).pass(Some("pw-long"));
+    let mut limited = Conn::new(opts).await.expect("the long account connects");
+    for sql in [
+        format!("CALL campaign('{long_id}', 'n', 1000)"),
+        format!("CALL force_leader('{long_id}', 'n', 1000)"),
+        format!("CALL current_leader('{long_id}')"),
+        "CALL reelect('y')".to_string(),
+    ] {
+        let e = call_text(&mut limited, &sql).await.expect_err("outside the limit");
+        assert_eq!(e.state, "45002", "{e:?}");
+        assert!(e.message.starts_with(&format!("mysqlleader: access denied: account '{}", &user[..20])), "{e:?}");
+        checks.push((format!("denied {}", sql.chars().take(20).collect::<String>()), e));
+    }
+    let e = call_text(&mut limited, "CALL reelect('y')").await.unwrap_err();
+    assert!(e.message.ends_with("may not act on service 'y'"), "a short service is never cut: {e:?}");
+
+    for (what, e) in &checks {
+        assert!(e.message.starts_with("mysqlleader: "), "{what}: {e:?}");
+        assert!(e.message.chars().count() <= 128, "{what}: {} characters: {:?}", e.message.chars().count(), e.message);
+        assert!(e.state.starts_with("4500"), "{what}: {e:?}");
+    }
+    drop(limited);
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    db.drop_db().await;
+}
+
+/// The migration lock's name is 60 characters whatever the database's name (MySQL refuses
+/// names over 64), and migrate() works in a database with the longest name there is.
+#[tokio::test]
+async fn the_migration_lock_fits_64_characters_for_the_longest_database_name() {
+    let base = common::server_url();
+    let name: String = format!("ml_lock_{}_", std::process::id()).chars().chain(std::iter::repeat('x')).take(64).collect();
+    let mut admin = connect(&base).await;
+    exec(&mut admin, &format!("DROP DATABASE IF EXISTS `{name}`")).await;
+    exec(&mut admin, &format!("CREATE DATABASE `{name}`")).await;
+    let url = common::url_with_db(&base, &name);
+    let pool = mysql_async::Pool::new(Opts::from_url(&url).unwrap());
+    assert_eq!(mysqlleader::migrate(&pool).await.expect("migrate").len(), 9);
+    let mut c = pool.get_conn().await.unwrap();
+    let len: i64 = c.query_first(format!("SELECT CHAR_LENGTH({})", procedures::MIGRATION_LOCK_NAME)).await.unwrap().unwrap();
+    assert_eq!(len, 60);
+    drop(c);
+    pool.disconnect().await.unwrap();
+    exec(&mut admin, &format!("DROP DATABASE `{name}`")).await;
+}
