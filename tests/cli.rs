@@ -49,8 +49,12 @@ async fn migrate_then_sql_and_the_not_migrated_message() {
     let script = cli(None, &["sql"]);
     assert_eq!(script.code, 0, "{script:?}");
     assert!(script.stdout.contains("DELIMITER $$"));
-    assert!(script.stdout.contains("CREATE PROCEDURE campaign("));
+    assert!(script.stdout.contains("CREATE OR REPLACE PROCEDURE campaign("));
     assert_eq!(script.stdout, mysqlleader::install_sql());
+    let mysql = cli(None, &["sql", "--server", "mysql"]);
+    assert_eq!(mysql.code, 0, "{mysql:?}");
+    assert!(mysql.stdout.contains("DROP PROCEDURE IF EXISTS `campaign`;\nDELIMITER $$\nCREATE PROCEDURE campaign("), "{}", mysql.stdout);
+    assert_eq!(mysql.stdout, mysqlleader::install_sql_for(mysqlleader::Server::MySql));
     db.drop_db().await;
 }
 

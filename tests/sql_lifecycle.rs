@@ -18,8 +18,6 @@ use mysqlleader::procedures::{self, Account, Role};
 use mysqlleader::Server;
 use sql_support::*;
 
-const LONG: i64 = 60_000;
-
 /// Creates `user`@'%' (dropped first), grants it `role` with `services` as `mysqlleader grant
 /// --apply` does, and connects as it.
 async fn account(admin: &mut Conn, db: &TestDb, user: &str, role: Role, services: &[&str]) -> Conn {
