@@ -41,6 +41,10 @@ pub struct mysqlleader_txn {
     /// Whether `assert_leader` succeeded in it: from then on, a statement that ends the
     /// transaction early fails it (see `still_open`).
     fenced: bool,
+    /// The last fence that succeeded in it (service, node, term): asserted once more right
+    /// before COMMIT, so that a share lock dropped meanwhile (a `ROLLBACK TO SAVEPOINT` sent as
+    /// SQL releases the locks taken after the savepoint) cannot let stale writes commit.
+    fence: Option<(String, String, u64)>,
 }
 
 impl mysqlleader_txn {
@@ -51,7 +55,7 @@ impl mysqlleader_txn {
         let tx = block_on_timeout(timeout, async move {
             pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
         })?;
-        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None, fenced: false }))
+        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None, fenced: false, fence: None }))
     }
 
     /// The open transaction, or `MYSQLLEADER_INVALID_STATE` saying why there is none.
@@ -96,6 +100,7 @@ impl mysqlleader_txn {
             block_on_timeout(timeout, procedures::assert_leader(tx, service_id, node_id, term))
         })?;
         self.fenced = true;
+        self.fence = Some((service_id.to_string(), node_id.to_string(), term));
         Ok(check)
     }
 
@@ -246,13 +251,22 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
 /// Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
 /// none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
 /// always with a lost connection). Either way the transaction has ended; free the handle.
+/// In a fenced transaction `assert_leader` runs once more first, with the last fence's
+/// arguments (so a `ROLLBACK TO SAVEPOINT` sent as SQL cannot drop the fence unnoticed):
+/// `MYSQLLEADER_NOT_LEADER` when the node no longer leads at that term, and nothing commits.
 /// `MYSQLLEADER_INVALID_STATE` when an earlier call failed: roll back instead.
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> mysqlleader_result {
     boundary(|| {
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
         txn.open()?;
-        let tx = txn.tx.take().expect("open() checked");
+        // A fenced transaction is fenced again right before its COMMIT (one round trip): the
+        // share lock then holds to the commit, whatever happened to it meanwhile. A refusal
+        // rolls the transaction back (the procedure does) and is the commit's error.
+        if let Some((service_id, node_id, term)) = txn.fence.clone() {
+            txn.spend_on_failure("commit", |txn| txn.assert_leader(&service_id, &node_id, term).map(drop))?;
+        }
+        let tx = txn.tx.take().ok_or_else(|| Failure::state("the transaction has ended"))?;
         txn.spent = Some("it has been committed or rolled back".into());
         Ok(block_on_timeout(txn.timeout, async move { tx.commit().await.map_err(Error::from_mysql) })?)
     })
