@@ -156,6 +156,10 @@ interface Lib extends Library {
         public long valid_for_ms;
         public long missed;
 
+        public EventRow() {
+            super();
+        }
+
         public EventRow(Pointer p) {
             super(p);
             read();
