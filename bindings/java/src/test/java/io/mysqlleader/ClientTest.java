@@ -158,11 +158,20 @@ class ClientTest {
         // The URL's database does not exist: the server's error 1049 (unknown database).
         try (Client c = Client.connect(TestDb.urlWithDb(TestDb.baseUrl(), "mljava_no_such_db"))) {
             MysqlLeaderException e = assertThrows(MysqlLeaderException.class, () -> c.currentLeader("s"));
-            assertTrue(e.kind() == ErrorKind.SERVER || e.kind() == ErrorKind.CONNECTION, e.kind() + ": " + e.getMessage());
-            if (e.kind() == ErrorKind.SERVER) {
-                assertInstanceOf(ServerException.class, e);
-                assertEquals(1049, e.serverCode());
-            }
+            assertInstanceOf(ServerException.class, e);
+            assertEquals(1049, e.serverCode());
+        }
+    }
+
+    /** The server of scripts/testdb.sh offers no TLS (scripts/test-tls.sh tests TLS against one that does). */
+    @Test
+    void tlsRequiredOfAServerWithoutItIsAUsageError() throws Exception {
+        String url = TestDb.urlWithDb(TestDb.baseUrl(), db.name) + "?ssl-mode=REQUIRED";
+        try (Client c = Client.connect(url)) {
+            UsageException e = assertThrows(UsageException.class, () -> c.currentLeader("s"));
+            System.out.println("java: TLS required of a plaintext server: " + e.getMessage());
+            assertEquals(ErrorKind.USAGE, e.kind());
+            assertFalse(e.isRetryable());
         }
     }
 

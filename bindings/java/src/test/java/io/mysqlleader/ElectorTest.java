@@ -152,6 +152,19 @@ class ElectorTest {
     }
 
     @Test
+    void fenceWorksWithServerPreparedStatementsAndAListenerThatThrows() throws Exception {
+        try (Elector a = node("fenceprep", "a").listener(e -> { throw new IllegalStateException("a listener's bug"); }).build();
+             Connection conn = java.sql.DriverManager.getConnection(db.jdbcUrl + "&useServerPrepStmts=true")) {
+            assertTrue(a.awaitLeadership(WAIT), "a listener that throws stopped the elector: " + a.lastCallError());
+            conn.setAutoCommit(false);
+            assertEquals(a.term(), a.fence(conn));
+            insert(conn, 10, "server-prepared");
+            conn.commit();
+            assertEquals(List.of("server-prepared"), notes(10));
+        }
+    }
+
+    @Test
     void aFencedTransactionHoldsOffATakeoverUntilItCommits() throws Exception {
         try (Elector a = node("hold", "a").lease(Duration.ofSeconds(20)).build(); Connection conn = db.connection()) {
             assertTrue(a.awaitLeadership(WAIT));
