@@ -310,8 +310,14 @@ public final class Elector implements AutoCloseable {
         String message = e.getMessage();
         switch (state) {
             case "45001" -> {
-                noteRefusal(term);
-                return new NotLeaderException(message, state, e.getErrorCode(), currentTermOf(message), e);
+                NotLeaderException refused = new NotLeaderException(message, state, e.getErrorCode(), currentTermOf(message), e);
+                try {
+                    noteRefusal(term);
+                } catch (MysqlLeaderException notTold) {
+                    // closed meanwhile, or a renew in flight outlasted the wait: the refusal stands
+                    refused.addSuppressed(notTold);
+                }
+                return refused;
             }
             case "45002" -> { return new AccessDeniedException(message, state, e.getErrorCode(), e); }
             case "45000" -> { return new InvalidArgumentException(ErrorKind.INVALID_ARGUMENT, message, null, state, e.getErrorCode(), false, e); }
