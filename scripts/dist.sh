@@ -255,7 +255,10 @@ EOF
 # matter: JNA loads it by path), with its sources jar and its pom.
 make_java() {
   ensure_sdk_tree
-  command -v mvn >/dev/null 2>&1 || die "mvn is needed for the jar (apt-get install maven)"
+  if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+    . "$root/scripts/lib.sh"   # apt_install: Debian's JDK and Maven with apt-get when root
+    apt_install dist openjdk-17-jdk-headless maven || die "a JDK 17+ and Maven are needed for the jar"
+  fi
   local native=$work/java-native java=$out/java
   rm -rf "$native" "$java"
   mkdir -p "$native" "$java"

@@ -17,7 +17,8 @@
 #
 # When MYSQLLEADER_TEST_URL is not set, it runs itself again under scripts/testdb.sh, which starts
 # a throwaway mariadbd and stops it. Maven artifacts come from Maven Central as usual, into
-# ~/.m2 (MYSQLLEADER_MAVEN_OFFLINE=1 adds -o once they are there). Needs Java 17+ and Maven.
+# ~/.m2 (MYSQLLEADER_MAVEN_OFFLINE=1 adds -o once they are there). Needs a JDK 17+ and Maven:
+# Debian's openjdk-17-jdk-headless and maven are installed with apt-get when missing (as root).
 # Exits non-zero when anything fails, including the tests not running at all.
 set -euo pipefail
 
@@ -30,8 +31,11 @@ fi
 
 say() { echo "test-java: $*" >&2; }
 
-command -v java >/dev/null 2>&1 || { say "java is not installed (a JDK 17 or newer, e.g. apt-get install openjdk-17-jdk-headless)"; exit 2; }
-command -v mvn >/dev/null 2>&1 || { say "mvn is not installed (apt-get install maven)"; exit 2; }
+. "$root/scripts/lib.sh"   # apt_install (Debian packages with apt-get when running as root)
+# A JDK (javac, not only java) and Maven: installed with apt when missing and running as root.
+if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+  apt_install test-java openjdk-17-jdk-headless maven || exit 2
+fi
 say "$(java -version 2>&1 | head -n 1); $(mvn -v 2>/dev/null | head -n 1 | sed 's/\x1b\[[0-9;]*m//g')"
 
 target=${CARGO_TARGET_DIR:-$root/target}
