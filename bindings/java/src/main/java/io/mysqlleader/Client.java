@@ -126,6 +126,7 @@ public final class Client implements AutoCloseable {
     /** Releases the client (waiting for calls in flight); idempotent. Electors made from it go on. */
     @Override
     public void close() {
-        Handle.free(handle.take(), Lib.C::mysqlleader_client_free);
+        Pointer p = handle.take();
+        if (p != null) Lib.C.mysqlleader_client_free(p);
     }
 }

@@ -3,7 +3,6 @@ package io.mysqlleader;
 import com.sun.jna.Pointer;
 
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Consumer;
 
 /**
  * A C handle shared by threads: calls hold the read lock while they use the pointer, and
@@ -64,9 +63,5 @@ final class Handle {
 
     InvalidStateException closedError() {
         return new InvalidStateException("mysqlleader: the " + what + " is closed");
-    }
-
-    static void free(Pointer p, Consumer<Pointer> free) {
-        if (p != null) free.accept(p);
     }
 }

@@ -32,13 +32,11 @@ interface Lib extends Library {
     // --- the library --------------------------------------------------------------------------
     String mysqlleader_version();
     int mysqlleader_last_error_copy(byte[] buf, long bufLen, LongByReference neededOut);
-    int mysqlleader_last_error_code();
     Pointer mysqlleader_last_error_parameter();
     Pointer mysqlleader_last_error_sqlstate();
     long mysqlleader_last_error_current_term();
     int mysqlleader_last_error_server_code();
     byte mysqlleader_last_error_is_transient();
-    int mysqlleader_default_node_id(byte[] buf, long bufLen, LongByReference neededOut);
     int mysqlleader_set_log_callback(Pointer userdata, LogCallback callback, int maxLevel);
 
     // --- the client ---------------------------------------------------------------------------
@@ -79,8 +77,6 @@ interface Lib extends Library {
     int ELECTOR_NO_JITTER = 2;
     int WAIT_LEADING = 1;
     int WAIT_TIMED_OUT = 2;
-    int WAIT_NOT_CAMPAIGNING = 3;
-    long WAIT_FOREVER = -1L; // UINT64_MAX
 
     /** {@code mysqlleader_event_callback}. */
     interface EventCallback extends Callback {
