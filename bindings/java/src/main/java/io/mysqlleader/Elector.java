@@ -204,7 +204,8 @@ public final class Elector implements AutoCloseable {
      * ({@code mysqlleader_elector_wait}), asked again after each event it publishes.
      *
      * @throws InterruptedException the waiting thread was interrupted
-     * @throws InvalidStateException the elector is closed, also when closed during the wait
+     * @throws InvalidStateException the elector is closed, also when closed during the wait; or
+     *         the call would wait on the elector's callback thread (inside a listener)
      */
     public boolean awaitLeadership(Duration timeout) throws InterruptedException {
         long nanos = Args.timeoutNanos(timeout, "timeout");
@@ -216,6 +217,9 @@ public final class Elector implements AutoCloseable {
             if (out.getValue() != Lib.WAIT_TIMED_OUT) return out.getValue() == Lib.WAIT_LEADING;
             long left = nanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
             if (left <= 0) return false;
+            if (Thread.currentThread() == hub.callbackThread) {
+                throw new InvalidStateException("mysqlleader: waiting inside a listener would hold back the very events it waits for: wait on another thread");
+            }
             hub.awaitChange(seen, left, this);
         }
     }
@@ -466,6 +470,8 @@ public final class Elector implements AutoCloseable {
         final List<ElectorListener> listeners;
         final List<Run> runs = new CopyOnWriteArrayList<>();
         volatile Elector elector;
+        /** The thread that delivers the events, once it has delivered one: no waiting there. */
+        volatile Thread callbackThread;
         private long generation;
 
         Hub(List<ElectorListener> listeners) {
@@ -494,6 +500,7 @@ public final class Elector implements AutoCloseable {
 
         /** Runs on the elector's callback thread; never throws into C. */
         void deliver(Lib.EventRow row) {
+            callbackThread = Thread.currentThread();
             try {
                 ElectorEvent event = new ElectorEvent(ElectorEvent.Kind.of(row.kind), row.term, StopReason.of(row.reason),
                         Lib.string(row.leader_id), Duration.ofMillis(row.valid_for_ms), row.missed);

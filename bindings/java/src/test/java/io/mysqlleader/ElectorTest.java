@@ -250,6 +250,24 @@ class ElectorTest {
     }
 
     @Test
+    void aListenerCannotWaitOnTheThreadThatDeliversTheEvents() throws Exception {
+        try (Elector a = node("inside", "a").build(); Elector b = node("inside", "b").build()) {
+            assertTrue(a.awaitLeadership(WAIT));
+            CompletableFuture<Throwable> inside = new CompletableFuture<>();
+            b.addListener(e -> {
+                try {
+                    b.awaitLeadership(Duration.ofSeconds(1)); // b follows: this would wait
+                    inside.complete(null);
+                } catch (Throwable t) {
+                    inside.complete(t);
+                }
+            });
+            client.forceLeader("inside", "c", Duration.ofSeconds(30)); // b sees a new leader: an event
+            assertInstanceOf(InvalidStateException.class, inside.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        }
+    }
+
+    @Test
     void theDefaultNodeIdIsHostnameAndPid() {
         try (Elector e = Elector.builder(client, "defaultnode").build()) {
             assertTrue(e.nodeId().endsWith(":" + ProcessHandle.current().pid()), e.nodeId());
