@@ -251,8 +251,9 @@ class ElectorTest {
 
     @Test
     void aListenerCannotWaitOnTheThreadThatDeliversTheEvents() throws Exception {
-        try (Elector a = node("inside", "a").build(); Elector b = node("inside", "b").build()) {
-            assertTrue(a.awaitLeadership(WAIT));
+        try (Elector a = node("inside", "a").build()) {
+            assertTrue(a.awaitLeadership(WAIT)); // b follows
+            Elector b = node("inside", "b").build();
             CompletableFuture<Throwable> inside = new CompletableFuture<>();
             b.addListener(e -> {
                 try {
@@ -263,7 +264,11 @@ class ElectorTest {
                 }
             });
             client.forceLeader("inside", "c", Duration.ofSeconds(30)); // b sees a new leader: an event
-            assertInstanceOf(InvalidStateException.class, inside.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+            try {
+                assertInstanceOf(InvalidStateException.class, inside.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+            } finally {
+                b.close();
+            }
         }
     }
 
