@@ -169,21 +169,19 @@ class ElectorTest {
         try (Elector a = node("hold", "a").lease(Duration.ofSeconds(20)).build(); Connection conn = db.connection()) {
             assertTrue(a.awaitLeadership(WAIT));
             conn.setAutoCommit(false);
-            a.fence(conn);
+            long term = a.fence(conn);
             CompletableFuture<CampaignResult> force = CompletableFuture.supplyAsync(() -> {
                 try (Client operator = Client.connect(db.url)) {
                     return operator.forceLeader("hold", "b", Duration.ofSeconds(20));
                 }
             });
-            Thread.sleep(300);
+            Thread.sleep(500); // the procedures wait for a row lock up to 1 s
+            assertFalse(force.isDone(), "force_leader ended while a fenced transaction was open");
             insert(conn, 3, "before-takeover");
             conn.commit();
-            // force_leader waited for the fenced transaction (or gave up on the lock after 1 s).
-            try {
-                force.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.ExecutionException ignored) {
-                // a lock wait timeout is as good: it did not commit in between
-            }
+            CampaignResult forced = force.get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // after the commit
+            assertEquals("b", forced.leaderId());
+            assertEquals(term + 1, forced.term());
             assertEquals(List.of("before-takeover"), notes(3));
         }
     }
