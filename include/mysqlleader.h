@@ -866,6 +866,18 @@ mysqlleader_result mysqlleader_elector_resign(const mysqlleader_elector *elector
                                               bool *resigned_out);
 
 /**
+ * Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
+ * `assert_leader` the application ran itself, on a connection of its own driver (the fence of
+ * the Java and other bindings). When the elector still leads at `term` it steps down at once
+ * (`MYSQLLEADER_STOP_LOST_SEAT`) and its next call, sent at once, learns who leads; a refusal of
+ * any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
+ * leading at `term` (waiting at most for a renew already in flight, bounded by twice the
+ * request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
+ */
+mysqlleader_result mysqlleader_elector_note_refusal(const mysqlleader_elector *elector,
+                                                    uint64_t term);
+
+/**
  * Waits until this node leads, `timeout_ms` pass (`MYSQLLEADER_WAIT_FOREVER`: no limit; 0 only
  * looks) or the node no longer campaigns, and says which in `*outcome_out`: the core's own
  * wait (Rust `Elector::wait_for_leadership`), the same in every language.
