@@ -119,6 +119,24 @@ impl Error {
         Error::Usage { code: None, message: message.into() }
     }
 
+    /// The same error, its message followed by `context` (what the caller was doing and what
+    /// is in effect now); kind, code and fields unchanged.
+    pub(crate) fn with_context(self, context: &str) -> Self {
+        let add = |message: String| format!("{message}; {context}");
+        match self {
+            Error::InvalidArgument { parameter, message } => Error::InvalidArgument { parameter, message: add(message) },
+            Error::NotLeader { message, current_term } => Error::NotLeader { message: add(message), current_term },
+            Error::AccessDenied { message } => Error::AccessDenied { message: add(message) },
+            Error::Connection { message } => Error::Connection { message: add(message) },
+            Error::NotMigrated { message } => Error::NotMigrated { message: add(message) },
+            Error::Server { code, state, message } => Error::Server { code, state, message: add(message) },
+            Error::Usage { code, message } => Error::Usage { code, message: add(message) },
+            Error::Stopped { message } => Error::Stopped { message: add(message) },
+            Error::Migration { message } => Error::Migration { message: add(message) },
+            other => other,
+        }
+    }
+
     pub(crate) fn stopped(message: impl Into<String>) -> Self {
         Error::Stopped { message: message.into() }
     }

@@ -667,28 +667,63 @@ impl Role {
     }
 }
 
-/// Rejects a service pattern that could not be written safely into a statement: 1 to 128
-/// characters, no quotes, backticks, backslashes or control characters (`%` and `_` are the
-/// LIKE wildcards).
+/// Rejects a service pattern that is not a well-formed SQL `LIKE` pattern of 1 to 128
+/// characters: no control characters, and a backslash only as the escape of `%`, `_` or `\`
+/// (so `billing\_eu` matches `billing_eu` only). `%` and `_` are the wildcards. Patterns are
+/// written into statements as hexadecimal literals, so quotes are harmless.
 pub fn check_service_pattern(pattern: &str) -> Result<()> {
     crate::config::check_id("service", pattern)?;
-    if let Some(c) = pattern.chars().find(|c| c.is_control() || matches!(c, '\'' | '"' | '`' | '\\')) {
-        return Err(Error::invalid("service", format!(
-            "a service pattern must not contain {c:?} (quotes, backticks, backslashes and control characters are refused)")));
+    if let Some(c) = pattern.chars().find(|c| c.is_control()) {
+        return Err(Error::invalid("service", format!("a service pattern must not contain {c:?} (control characters are refused)")));
+    }
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && !matches!(chars.next(), Some('%' | '_' | '\\')) {
+            return Err(Error::invalid("service", format!(
+                "a backslash in a service pattern must escape %, _ or \\ (got {pattern:?}); for a literal name use --service-exact")));
+        }
     }
     Ok(())
 }
 
+/// The `LIKE` pattern that matches exactly the service `name` and nothing else: `%`, `_` and
+/// `\` escaped with `\` (`grant --service-exact`).
+pub fn exact_service_pattern(name: &str) -> Result<String> {
+    crate::config::check_id("service", name)?;
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    check_service_pattern(&out)?;
+    Ok(out)
+}
+
+/// `X'...'`: text as a hexadecimal literal, safe in a statement whatever it holds and whatever
+/// the session's sql_mode (NO_BACKSLASH_ESCAPES included).
+fn hex_literal(text: &str) -> String {
+    format!("X'{}'", text.bytes().map(|b| format!("{b:02X}")).collect::<String>())
+}
+
+/// `text` inside a `/* */` comment, for a reader of the statement (`*/` cannot end it early).
+fn comment(text: &str) -> String {
+    format!("/* {} */", text.replace("*/", "* /"))
+}
+
 /// The statements that give `account` exactly what `role` needs in `database`, and nothing
-/// else: `GRANT EXECUTE ON PROCEDURE` per procedure (never `EXECUTE ON db.*`, which would also
-/// open the application's own routines; the roles that read get the routines that read for
-/// them, never SELECT on a table), the record of
-/// the EXECUTE grants in `leader_election_grants` (re-granted from there by an upgrade that has
-/// to re-create a procedure: MySQL), and, with
-/// service patterns, the account's rows of `leader_election_access` (replacing any it had, in
-/// one transaction) and the flush that copies them onto every seat, so the procedures refuse
-/// every other service (SQLSTATE 45002). The limit applies to the user
-/// name, whatever the host.
+/// else, in an order that never leaves the account with more than it should have:
+/// 1. with service patterns, the account's rows of `leader_election_access` (replacing any it
+///    had, in one transaction), then the flush that copies them onto every seat (migration
+///    V8): the limit is in effect before the role can be used;
+/// 2. `GRANT EXECUTE ON PROCEDURE` per procedure of the role (never `EXECUTE ON db.*`, which
+///    would also open the application's own routines; the roles that read get the routines
+///    that read for them, never SELECT on a table);
+/// 3. the record of those grants in `leader_election_grants`, from which an upgrade that has
+///    to re-create a procedure (MySQL) grants them again.
+/// The limit applies to the user name, whatever the host. Names and patterns go in as
+/// hexadecimal literals, each followed by its text in a comment.
 pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[String]) -> Result<Vec<String>> {
     if database.is_empty() {
         return Err(Error::invalid("database", "the URL names no database (mysql://user:pass@host:port/DATABASE)"));
@@ -697,30 +732,29 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
         check_service_pattern(pattern)?;
     }
     let db = quote_identifier(database);
-    let mut out: Vec<String> = role_grants(database, role).iter().map(|g| format!("{g} TO {};", account.quoted())).collect();
-    // The record of these EXECUTE grants (migration V9), from which an upgrade on MySQL grants
-    // them again after it had to drop and re-create a procedure.
+    let user = format!("{} {}", hex_literal(&account.user), comment(&account.user));
+    let mut out: Vec<String> = Vec::new();
+    if !services.is_empty() {
+        out.push("START TRANSACTION;".into());
+        out.push(format!("DELETE FROM {db}.`leader_election_access` WHERE account = {user};"));
+        for pattern in services {
+            out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ({user}, {} {});",
+                             hex_literal(pattern), comment(pattern)));
+        }
+        out.push("COMMIT;".into());
+        out.push(format!("CALL {db}.`leader_election_flush_access`();"));
+    }
+    out.extend(role_grants(database, role).iter().map(|g| format!("{g} TO {};", account.quoted())));
     let rows: Vec<String> = role
         .procedures()
         .iter()
-        .map(|p| format!("('{}', '{}', '{p}', UTC_TIMESTAMP(6), USER())", account.user, account.host))
+        .map(|p| format!("({user}, {} {}, '{p}', UTC_TIMESTAMP(6), USER())", hex_literal(&account.host), comment(&account.host)))
         .collect();
     out.push(format!(
         "INSERT INTO {db}.`leader_election_grants` (user_name, host, routine, granted_at, granted_by) VALUES {} \
          ON DUPLICATE KEY UPDATE granted_at = UTC_TIMESTAMP(6), granted_by = USER();",
         rows.join(", ")
     ));
-    if !services.is_empty() {
-        // One transaction, so that no moment sees the account without its limit; then the flush
-        // copies the new limit onto every seat (migration V8), which is when it takes effect.
-        out.push("START TRANSACTION;".into());
-        out.push(format!("DELETE FROM {db}.`leader_election_access` WHERE account = '{}';", account.user));
-        for pattern in services {
-            out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ('{}', '{pattern}');", account.user));
-        }
-        out.push("COMMIT;".into());
-        out.push(format!("CALL {db}.`leader_election_flush_access`();"));
-    }
     Ok(out)
 }
 
@@ -756,8 +790,8 @@ pub async fn account_access(pool: &mysql_async::Pool, account: &Account, role: R
     let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
     // Names compared byte for byte, as the procedures compare them (V8).
     let service_patterns: Vec<String> = "SELECT service_pattern FROM leader_election_access \
-         WHERE account = ? AND BINARY account = BINARY ? ORDER BY service_pattern"
-        .with((account.user.as_str(), account.user.as_str()))
+         WHERE account = CAST(? AS BINARY) ORDER BY service_pattern"
+        .with((account.user.as_str(),))
         .map(&mut conn, |pattern: String| pattern)
         .await
         .map_err(Error::from_mysql)?;
@@ -810,10 +844,26 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
             // A failure inside the access rows' transaction changes none of them; the connection
             // goes back to the pool with no transaction open.
             let _ = "ROLLBACK".ignore(&mut conn).await;
-            return Err(Error::from_mysql(e));
+            return Err(Error::from_mysql(e).with_context(&grant_stopped_at(sql)));
         }
     }
     Ok(statements)
+}
+
+/// What is in effect when [`grant`] stopped at `failed` (the order of [`grant_sql`]).
+fn grant_stopped_at(failed: &str) -> String {
+    let what = if failed.contains("leader_election_flush_access") {
+        "the new limit is stored but not yet copied onto every seat (each keeps its earlier copy until \
+         a flush), and the role was not granted: run the grant again, or CALL leader_election_flush_access()"
+    } else if failed.starts_with("GRANT ") {
+        "the limit (if any) is in effect; the role was granted only in part: run the grant again"
+    } else if failed.contains("leader_election_grants") {
+        "the limit and the role are in effect; the record that upgrades re-grant from (MySQL) was not \
+         written: run the grant again"
+    } else {
+        "nothing was changed"
+    };
+    format!("grant stopped at `{}`: {what}", failed.chars().take(60).collect::<String>())
 }
 
 #[cfg(test)]

@@ -298,7 +298,10 @@ async fn grant_prints_per_procedure_grants_for_a_role() {
     assert!(!out.stdout.contains(".* TO"), "never EXECUTE on the whole schema: {}", out.stdout);
     let out = cli(url, &["grant", &format!("{user}@10.0.0.%"), "--role", "observer", "--service", "billing%"]);
     assert!(out.stdout.contains(&format!("TO '{user}'@'10.0.0.%';")), "{}", out.stdout);
-    assert!(out.stdout.contains("INSERT INTO") && out.stdout.contains("'billing%'"), "{}", out.stdout);
+    assert!(out.stdout.contains("INSERT INTO") && out.stdout.contains("X'62696C6C696E6725' /* billing% */"), "{}", out.stdout);
+    // The limit comes before the role: no moment where the account holds the role unlimited.
+    let (limit, role) = (out.stdout.find("leader_election_flush_access").unwrap(), out.stdout.find("GRANT EXECUTE").unwrap());
+    assert!(limit < role, "{}", out.stdout);
     let out = cli(url, &["grant", &format!("'{user}'@'localhost'"), "--role", "operator"]);
     assert!(out.stdout.contains(&format!("`force_leader` TO '{user}'@'localhost';")), "{}", out.stdout);
 
@@ -308,8 +311,17 @@ async fn grant_prints_per_procedure_grants_for_a_role() {
         assert_eq!(out.code, 2, "{bad}: {out:?}");
         assert!(out.stderr.contains("invalid account"), "{bad}: {}", out.stderr);
     }
-    let out = cli(url, &["grant", &user, "--role", "app", "--service", "x'y"]);
-    assert_eq!(out.code, 2, "{out:?}");
+    // Patterns go in as hexadecimal literals, so a quote is harmless; a backslash must escape
+    // %, _ or itself, and control characters are refused.
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "x'y*/ DROP"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("X'7827792A2F2044524F50' /* x'y* / DROP */"), "{}", out.stdout);
+    for bad in ["a\\b", "tab\there"] {
+        let out = cli(url, &["grant", &user, "--role", "app", "--service", bad]);
+        assert_eq!(out.code, 2, "{bad}: {out:?}");
+    }
+    let out = cli(url, &["grant", &user, "--role", "app", "--service-exact", "billing_eu"]);
+    assert!(out.stdout.contains("/* billing\\_eu */"), "{}", out.stdout);
     assert_eq!(cli(url, &["grant", &user]).code, 2, "--role is required");
 
     // Applied to an account that does not exist yet: says to create it.

@@ -37,11 +37,20 @@ async fn exit_status_and_environment_are_as_documented() {
     let dir = Scratch::new("run_env");
     let file = dir.path("env");
     let script = format!("echo \"$MYSQLLEADER_SERVICE|$MYSQLLEADER_NODE|$MYSQLLEADER_TERM\" > {}; exit 7", file.display());
+    let credentials = format!("echo \"${{MYSQLLEADER_URL:-no url}}|${{MYSQLLEADER_PASSWORD:-no password}}\" > {}", dir.path("credentials").display());
 
     // COMMAND's status is run's; the environment names service, node and term.
     let mut run = RunProc::start(&db.url, &dir.0, "billing", "node-a", &["--lease", LEASE], &["sh", "-c", &script]);
     assert_eq!(run.wait(PATIENCE), Some(7), "{}", run.log());
     assert_eq!(dir.read("env"), "billing|node-a|1\n");
+
+    // run's credentials (MYSQLLEADER_URL here) are not COMMAND's, unless passed on purpose.
+    let mut run = RunProc::start(&db.url, &dir.0, "billing", "node-a", &["--lease", LEASE], &["sh", "-c", &credentials]);
+    assert_eq!(run.wait(PATIENCE), Some(0), "{}", run.log());
+    assert_eq!(dir.read("credentials"), "no url|no password\n");
+    let mut run = RunProc::start(&db.url, &dir.0, "billing", "node-a", &["--lease", LEASE, "--pass-credentials"], &["sh", "-c", &credentials]);
+    assert_eq!(run.wait(PATIENCE), Some(0), "{}", run.log());
+    assert_eq!(dir.read("credentials"), format!("{}|no password\n", db.url));
     // It resigned: the seat is vacant at once, the term ended 'resigned'.
     let j = cli(Some(&db.url), &["status", "billing", "--json"]).json();
     assert_eq!(j["leader_id"], serde_json::Value::Null, "{j}");
@@ -50,7 +59,7 @@ async fn exit_status_and_environment_are_as_documented() {
     // The next leader gets the next term.
     let mut run = RunProc::start(&db.url, &dir.0, "billing", "node-b", &["--lease", LEASE], &["sh", "-c", &script]);
     assert_eq!(run.wait(PATIENCE), Some(7), "{}", run.log());
-    assert_eq!(dir.read("env"), "billing|node-b|2\n");
+    assert_eq!(dir.read("env"), "billing|node-b|4\n");
 
     // Killed by a signal: 128 + the signal, like a shell.
     let mut run = RunProc::start(&db.url, &dir.0, "billing", "node-c", &["--lease", LEASE], &["sh", "-c", "kill -KILL $$"]);

@@ -178,3 +178,55 @@ async fn a_user_name_with_an_at_sign_keeps_its_limit() {
     drop_users(&mut admin, &[&user]).await;
     db.drop_db().await;
 }
+
+/// 6. Access rows compare byte for byte: granting `TENANT_B` a limit leaves `tenant_b`'s alone
+/// (it deleted it: the column compared case-insensitively). 8. Literal names: a limit to
+/// exactly `billing_eu` (`--service-exact`) does not also open `billing-eu` and `billingXeu`.
+#[tokio::test]
+async fn access_rows_are_exact_and_names_can_be_granted_literally() {
+    let db = TestDb::migrated("trust_exact").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let lower = format!("tb_{tag}");
+    let upper = lower.to_uppercase();
+    let exact = procedures::exact_service_pattern("billing_eu").unwrap();
+    assert_eq!(exact, "billing\\_eu");
+    let mut b = account(&mut admin, &db, &lower, Role::App, &[exact.as_str()]).await;
+    drop(account(&mut admin, &db, &upper, Role::App, &["other%"]).await);
+    let rows: Vec<(Vec<u8>, Vec<u8>)> = admin
+        .query("SELECT account, service_pattern FROM leader_election_access ORDER BY account, service_pattern")
+        .await
+        .unwrap();
+    assert_eq!(rows, vec![(upper.clone().into_bytes(), b"other%".to_vec()), (lower.clone().into_bytes(), b"billing\\_eu".to_vec())],
+               "each account keeps its own rows");
+    call_text(&mut b, "CALL campaign('billing_eu', 'n', 60000)").await.expect("the granted name");
+    for other in ["billing-eu", "billingXeu", "other-1"] {
+        let e = call_text(&mut b, &format!("CALL campaign('{other}', 'n', 60000)")).await.expect_err(other);
+        assert_eq!(e.state, "45002", "{other}: {e:?}");
+    }
+    drop(b);
+    drop_users(&mut admin, &[&lower, &upper]).await;
+    db.drop_db().await;
+}
+
+/// 11. The expiry event acts on every service: an operator limited to `ops%` may not switch it
+/// (it could for every tenant); an unlimited operator may.
+#[tokio::test]
+async fn a_limited_operator_cannot_switch_the_expiry_event() {
+    let db = TestDb::migrated("trust_event").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (limited, free) = (format!("opl_{tag}"), format!("opf_{tag}"));
+    let mut l = account(&mut admin, &db, &limited, Role::Operator, &["ops%"]).await;
+    let mut f = account(&mut admin, &db, &free, Role::Operator, &[]).await;
+    let e = call_text(&mut l, "CALL set_expiry_event(1)").await.expect_err("limited");
+    assert_eq!(e.state, "45002", "{e:?}");
+    assert!(e.message.starts_with(&format!("mysqlleader: access denied: account '{limited}'")), "{e:?}");
+    let off: i64 = admin.query_first("SELECT STATUS = 'ENABLED' FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()").await.unwrap().unwrap();
+    assert_eq!(off, 0, "nothing changed");
+    assert_eq!(call_text(&mut f, "CALL set_expiry_event(1)").await.expect("unlimited").flag("event_enabled"), 1);
+    assert_eq!(call_text(&mut f, "CALL set_expiry_event(0)").await.expect("unlimited").flag("event_enabled"), 0);
+    drop((l, f));
+    drop_users(&mut admin, &[&limited, &free]).await;
+    db.drop_db().await;
+}

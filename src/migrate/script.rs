@@ -85,7 +85,10 @@ pub fn install_sql_for(server: Server) -> String {
     out.push_str(&procedures::schema_history_ddl(super::MIGRATION_TABLE));
     out.push_str("\n\n");
     let mut deferred = Vec::new();
-    for migration in super::runner().get_migrations() {
+    // In version order (the embedded list is in file-name order: V10 before V2).
+    let mut migrations = super::runner().get_migrations().clone();
+    migrations.sort_by_key(|m| m.version());
+    for migration in &migrations {
         let v = versioned_statements(migration.sql().unwrap_or_default());
         out.push_str(&format!("-- ---- migration V{}__{} ----\n", migration.version(), migration.name()));
         push_chunks(&mut out, &v.run.join("\n"));

@@ -48,10 +48,15 @@ pub enum Command {
         /// read for status and event status; observer: current_leader and those routines.
         #[arg(long, value_parser = ["app", "operator", "observer"])]
         role: String,
-        /// Limit the account to the services matching this SQL LIKE pattern (e.g. `billing%`);
-        /// repeat for more. Replaces the account's earlier patterns. Without it, no limit is set.
+        /// Limit the account to the services matching this SQL LIKE pattern (e.g. `billing%`;
+        /// `\_`, `\%` match `_`, `%` themselves); repeat for more. Replaces the account's
+        /// earlier patterns. Without it (and --service-exact), no limit is set.
         #[arg(long = "service", value_name = "PATTERN")]
         services: Vec<String>,
+        /// Limit the account to exactly this service (its `_` and `%` match only themselves);
+        /// repeatable, and combines with --service.
+        #[arg(long = "service-exact", value_name = "NAME")]
+        services_exact: Vec<String>,
         /// Run the statements instead of printing them (needs the GRANT OPTION).
         #[arg(long)]
         apply: bool,
@@ -196,6 +201,10 @@ pub struct RunArgs {
     /// one. Leadership is never extended while moving.
     #[arg(long = "fallback-url", value_name = "URL")]
     pub fallback_urls: Vec<String>,
+    /// Leave MYSQLLEADER_URL and MYSQLLEADER_PASSWORD in COMMAND's environment. Without it
+    /// COMMAND does not see them: `run`'s credentials are not the program's.
+    #[arg(long)]
+    pub pass_credentials: bool,
     /// The program to run while leading, and its arguments (after `--`).
     #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<OsString>,

@@ -9,6 +9,7 @@ use mysqlleader::procedures::{self, Account, ServiceStatus, TermRecord};
 use serde_json::json;
 
 use crate::args::EventAction;
+use crate::say;
 use crate::errors::{CliError, Target};
 use crate::output::{flag, human, print_json, time_of_day_utc, utc_text, Table};
 
@@ -118,15 +119,15 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
         let installed = mysqlleader::install(&db.pool).await.map_err(|e| db.explain(e))?;
         for m in &installed.migrations {
-            println!("applied migration V{}__{}", m.version, m.name);
+            say!("applied migration V{}__{}", m.version, m.name);
         }
         if !installed.routines.is_empty() {
-            println!("applied routines: {}", installed.routines.join(", "));
+            say!("applied routines: {}", installed.routines.join(", "));
         }
         if installed.migrations.is_empty() && installed.routines.is_empty() {
-            println!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
+            say!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
         } else {
-            println!(
+            say!(
                 "the mysqlleader schema is installed in database '{}' on {}:{}",
                 db.db(),
                 db.target.host,
@@ -147,9 +148,15 @@ pub fn sql(server: crate::args::ServerKind) -> Result<Status, CliError> {
     Ok(0)
 }
 
-pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], apply: bool) -> Result<Status, CliError> {
+pub async fn grant(ctx: &Ctx, account: &str, role: &str, patterns: &[String], exact: &[String], apply: bool) -> Result<Status, CliError> {
     let account = Account::parse(account).map_err(crate::errors::offline)?;
     let role = procedures::Role::parse(role).map_err(crate::errors::offline)?;
+    // One list of LIKE patterns: the exact names escaped.
+    let mut services: Vec<String> = patterns.to_vec();
+    for name in exact {
+        services.push(procedures::exact_service_pattern(name).map_err(crate::errors::offline)?);
+    }
+    let services = services.as_slice();
     // What the account may do: `limit` is the user's per-service patterns in effect, or None
     // when they were not read (the printed form without --service).
     let describe = |database: &str, limit: Option<&[String]>| {
@@ -181,11 +188,11 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
         let database = target.database.clone().unwrap_or_default();
         let statements = procedures::grant_sql(&account, &database, role, services).map_err(|e| target.explain(e))?;
         let limit = (!services.is_empty()).then_some(services);
-        println!("{}", describe(&database, limit));
-        println!("-- Create the account first if it does not exist:");
-        println!("--   CREATE USER IF NOT EXISTS {} IDENTIFIED BY '<password>';", account.quoted());
+        say!("{}", describe(&database, limit));
+        say!("-- Create the account first if it does not exist:");
+        say!("--   CREATE USER IF NOT EXISTS {} IDENTIFIED BY '<password>';", account.quoted());
         for sql in statements {
-            println!("{sql}");
+            say!("{sql}");
         }
         return Ok(0);
     }
@@ -193,19 +200,19 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
         match procedures::grant(&db.pool, &account, role, services).await {
             Ok(statements) => {
                 for sql in statements {
-                    println!("{sql}");
+                    say!("{sql}");
                 }
                 // Read back what is in effect: the limit (set now or earlier) and any grant
                 // beyond the role (an older `EXECUTE ON db.*` still opens every routine).
                 // The grants are in place whatever this read says: a failure here is a note.
                 match procedures::account_access(&db.pool, &account, role).await {
                     Ok(access) => {
-                        println!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
+                        say!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
                         warn_beyond_role(&account, role, access.beyond_role.as_deref());
                     }
                     Err(e) => {
                         let limit = (!services.is_empty()).then_some(services);
-                        println!("granted: {}", describe(db.db(), limit).trim_start_matches("-- "));
+                        say!("granted: {}", describe(db.db(), limit).trim_start_matches("-- "));
                         eprintln!("mysqlleader: note: could not read back what {} holds now: {}", account.quoted(), db.explain(e));
                     }
                 }
@@ -330,7 +337,7 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
             if as_json {
                 print_json(&json!({ "services": all.iter().map(status_json).collect::<Vec<_>>() }));
             } else if all.is_empty() {
-                println!("no services yet: nobody has campaigned in database '{}'", db.db());
+                say!("no services yet: nobody has campaigned in database '{}'", db.db());
             } else {
                 let mut table = Table::new(&["SERVICE", "LEADER", "TERM", "LEASE LEFT", "SINCE (UTC)", ""]);
                 for s in &all {
@@ -353,7 +360,7 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
             return Ok(0);
         }
         match &s.leader_id {
-            Some(leader) => println!(
+            Some(leader) => say!(
                 "service {}: {leader} leads at term {} ({}), lease {} left; leading for {} since {} UTC",
                 s.service_id,
                 s.term,
@@ -362,8 +369,8 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
                 s.for_how_long.map(human).unwrap_or_default(),
                 s.term_started_at.as_deref().map(utc_text).unwrap_or_default()
             ),
-            None if s.term == 0 => println!("service {}: nobody has led yet", s.service_id),
-            None => println!(
+            None if s.term == 0 => say!("service {}: nobody has led yet", s.service_id),
+            None => say!(
                 "service {}: no leader; the seat has been vacant for {} since {} UTC ({} at term {}); \
                  the next campaign takes it",
                 s.service_id,
@@ -374,8 +381,8 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
             ),
         }
         if !terms.is_empty() {
-            println!();
-            println!("recent terms, newest first (times in UTC, on the database's clock):");
+            say!();
+            say!("recent terms, newest first (times in UTC, on the database's clock):");
             let mut table = Table::new(&["TERM", "LEADER", "BEGAN", "HOW", "BY", "ENDED", "HOW", "BY", "LASTED", "LEASE"]);
             for t in &terms {
                 table.row(vec![
@@ -430,9 +437,9 @@ pub async fn campaign(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_
                 "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
             }));
         } else if c.is_leader {
-            println!("{node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
+            say!("{node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
         } else {
-            println!(
+            say!(
                 "{node} does not lead {service}: {} leads at term {} (lease {} left)",
                 c.leader_id.as_deref().unwrap_or("another node"),
                 c.term,
@@ -454,11 +461,11 @@ pub async fn am_i_leader(ctx: &Ctx, service: &str, node: &str, as_json: bool) ->
                 "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
             }));
         } else if c.is_leader {
-            println!("yes: {node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
+            say!("yes: {node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
         } else if c.lease_remaining.is_zero() {
-            println!("no: {node} does not lead {service}; nobody does (last term {})", c.term);
+            say!("no: {node} does not lead {service}; nobody does (last term {})", c.term);
         } else {
-            println!("no: {node} does not lead {service}; another node leads at term {}", c.term);
+            say!("no: {node} does not lead {service}; another node leads at term {}", c.term);
         }
         Ok(if c.is_leader { 0 } else { 1 })
     })
@@ -476,7 +483,7 @@ pub async fn force(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_jso
                 "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
             }));
         } else {
-            println!(
+            say!(
                 "{node} now leads {service} at term {} (forced; lease {}); the previous leader steps down at its next renew",
                 c.term,
                 human(c.lease_remaining)
@@ -494,11 +501,11 @@ pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, 
             print_json(&json!({ "previous_leader_id": r.previous_leader_id, "term": r.term }));
         } else {
             match &r.previous_leader_id {
-                Some(previous) => println!(
+                Some(previous) => say!(
                     "ended the lease of {previous} on {service} (term {}); the next campaign of any node wins",
                     r.term
                 ),
-                None => println!("nobody led {service} (term {}): nothing to end; the next campaign wins", r.term),
+                None => say!("nobody led {service} (term {}): nothing to end; the next campaign wins", r.term),
             }
         }
         Ok(0)
@@ -512,9 +519,9 @@ pub async fn resign(ctx: &Ctx, service: &str, node: &str, as_json: bool) -> Resu
         if as_json {
             print_json(&json!({ "resigned": flag(r.resigned), "term": r.term }));
         } else if r.resigned {
-            println!("{node} resigned from {service} (term {}); the next campaign of any node wins", r.term);
+            say!("{node} resigned from {service} (term {}); the next campaign of any node wins", r.term);
         } else {
-            println!("{node} did not lead {service} (term {}): nothing changed", r.term);
+            say!("{node} did not lead {service} (term {}): nothing changed", r.term);
         }
         Ok(0)
     })
@@ -537,13 +544,13 @@ pub async fn event(ctx: &Ctx, action: EventAction, as_json: bool) -> Result<Stat
                 return Ok(0);
             }
             if enabled {
-                println!("the expiry event is on: expired terms are closed and their seats vacated every second");
+                say!("the expiry event is on: expired terms are closed and their seats vacated every second");
                 let scheduler = procedures::expiry_event_status(&db.pool).await.map(|s| s.event_scheduler);
                 if scheduler.is_ok_and(|s| !s.eq_ignore_ascii_case("ON")) {
                     eprintln!("mysqlleader: warning: {SCHEDULER_OFF}");
                 }
             } else {
-                println!("the expiry event is off: an expired term stays open until the next campaign takes the seat");
+                say!("the expiry event is off: an expired term stays open until the next campaign takes the seat");
             }
             return Ok(0);
         }
@@ -565,17 +572,17 @@ pub async fn event(ctx: &Ctx, action: EventAction, as_json: bool) -> Result<Stat
             }));
             return Ok(0);
         }
-        println!("expiry event leader_election_expire: {}", if s.enabled { "on" } else { "off" });
-        println!("server event scheduler (@@event_scheduler): {}", s.event_scheduler);
+        say!("expiry event leader_election_expire: {}", if s.enabled { "on" } else { "off" });
+        say!("server event scheduler (@@event_scheduler): {}", s.event_scheduler);
         if let Some(last) = &s.last_executed {
-            println!("last run: {} UTC", utc_text(last));
+            say!("last run: {} UTC", utc_text(last));
         }
         if runs {
-            println!("=> expired terms are closed and their seats vacated every second");
+            say!("=> expired terms are closed and their seats vacated every second");
         } else if s.enabled {
-            println!("=> the event is on but does not run: {SCHEDULER_OFF}");
+            say!("=> the event is on but does not run: {SCHEDULER_OFF}");
         } else {
-            println!("=> expired terms stay open until the next campaign takes the seat (switch on: mysqlleader event on)");
+            say!("=> expired terms stay open until the next campaign takes the seat (switch on: mysqlleader event on)");
         }
         Ok(0)
     })
@@ -595,13 +602,13 @@ fn watch_line(service: &str, c: &procedures::CurrentLeader, as_json: bool) {
         }));
     } else {
         match &c.leader_id {
-            Some(leader) => println!(
+            Some(leader) => say!(
                 "{}  {service}: {leader} leads at term {} (lease {} left)",
                 time_of_day_utc(),
                 c.term,
                 human(c.lease_remaining)
             ),
-            None => println!("{}  {service}: no leader (term {} ended); the seat is vacant", time_of_day_utc(), c.term),
+            None => say!("{}  {service}: no leader (term {} ended); the seat is vacant", time_of_day_utc(), c.term),
         }
     }
 }

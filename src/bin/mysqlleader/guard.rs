@@ -260,12 +260,14 @@ pub fn boottime_of(deadline: tokio::time::Instant) -> u64 {
 }
 
 impl GuardHandle {
-    /// Starts a guard that starts COMMAND with `env` added, unless `deadline` is too near.
+    /// Starts a guard that starts COMMAND with `env` added, unless `deadline` is too near;
+    /// without `pass_credentials`, neither sees MYSQLLEADER_URL or MYSQLLEADER_PASSWORD.
     pub fn spawn(
         command: &[OsString],
         env: &[(&str, String)],
         deadline: tokio::time::Instant,
         timing: Timing,
+        pass_credentials: bool,
     ) -> io::Result<GuardHandle> {
         let (control_read, control_write) = pipe_cloexec()?;
         let (report_read, report_write) = pipe_cloexec()?;
@@ -291,7 +293,11 @@ impl GuardHandle {
             .arg(timing.kill_margin.as_millis().to_string())
             .arg("--")
             .args(command)
-            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+        if !pass_credentials {
+            cmd.env_remove("MYSQLLEADER_URL").env_remove("MYSQLLEADER_PASSWORD");
+        }
+        cmd
             // Its own process group: Ctrl-C and Ctrl-Z at a terminal reach `run` only.
             .process_group(0);
         let (keep_read, keep_write) = (control_read.as_raw_fd(), report_write.as_raw_fd());

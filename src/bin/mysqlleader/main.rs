@@ -46,7 +46,9 @@ fn main() -> ExitCode {
         match command {
             Command::Migrate => commands::migrate(&ctx).await,
             Command::Sql { server } => commands::sql(server),
-            Command::Grant { account, role, services, apply } => commands::grant(&ctx, &account, &role, &services, apply).await,
+            Command::Grant { account, role, services, services_exact, apply } => {
+                commands::grant(&ctx, &account, &role, &services, &services_exact, apply).await
+            }
             Command::Status { service, json } => commands::status(&ctx, service.as_deref(), json).await,
             Command::Campaign { service, node, lease, json } => commands::campaign(&ctx, &service, &node, lease, json).await,
             Command::AmILeader { service, node, json } => commands::am_i_leader(&ctx, &service, &node, json).await,

@@ -3,6 +3,28 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Prints one JSON object on one line.
+/// `text` safe to show on a terminal: every control character but newline and tab (C0, DEL,
+/// C1: escape sequences, carriage returns, OSC clipboard writes) written as `\u{..}`, so an id
+/// chosen by a caller can neither forge a line nor command the operator's terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `println!` for text people read: through [`printable`].
+#[macro_export]
+macro_rules! say {
+    () => { println!() };
+    ($($arg:tt)*) => { println!("{}", $crate::output::printable(&format!($($arg)*))) };
+}
+
 pub fn print_json(value: &serde_json::Value) {
     println!("{}", serde_json::to_string(value).expect("JSON values always serialize"));
 }
@@ -25,7 +47,7 @@ impl Table {
 
     pub fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.headers.len());
-        self.rows.push(cells);
+        self.rows.push(cells.iter().map(|c| printable(c)).collect());
     }
 
     pub fn render(&self) -> String {
@@ -125,6 +147,12 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_cannot_reach_the_terminal() {
+        assert_eq!(printable("web-1\x1b]52;c;aGk=\x07\r\nforged"), "web-1\\u{1b}]52;c;aGk=\\u{7}\\u{d}\nforged");
+        assert_eq!(printable("é 🚀\tok\u{9b}"), "é 🚀\tok\\u{9b}");
+    }
 
     #[test]
     fn formats() {

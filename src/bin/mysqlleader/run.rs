@@ -357,7 +357,7 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
             ("MYSQLLEADER_NODE", node.clone()),
             ("MYSQLLEADER_TERM", term.to_string()),
         ];
-        let mut guard = match GuardHandle::spawn(&args.command, &env, deadline, timing) {
+        let mut guard = match GuardHandle::spawn(&args.command, &env, deadline, timing, args.pass_credentials) {
             Ok(guard) => guard,
             Err(e) => {
                 resign_and_stop(elector, &node, &service).await;
