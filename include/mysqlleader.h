@@ -767,6 +767,9 @@ mysqlleader_result mysqlleader_txn_execute(mysqlleader_txn *txn,
  * Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
  * none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
  * always with a lost connection). Either way the transaction has ended; free the handle.
+ * In a fenced transaction `assert_leader` runs once more first, with the last fence's
+ * arguments (so a `ROLLBACK TO SAVEPOINT` sent as SQL cannot drop the fence unnoticed):
+ * `MYSQLLEADER_NOT_LEADER` when the node no longer leads at that term, and nothing commits.
  * `MYSQLLEADER_INVALID_STATE` when an earlier call failed: roll back instead.
  */
 mysqlleader_result mysqlleader_txn_commit(mysqlleader_txn *txn);
