@@ -81,18 +81,54 @@ fn lease_ms(lease: Duration) -> Result<i64> {
     Ok(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Runs one `CALL` and returns its single row.
+/// Runs one `CALL` and returns its single row. Through the text protocol, its parameters
+/// written in as literals ([`inline_params`]): a server-side prepared statement per connection
+/// would fail every call once any login has filled the server's prepared-statement table
+/// (`max_prepared_stmt_count`, error 1461), which needs no privilege at all.
 async fn call_row<'a, 't: 'a, C>(conn: C, sql: &'static str, params: Params) -> Result<Row>
 where
     C: ToConnection<'a, 't> + 'a,
 {
-    let result = sql.with(params).run(conn).await.map_err(Error::from_mysql)?;
+    let result = inline_params(sql, &params)?.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.into_iter().next().ok_or_else(|| Error::Server {
         code: 0,
         state: "HY000".into(),
         message: format!("`{sql}` returned no row"),
     })
+}
+
+/// `sql` with each `?` replaced by its parameter as a literal that means exactly that value
+/// under every `sql_mode` and connection character set: text as `_utf8mb4 X'...'` (its bytes),
+/// integers as digits, NULL. The statements are the crate's own constants, whose only `?` are
+/// placeholders.
+pub(crate) fn inline_params(sql: &str, params: &Params) -> Result<String> {
+    let values: &[Value] = match params {
+        Params::Empty => &[],
+        Params::Positional(values) => values,
+        Params::Named(_) => return Err(Error::usage("named parameters are not used by mysqlleader")),
+    };
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut values = values.iter();
+    for (i, piece) in sql.split('?').enumerate() {
+        if i > 0 {
+            let literal = match values.next() {
+                Some(Value::NULL) => "NULL".to_string(),
+                Some(Value::Bytes(bytes)) => {
+                    format!("_utf8mb4 X'{}'", bytes.iter().map(|b| format!("{b:02X}")).collect::<String>())
+                }
+                Some(Value::Int(n)) => n.to_string(),
+                Some(Value::UInt(n)) => n.to_string(),
+                other => return Err(Error::usage(format!("parameter {i} of `{sql}` cannot be written as a literal: {other:?}"))),
+            };
+            out.push_str(&literal);
+        }
+        out.push_str(piece);
+    }
+    if values.next().is_some() {
+        return Err(Error::usage(format!("`{sql}` has fewer placeholders than parameters")));
+    }
+    Ok(out)
 }
 
 fn col<T: mysql_async::prelude::FromValue>(row: &Row, name: &str) -> Result<T> {
@@ -356,7 +392,7 @@ pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Resul
 /// timed out or was interrupted by [`kill_query`] (error 1317, or NULL).
 pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, service_id: &str, wait_s: u32) -> Result<bool> {
     let sql = format!("SELECT GET_LOCK({WAKEUP_LOCK_NAME}, ?)");
-    match sql.with((service_id, wait_s)).first::<Option<i64>, _>(&mut *conn).await {
+    match inline_params(&sql, &(service_id, wait_s).into())?.first::<Option<i64>, _>(&mut *conn).await {
         Ok(got) => Ok(got.flatten() == Some(1)),
         Err(mysql_async::Error::Server(e)) if e.code == 1317 => Ok(false),
         Err(e) => Err(Error::from_mysql(e)),
@@ -394,13 +430,14 @@ pub(crate) async fn keepalive(conn: &mut mysql_async::Conn) -> Result<()> {
 /// Whether any connection holds the lock now.
 pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service_id: &str) -> Result<bool> {
     let sql = format!("SELECT IS_USED_LOCK({WAKEUP_LOCK_NAME})");
-    let holder: Option<Option<u64>> = sql.with((service_id,)).first(&mut *conn).await.map_err(Error::from_mysql)?;
+    let holder: Option<Option<u64>> =
+        inline_params(&sql, &(service_id,).into())?.first(&mut *conn).await.map_err(Error::from_mysql)?;
     Ok(holder.flatten().is_some())
 }
 
 pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, service_id: &str) -> Result<()> {
     let sql = format!("DO RELEASE_LOCK({WAKEUP_LOCK_NAME})");
-    sql.with((service_id,)).ignore(&mut *conn).await.map_err(Error::from_mysql)
+    inline_params(&sql, &(service_id,).into())?.ignore(&mut *conn).await.map_err(Error::from_mysql)
 }
 
 // =====================================================================================
@@ -465,7 +502,7 @@ pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>
     // hold no SELECT on the tables, so no reader can lock a seat. One statement there, so
     // UTC_TIMESTAMP(6) is one instant for every row.
     const SQL: &str = "CALL leader_election_status(?)";
-    let result = SQL.with((service_id,)).run(pool).await.map_err(Error::from_mysql)?;
+    let result = inline_params(SQL, &(service_id,).into())?.run(pool).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
         .map(|row| {
@@ -514,7 +551,7 @@ pub struct TermRecord {
 pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32) -> Result<Vec<TermRecord>> {
     // Through a definer routine, as service_statuses.
     const SQL: &str = "CALL leader_election_recent_terms(?, ?)";
-    let result = SQL.with((service_id, limit)).run(pool).await.map_err(Error::from_mysql)?;
+    let result = inline_params(SQL, &(service_id, limit).into())?.run(pool).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
         .map(|row| {
@@ -869,6 +906,15 @@ fn grant_stopped_at(failed: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_are_written_in_as_exact_literals() {
+        let sql = inline_params("CALL campaign(?, ?, ?)", &("a'b\\c", "é", 10_000).into()).unwrap();
+        assert_eq!(sql, "CALL campaign(_utf8mb4 X'6127625C63', _utf8mb4 X'C3A9', 10000)");
+        assert_eq!(inline_params("SELECT ?", &(None::<String>,).into()).unwrap(), "SELECT NULL");
+        assert_eq!(inline_params("SELECT 1", &Params::Empty).unwrap(), "SELECT 1");
+        assert!(inline_params("SELECT ?", &(1, 2).into()).is_err(), "more parameters than placeholders");
+    }
 
     #[test]
     fn grants_beyond_the_role_are_those_that_reach_the_schema_and_are_not_the_roles() {
