@@ -13,20 +13,24 @@
 
 use crate::error::{Error, Result};
 
+/// The first word of a statement that ends or begins a transaction explicitly.
+const ENDS_TRANSACTION: &[&str] = &["COMMIT", "ROLLBACK", "BEGIN", "START", "XA"];
+
 /// The first word of a statement that commits implicitly (MySQL and MariaDB: "Statements That
-/// Cause an Implicit Commit"), or that ends or begins a transaction. `CREATE TEMPORARY` and
-/// `DROP TEMPORARY` are let through: they do not commit.
-const ENDS_TRANSACTION: &[&str] = &[
-    "COMMIT", "ROLLBACK", "BEGIN", "START", "XA", "ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
-    "LOCK", "UNLOCK", "FLUSH", "ANALYZE", "OPTIMIZE", "REPAIR", "CHECK", "CACHE", "RESET", "INSTALL", "UNINSTALL",
-    "CHANGE", "STOP", "PURGE",
+/// Cause an Implicit Commit"). `CREATE TEMPORARY` and `DROP TEMPORARY` are let through: they do
+/// not commit.
+const COMMITS_IMPLICITLY: &[&str] = &[
+    "ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE", "LOCK", "UNLOCK", "FLUSH", "ANALYZE",
+    "OPTIMIZE", "REPAIR", "CHECK", "CACHE", "RESET", "INSTALL", "UNINSTALL", "CHANGE", "STOP", "PURGE",
 ];
 
 /// Checks `sql`, the parameter `parameter`, as one statement of the library's own transaction:
 /// a [`Error::Usage`] naming `parameter` for text with more than one statement, or for a
-/// statement that would end the transaction (COMMIT, ROLLBACK, START TRANSACTION, BEGIN,
-/// SET autocommit, XA, and DDL or other statements that commit implicitly).
-pub fn check_transaction_statement(parameter: &str, sql: &str) -> Result<()> {
+/// statement that ends the transaction (COMMIT, ROLLBACK, START TRANSACTION, BEGIN,
+/// SET autocommit, XA); in a `fenced` transaction also for DDL and the other statements that
+/// commit implicitly. (In a plain transaction such a statement commits what came before it, as
+/// with any driver; the examples create their tables that way.)
+pub fn check_transaction_statement(parameter: &str, sql: &str, fenced: bool) -> Result<()> {
     let statements = split(sql);
     let mut real = statements.iter().filter(|words| !words.is_empty());
     let Some(words) = real.next() else {
@@ -48,7 +52,8 @@ pub fn check_transaction_statement(parameter: &str, sql: &str) -> Result<()> {
     let load_index = first == "LOAD" && second == "INDEX";
     let autocommit = first == "SET"
         && words.iter().any(|w| w.trim_start_matches('@').rsplit('.').next().is_some_and(|v| v.eq_ignore_ascii_case("autocommit")));
-    if (ENDS_TRANSACTION.contains(&first.as_str()) && !temporary) || load_index || autocommit {
+    let implicit = (COMMITS_IMPLICITLY.contains(&first.as_str()) && !temporary) || load_index;
+    if ENDS_TRANSACTION.contains(&first.as_str()) || (fenced && implicit) || autocommit {
         let what = if autocommit { "SET autocommit".to_string() } else { first };
         return Err(Error::usage_of(
             parameter,
@@ -152,13 +157,30 @@ mod tests {
     use crate::error::ErrorKind;
 
     fn refused(sql: &str) -> bool {
-        match check_transaction_statement("sql", sql) {
+        let plain = check_transaction_statement("sql", sql, false).is_err();
+        let fenced = match check_transaction_statement("sql", sql, true) {
             Ok(()) => false,
             Err(e) => {
                 assert_eq!((e.kind(), e.parameter(), e.is_transient()), (ErrorKind::Usage, Some("sql"), false), "{sql}: {e}");
                 true
             }
-        }
+        };
+        // A plain transaction refuses the same, except DDL.
+        assert_eq!(plain, fenced && !is_ddl(sql), "{sql}: plain {plain}, fenced {fenced}");
+        fenced
+    }
+
+    fn is_ddl(sql: &str) -> bool {
+        let first = split(sql).into_iter().flatten().next().unwrap_or_default().to_ascii_uppercase();
+        COMMITS_IMPLICITLY.contains(&first.as_str())
+    }
+
+    #[test]
+    fn a_plain_transaction_may_run_ddl_a_fenced_one_may_not() {
+        assert!(check_transaction_statement("sql", "CREATE TABLE IF NOT EXISTS t (a INT)", false).is_ok());
+        assert!(check_transaction_statement("sql", "CREATE TABLE IF NOT EXISTS t (a INT)", true).is_err());
+        assert!(check_transaction_statement("sql", "CREATE TABLE t (a INT); INSERT INTO t VALUES (1)", false).is_err());
+        assert!(check_transaction_statement("sql", "COMMIT", false).is_err());
     }
 
     #[test]

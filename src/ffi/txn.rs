@@ -213,10 +213,11 @@ pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
 ///
 /// `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
 /// transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
-/// `BEGIN`, `SET autocommit`, `XA`, and DDL and the other statements that commit implicitly
-/// (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...) are refused
-/// with `MYSQLLEADER_USAGE` (parameter `sql`) before anything is sent, in any transaction of
-/// the library: otherwise what follows them would run outside the transaction and its fence.
+/// `BEGIN`, `SET autocommit` and `XA` are refused with `MYSQLLEADER_USAGE` (parameter `sql`)
+/// before anything is sent, in any transaction of the library; in a fenced one (once
+/// `assert_leader` succeeded in it) also DDL and the other statements that commit implicitly
+/// (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...): otherwise
+/// what follows them would run outside the transaction and its fence.
 ///
 /// In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
 /// a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
@@ -246,7 +247,7 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
         txn.spend_on_failure("a statement", |txn| {
             let sql = unsafe { arg_str(sql, "sql") }?;
             // One statement, not one that ends the transaction: before anything is sent.
-            crate::statement::check_transaction_statement("sql", sql)?;
+            crate::statement::check_transaction_statement("sql", sql, txn.fenced)?;
             if params.is_null() && param_count > 0 {
                 return Err(Failure::null("params"));
             }

@@ -481,7 +481,7 @@ def stop_logs() -> None:
     global _log_callback
     lib = _lib
     if lib is not None and _log_callback is not None:
-        lib.mysqlleader_set_log_callback(None, None, 0)
+        lib.mysqlleader_set_log_callback(None, LOG_CALLBACK(), 0)  # LOG_CALLBACK(): NULL
         # The ctypes thunk stays referenced: a library thread may still be returning from it.
 
 

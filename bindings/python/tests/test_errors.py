@@ -464,8 +464,8 @@ def test_an_elector_reports_what_retrying_cannot_fix(url: str, fresh_db: Databas
     """Before: ``wait_for_leadership`` returned TIMED_OUT and the elector retried for ever."""
     parts = urllib.parse.urlsplit(url)
     account = f"ml26_{service[-20:]}".replace("-", "_")[:32]
-    query(url, f"DROP USER IF EXISTS '{account}'@'%'")
-    query(url, f"CREATE USER '{account}'@'%' IDENTIFIED BY 'right'")
+    query(url, f"DROP USER IF EXISTS '{account}'@'%%'")
+    query(url, f"CREATE USER '{account}'@'%%' IDENTIFIED BY 'right'")
     db = parts.path.lstrip("/")
     try:
         cases = [
@@ -476,7 +476,7 @@ def test_an_elector_reports_what_retrying_cannot_fix(url: str, fresh_db: Databas
             # the schema is not installed (1305)
             (fresh_db.url, mysqlleader.NotMigratedError, None),
         ]
-        query(url, f"GRANT SELECT ON `{fresh_db.name}`.* TO '{account}'@'%'")
+        query(url, f"GRANT SELECT ON `{fresh_db.name}`.* TO '{account}'@'%%'")
         events = []
         for target, cls, server_code in cases:
             began = time.monotonic()
@@ -498,7 +498,7 @@ def test_an_elector_reports_what_retrying_cannot_fix(url: str, fresh_db: Databas
                 e.wait_for_leadership(30)
             assert info.value.server_code == 1370, info.value
     finally:
-        query(url, f"DROP USER IF EXISTS '{account}'@'%'")
+        query(url, f"DROP USER IF EXISTS '{account}'@'%%'")
 
 
 def test_a_url_without_a_database_is_an_invalid_url(url: str) -> None:

@@ -40,14 +40,17 @@ def test_exiting_while_the_server_hangs_then_comes_back_does_not_crash(
     outcomes = []
     for attempt in range(3):
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, stalling_proxy.url_for(url), f"{service}-{attempt}"],
+            [sys.executable, "-I", "-c", CHILD, stalling_proxy.url_for(url), f"{service}-{attempt}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         assert child.stdout is not None and child.stdin is not None
-        assert child.stdout.readline().strip() == "leading"
+        line = child.stdout.readline().strip()
+        if line != "leading":
+            child.kill()
+            raise AssertionError(f"the child never led: {child.communicate()[1][-3000:]}")
         stalling_proxy.stall()
         child.stdin.write("exit\n")
         child.stdin.flush()
@@ -71,9 +74,9 @@ def test_close_returns_within_the_request_timeout_while_the_server_hangs(
     """It blocked about 5.5 s (lease 2 s, request timeout 400 ms), leader and follower alike."""
     proxied = stalling_proxy.url_for(url)
     leader = mysqlleader.Elector(proxied, service, node_id="leader", lease=2, request_timeout=0.4)
+    assert leader.wait_for_leadership(20)
     follower = mysqlleader.Elector(proxied, service, node_id="follower", lease=2, request_timeout=0.4)
     try:
-        assert leader.wait_for_leadership(20)
         deadline = time.monotonic() + 20
         while follower.leader_id != "leader":
             assert time.monotonic() < deadline, "the follower never saw the leader"
