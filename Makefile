@@ -10,7 +10,7 @@ TESTDB := scripts/testdb.sh
 # Where `make install` puts the C SDK (lib/, include/, lib/pkgconfig/).
 PREFIX ?= /usr/local
 
-.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-tls test-dist test-faults test-galera demo bench clean
+.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera demo bench clean
 
 all: build
 
@@ -18,7 +18,7 @@ build:
 	$(CARGO) build --release --workspace --all-targets
 
 ## The distribution under target/dist (or $CARGO_TARGET_DIR/dist): the C SDK tarball, the Python
-## wheel and the Go module directory (scripts/dist.sh says what each holds).
+## wheel, the Go module directory and the Java jar (scripts/dist.sh says what each holds).
 dist:
 	scripts/dist.sh
 
@@ -34,7 +34,7 @@ demo:
 test: build
 	$(TESTDB) run $(MAKE) --no-print-directory test-all
 
-test-all: test-rust test-sql-client test-c test-python test-go test-tls test-dist test-faults test-galera
+test-all: test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
@@ -56,6 +56,10 @@ test-python:
 ## Go binding: go vet and go test -race.
 test-go:
 	scripts/test-go.sh
+
+## Java binding: JUnit 5 under Maven Surefire, then examples/java as a project outside the repository.
+test-java:
+	scripts/test-java.sh
 
 ## The distribution from clean places: the SDK installed and used with pkg-config, the wheel in a
 ## fresh venv without cargo, a Go module outside the repository, cargo publish --dry-run.

@@ -775,10 +775,11 @@ mysqlleader_result mysqlleader_txn_assert_leader(mysqlleader_txn *txn,
  *
  * `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
  * transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
- * `BEGIN`, `SET autocommit`, `XA`, and DDL and the other statements that commit implicitly
- * (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...) are refused
- * with `MYSQLLEADER_USAGE` (parameter `sql`) before anything is sent, in any transaction of
- * the library: otherwise what follows them would run outside the transaction and its fence.
+ * `BEGIN`, `SET autocommit` and `XA` are refused with `MYSQLLEADER_USAGE` (parameter `sql`)
+ * before anything is sent, in any transaction of the library; in a fenced one (once
+ * `assert_leader` succeeded in it) also DDL and the other statements that commit implicitly
+ * (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...): otherwise
+ * what follows them would run outside the transaction and its fence.
  *
  * In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
  * a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
@@ -806,6 +807,9 @@ mysqlleader_result mysqlleader_txn_execute(mysqlleader_txn *txn,
  * Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
  * none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
  * always with a lost connection). Either way the transaction has ended; free the handle.
+ * In a fenced transaction `assert_leader` runs once more first, with the last fence's
+ * arguments (so a `ROLLBACK TO SAVEPOINT` sent as SQL cannot drop the fence unnoticed):
+ * `MYSQLLEADER_NOT_LEADER` when the node no longer leads at that term, and nothing commits.
  * `MYSQLLEADER_INVALID_STATE` when an earlier call failed: roll back instead.
  */
 mysqlleader_result mysqlleader_txn_commit(mysqlleader_txn *txn);
@@ -903,6 +907,18 @@ mysqlleader_result mysqlleader_elector_last_call_error(const mysqlleader_elector
  */
 mysqlleader_result mysqlleader_elector_resign(const mysqlleader_elector *elector,
                                               bool *resigned_out);
+
+/**
+ * Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
+ * `assert_leader` the application ran itself, on a connection of its own driver (the fence of
+ * the Java and other bindings). When the elector still leads at `term` it steps down at once
+ * (`MYSQLLEADER_STOP_LOST_SEAT`) and its next call, sent at once, learns who leads; a refusal of
+ * any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
+ * leading at `term` (waiting at most for a renew already in flight, bounded by twice the
+ * request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
+ */
+mysqlleader_result mysqlleader_elector_note_refusal(const mysqlleader_elector *elector,
+                                                    uint64_t term);
 
 /**
  * Waits until this node leads, `timeout_ms` pass (`MYSQLLEADER_WAIT_FOREVER`: no limit; 0 only

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the distribution (`make dist`): what a user installs without this repository or Rust.
 #
-#   scripts/dist.sh [sdk|wheel|go|all]...      (default: all)
+#   scripts/dist.sh [sdk|wheel|go|java|all]...      (default: all)
 #
 # writes, under $CARGO_TARGET_DIR/dist (target/dist by default), exactly:
 #
@@ -17,6 +17,11 @@
 #       tagged by auditwheel for the oldest glibc the library runs on
 #   go/    a Go module directory: the binding's sources, include/mysqlleader.h and
 #          lib/libmysqlleader.a, linked statically; use it with a `replace` directive
+#   java/  mysqlleader-<version>.jar (the SDK's stripped library inside, at
+#          linux-x86-64/libmysqlleader.so where JNA finds it on the class path),
+#          mysqlleader-<version>-sources.jar and mysqlleader-<version>.pom, for
+#          `mvn install:install-file -Dfile=... -DpomFile=... -Dsources=...` (built by Maven from
+#          bindings/java, which needs Java 17+ and Maven; artifacts from Maven Central into ~/.m2)
 #
 # <abi> is the part of the version that changes when the C ABI may break: the major version from
 # 1.0 on, and "0.<minor>" before (the semver rule for 0.x, the same one Cargo applies: 0.1.x and
@@ -246,6 +251,30 @@ EOF
   say "$(du -sh "$go" | cut -f1)  $go/"
 }
 
+# The jar: bindings/java packaged by Maven around the SDK's stripped library (its SONAME does not
+# matter: JNA loads it by path), with its sources jar and its pom.
+make_java() {
+  ensure_sdk_tree
+  if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+    . "$root/scripts/lib.sh"   # apt_install: Debian's JDK and Maven with apt-get when root
+    apt_install dist openjdk-17-jdk-headless maven || die "a JDK 17+ and Maven are needed for the jar"
+  fi
+  local native=$work/java-native java=$out/java
+  rm -rf "$native" "$java"
+  mkdir -p "$native" "$java"
+  cp "$sdk/lib/libmysqlleader.so.$version" "$native/libmysqlleader.so"
+  say "building the jar (mvn package)"
+  (cd bindings/java && mvn -B -q clean package -DskipTests -Dmysqlleader.native.dir="$native" >&2)
+  local pom_version
+  pom_version=$(sed -n '0,/<artifactId>mysqlleader<\/artifactId>/d; s/^  <version>\(.*\)<\/version>/\1/p' bindings/java/pom.xml | head -n 1)
+  [ "$pom_version" = "$version" ] || die "bindings/java/pom.xml has version '$pom_version', Cargo.toml '$version'"
+  cp "bindings/java/target/mysqlleader-$version.jar" "bindings/java/target/mysqlleader-$version-sources.jar" "$java/"
+  cp bindings/java/pom.xml "$java/mysqlleader-$version.pom"
+  unzip -l "$java/mysqlleader-$version.jar" | grep -q ' linux-x86-64/libmysqlleader.so$' \
+    || die "the jar lacks linux-x86-64/libmysqlleader.so"
+  say "$(du -sh "$java" | cut -f1)  $java/"
+}
+
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(all)
 for step in "${steps[@]}"; do
@@ -254,8 +283,9 @@ for step in "${steps[@]}"; do
     sdk-tree) ensure_sdk_tree ;;  # the tree only (for scripts/install.sh), no tarball
     wheel) make_wheel ;;
     go) make_go ;;
-    all) make_sdk; make_wheel; make_go ;;
-    *) die "unknown step '$step' (sdk, wheel, go or all)" ;;
+    java) make_java ;;
+    all) make_sdk; make_wheel; make_go; make_java ;;
+    *) die "unknown step '$step' (sdk, wheel, go, java or all)" ;;
   esac
 done
 [ "${steps[*]}" = sdk-tree ] && echo "$sdk"

@@ -6,7 +6,7 @@
 #
 # 0. scripts/dist.sh (reuses the release build), then a check that target/dist holds exactly the
 #    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links), one
-#    manylinux wheel and go/;
+#    manylinux wheel, go/ and java/ (the jar carries the SDK's library);
 # 1. C: `make install PREFIX=<temp>`, then bindings/c/example.c copied out and built with
 #    pkg-config three ways — shared (mysqlleader), static archive (mysqlleader-static) and fully
 #    static (cc -static, pkg-config --static mysqlleader) — each run as one elector against the
@@ -137,7 +137,7 @@ artifacts() {
   local wheels
   wheels=$(cd "$dist" && ls -1 mysqlleader-"$version"-py3-none-manylinux_*_x86_64.whl)
   [ "$(echo "$wheels" | wc -l)" -eq 1 ] || fail "expected one manylinux wheel, found: $wheels"
-  expected=$(printf '%s\n' "$sdk_name.tar.gz" "$wheels" go | sort)
+  expected=$(printf '%s\n' "$sdk_name.tar.gz" "$wheels" go java | sort)
   [ "$listing" = "$expected" ] || fail "target/dist holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
   # The wheel's tag is the one auditwheel derives from the library's symbol versions.
   local tag
@@ -169,7 +169,18 @@ artifacts() {
   cmp include/mysqlleader.h "$unpacked/$sdk_name/include/mysqlleader.h"
   cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
   cmp "$unpacked/$sdk_name/lib/libmysqlleader.a" "$dist/go/lib/libmysqlleader.a"
-  ls -l "$dist" "$dist/go/lib"
+  # java/: the jar, its sources and its pom; the jar carries the SDK's stripped library where JNA
+  # looks on the class path (scripts/test-java.sh runs a project outside the repository on it).
+  listing=$(cd "$dist/java" && ls -1 | sort)
+  expected=$(printf '%s\n' "mysqlleader-$version.jar" "mysqlleader-$version-sources.jar" "mysqlleader-$version.pom" | sort)
+  [ "$listing" = "$expected" ] || fail "target/dist/java holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
+  mkdir -p "$unpacked/jar"
+  (cd "$unpacked/jar" && unzip -q "$dist/java/mysqlleader-$version.jar")
+  cmp "$so" "$unpacked/jar/linux-x86-64/libmysqlleader.so" || fail "the jar's library is not the SDK's"
+  [ -f "$unpacked/jar/io/mysqlleader/Elector.class" ] || fail "the jar lacks io/mysqlleader/Elector.class"
+  if unzip -l "$dist/java/mysqlleader-$version-sources.jar" | grep -q '\.so$'; then fail "the sources jar carries a library"; fi
+  grep -q "<version>$version</version>" "$dist/java/mysqlleader-$version.pom" || fail "the pom is not version $version"
+  ls -l "$dist" "$dist/go/lib" "$dist/java"
 }
 check artifacts artifacts
 

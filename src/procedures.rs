@@ -461,32 +461,11 @@ pub struct ServiceStatus {
 /// Every service (`service_id = None`, in name order) or one service: its seat, on the
 /// database's clock. Empty when the service has no row (nobody ever campaigned for it).
 pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>) -> Result<Vec<ServiceStatus>> {
-    // One statement, so UTC_TIMESTAMP(6) is one instant for every row and in the view.
-    const SQL: &str = "SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
-       IF(e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6),
-          CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4), NULL) AS leader_id,
-       e.term AS term,
-       IF(e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6),
-          TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), e.lease_expires_at) DIV 1000, 0) AS lease_remaining_ms,
-       h.lease_ms AS lease_ms,
-       DATE_FORMAT(h.began_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS term_started_at,
-       CAST(h.began_how AS CHAR) AS began_how,
-       CAST(h.leader_id AS CHAR CHARACTER SET utf8mb4) AS last_leader_id,
-       CASE WHEN h.ended_at IS NOT NULL THEN DATE_FORMAT(h.ended_at, '%Y-%m-%dT%H:%i:%s.%fZ')
-            WHEN e.leader_id IS NOT NULL AND e.lease_expires_at <= UTC_TIMESTAMP(6)
-                 THEN DATE_FORMAT(e.lease_expires_at, '%Y-%m-%dT%H:%i:%s.%fZ') END AS ended_at,
-       CASE WHEN h.ended_at IS NOT NULL THEN CAST(h.ended_how AS CHAR)
-            WHEN e.leader_id IS NOT NULL AND e.lease_expires_at <= UTC_TIMESTAMP(6) THEN 'expired' END AS ended_how,
-       CASE WHEN e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6)
-                 THEN TIMESTAMPDIFF(MICROSECOND, h.began_at, UTC_TIMESTAMP(6)) DIV 1000
-            WHEN h.ended_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, h.ended_at, UTC_TIMESTAMP(6)) DIV 1000
-            WHEN e.lease_expires_at IS NOT NULL
-                 THEN TIMESTAMPDIFF(MICROSECOND, e.lease_expires_at, UTC_TIMESTAMP(6)) DIV 1000 END AS for_ms
-  FROM leader_election e
-  LEFT JOIN leader_election_history h ON h.service_id = e.service_id AND h.term = e.term
- WHERE ? IS NULL OR e.service_id = CAST(? AS BINARY)
- ORDER BY e.service_id";
-    let result = SQL.with((service_id, service_id)).run(pool).await.map_err(Error::from_mysql)?;
+    // Through a definer routine (sql/routines/leader_election_status.sql): the roles that read
+    // hold no SELECT on the tables, so no reader can lock a seat. One statement there, so
+    // UTC_TIMESTAMP(6) is one instant for every row.
+    const SQL: &str = "CALL leader_election_status(?)";
+    let result = SQL.with((service_id,)).run(pool).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
         .map(|row| {
@@ -509,7 +488,7 @@ pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>
         .collect()
 }
 
-/// One term of a service, from the `leader_election_terms` view.
+/// One term of a service, as the `leader_election_terms` view shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TermRecord {
     pub term: u64,
@@ -533,15 +512,8 @@ pub struct TermRecord {
 
 /// The `limit` most recent terms of a service, newest first.
 pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32) -> Result<Vec<TermRecord>> {
-    const SQL: &str = "SELECT term, leader_id, lease_ms,
-       DATE_FORMAT(began_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS began_at, CAST(began_how AS CHAR) AS began_how,
-       DATE_FORMAT(ended_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS ended_at, CAST(ended_how AS CHAR) AS ended_how,
-       began_by, ended_by,
-       TIMESTAMPDIFF(MICROSECOND, began_at, COALESCE(ended_at, UTC_TIMESTAMP(6))) DIV 1000 AS lasted_ms
-  FROM leader_election_terms
- WHERE service_id = ?
- ORDER BY term DESC
- LIMIT ?";
+    // Through a definer routine, as service_statuses.
+    const SQL: &str = "CALL leader_election_recent_terms(?, ?)";
     let result = SQL.with((service_id, limit)).run(pool).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
@@ -579,13 +551,9 @@ pub struct ExpiryEventStatus {
 
 /// Reads the state of the expiry event and of `@@event_scheduler`.
 pub async fn expiry_event_status(pool: &mysql_async::Pool) -> Result<ExpiryEventStatus> {
-    const SQL: &str = "SELECT COUNT(ev.EVENT_NAME) AS installed,
-       COALESCE(MAX(ev.STATUS = 'ENABLED'), 0) AS event_enabled,
-       CAST(@@GLOBAL.event_scheduler AS CHAR) AS event_scheduler,
-       DATE_FORMAT(MAX(ev.LAST_EXECUTED), '%Y-%m-%dT%H:%i:%sZ') AS last_executed
-  FROM (SELECT 1 AS one) AS one
-  LEFT JOIN information_schema.EVENTS ev
-    ON ev.EVENT_SCHEMA = DATABASE() AND ev.EVENT_NAME = 'leader_election_expire'";
+    // Through a definer routine: reading the event needs the EVENT privilege, which the
+    // operator and observer roles do not hold.
+    const SQL: &str = "CALL leader_election_event_status()";
     let row = call_row(pool, SQL, Params::Empty).await?;
     Ok(ExpiryEventStatus {
         installed: flag(&row, "installed")?,
@@ -659,9 +627,9 @@ pub enum Role {
     /// An application node: campaign, am_i_leader, current_leader, resign, assert_leader.
     App,
     /// An operator: everything `App` may, plus force_leader, reelect, set_expiry_event, and
-    /// reading the tables `mysqlleader status` shows.
+    /// the routines that read for `mysqlleader status` and `event status`.
     Operator,
-    /// A watcher: current_leader, and reading the tables `mysqlleader status` shows.
+    /// A watcher: current_leader, and the routines that read for `status` and `event status`.
     Observer,
 }
 
@@ -683,21 +651,18 @@ impl Role {
         }
     }
 
-    /// The procedures the role may call.
+    /// The procedures the role may call: the contract's, and for the roles that read
+    /// (`status`, `watch`, `event status`) the three definer routines that read for them. No
+    /// role gets SELECT on a table: SELECT would also allow SELECT ... FOR UPDATE, and one open
+    /// transaction holding that lock would stop every renew.
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader",
-                                "force_leader", "reelect", "set_expiry_event"],
-            Role::Observer => &["current_leader"],
-        }
-    }
-
-    /// The tables (and the view) the role may read: what `mysqlleader status` reads.
-    pub fn reads(self) -> &'static [&'static str] {
-        match self {
-            Role::App => &[],
-            Role::Operator | Role::Observer => &["leader_election", "leader_election_history", "leader_election_terms"],
+                                "force_leader", "reelect", "set_expiry_event",
+                                "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
+            Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
+                                "leader_election_event_status"],
         }
     }
 }
@@ -716,7 +681,8 @@ pub fn check_service_pattern(pattern: &str) -> Result<()> {
 
 /// The statements that give `account` exactly what `role` needs in `database`, and nothing
 /// else: `GRANT EXECUTE ON PROCEDURE` per procedure (never `EXECUTE ON db.*`, which would also
-/// open the application's own routines), `GRANT SELECT` per table the role reads, the record of
+/// open the application's own routines; the roles that read get the routines that read for
+/// them, never SELECT on a table), the record of
 /// the EXECUTE grants in `leader_election_grants` (re-granted from there by an upgrade that has
 /// to re-create a procedure: MySQL), and, with
 /// service patterns, the account's rows of `leader_election_access` (replacing any it had, in
@@ -759,12 +725,10 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
 }
 
 /// The role's grants in `database`, each `GRANT PRIVILEGE ON OBJECT` as SHOW GRANTS prints it
-/// (without ` TO account`): EXECUTE per procedure, SELECT per table the role reads.
+/// (without ` TO account`): EXECUTE per procedure.
 fn role_grants(database: &str, role: Role) -> Vec<String> {
     let db = quote_identifier(database);
-    let executes = role.procedures().iter().map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{}", quote_identifier(p)));
-    let selects = role.reads().iter().map(|t| format!("GRANT SELECT ON {db}.{}", quote_identifier(t)));
-    executes.chain(selects).collect()
+    role.procedures().iter().map(|p| format!("GRANT EXECUTE ON PROCEDURE {db}.{}", quote_identifier(p))).collect()
 }
 
 /// What an account holds in a schema besides its role's grants, read back after [`grant`] so

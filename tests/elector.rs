@@ -536,6 +536,51 @@ async fn a_refused_fence_steps_the_elector_down_at_once() {
     db.drop_db().await;
 }
 
+/// `Elector::refused` (behind `mysqlleader_elector_note_refusal`): the application ran the fence
+/// on its own connection and the database refused the term; when the call returns, the elector
+/// no longer reports leading, and its next call (sent at once) learns who leads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_told_by_the_application_steps_the_elector_down_before_it_returns() {
+    let db = common::TestDb::migrated("elrefused").await;
+    // Without the wake-up lock, the elector learns of the operator's move only at its next renew
+    // (4 s away) or from the refusal.
+    let a = Elector::builder(db.pool.clone(), "refused")
+        .node_id("a")
+        .lease(Duration::from_secs(20))
+        .wakeup_lock(false)
+        .resign_on_drop(false)
+        .start()
+        .unwrap();
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let term = a.term();
+    // A refusal of a term it does not lead at changes nothing.
+    assert_eq!(a.refused(term - 1).await, StopReason::LostSeat);
+    assert!(a.is_leader());
+    assert_eq!(a.term(), term);
+    // An operator moves the seat; a's next renew is 4 s away. The application's own fence fails.
+    procedures::force_leader(&db.pool, "refused", "b", Duration::from_secs(20)).await.unwrap();
+    let mut conn = db.conn().await;
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let err = procedures::assert_leader(&mut tx, "refused", "a", term).await.unwrap_err();
+    assert_eq!(err.kind(), mysqlleader::ErrorKind::NotLeader);
+    drop(tx);
+    assert!(a.is_leader(), "the elector cannot know of the refusal before it is told");
+    assert_eq!(a.refused(term).await, StopReason::LostSeat);
+    assert!(!a.is_leader(), "still leading right after refused() returned");
+    // Its next call learns who leads, well before the next renew was due.
+    tokio::time::timeout(Duration::from_secs(2), async {
+        while a.leader_id().as_deref() != Some("b") {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the elector did not learn within 2 s that b leads");
+    assert_eq!(a.term(), term + 1);
+    drop(conn);
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loopback_url_connects_where_it_says_not_to_the_unix_socket() {
     // A proxy on loopback in front of the local server: the URL names the proxy's port, and the

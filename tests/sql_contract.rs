@@ -609,9 +609,10 @@ async fn assert_leader_outside_a_transaction_fences_nothing_and_says_so() {
 /// am_i_leader and current_leader read without locks (V7) and so never block a renew or a
 /// takeover, whatever the caller's transaction does; where their answer could come from an old
 /// snapshot (inside an open transaction) they are refused with 45000, naming the procedure.
-/// With autocommit off (a PEP 249 driver's default), the first call after a COMMIT answers, and
-/// the transaction it leaves open holds no lock: force_leader from another client goes through
-/// at once (V6's locking read made it fail with 1205 until the caller committed).
+/// With autocommit off (a PEP 249 driver's default) a call with no transaction open answers and
+/// ends the transaction its own read opened, so it leaves no transaction and no lock behind:
+/// force_leader from another client goes through at once (V6's locking read made it fail with
+/// 1205 until the caller committed), and the next read answers the seat as it is now.
 #[tokio::test]
 async fn the_reads_never_lock_and_never_answer_from_an_old_snapshot() {
     let (db, mut reader) = setup("contract_read_snapshot").await;
@@ -627,17 +628,24 @@ async fn the_reads_never_lock_and_never_answer_from_an_old_snapshot() {
         .expect("force_leader is not held off by the reader's open transaction");
     assert_seat(&forced.unwrap(), 1, "b", 2, "force_leader while a reader's transaction is open");
 
-    // The reader's transaction is still open (its snapshot predates the force): refused, for both
-    // reads, rather than answering 'a leads at term 1'.
+    // No transaction is left open, so the next read answers the seat as it is now, never
+    // 'a leads at term 1' from an old snapshot.
+    assert!(!in_transaction(&mut reader).await, "the read ended the transaction it opened");
+    let r = call(&mut reader, "CALL current_leader(?)", ("svc",)).await.expect("the next read");
+    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("b"), 2));
+    let r = call(&mut reader, "CALL am_i_leader(?, ?)", ("svc", "a")).await.expect("the next read");
+    assert_eq!((r.flag("is_leader"), r.term()), (0, 2));
+
+    // A transaction the reader opened itself (autocommit off, then a read of a table): its
+    // snapshot may be old, so both reads are refused, naming themselves.
+    exec(&mut reader, "SELECT COUNT(*) FROM leader_election_history").await;
+    assert!(in_transaction(&mut reader).await);
     for (sql, params, name) in [("CALL am_i_leader(?, ?)", vec!["svc", "a"], "am_i_leader"),
                                 ("CALL current_leader(?)", vec!["svc"], "current_leader")] {
         let e = call(&mut reader, sql, params).await.unwrap_err();
         assert_eq!(e.state, "45000", "{name}: {e:?}");
         assert!(e.message.starts_with(&format!("mysqlleader: {name} needs autocommit")), "{name}: {e:?}");
     }
-    exec(&mut reader, "COMMIT").await;
-    let r = call(&mut reader, "CALL current_leader(?)", ("svc",)).await.expect("after COMMIT");
-    assert_eq!((r.text("leader_id").as_deref(), r.term()), (Some("b"), 2));
     exec(&mut reader, "ROLLBACK").await;
     exec(&mut reader, "SET autocommit = 1").await;
 

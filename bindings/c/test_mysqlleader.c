@@ -1141,6 +1141,36 @@ static void test_example_resigns_on_sigint(mysqlleader_client *client) {
 
 /* ---- main ---- */
 
+/* mysqlleader_elector_note_refusal: the application's own fence was refused (here the one-shot
+ * assert_leader stands for it); the elector reports not leading before the call returns, at once,
+ * not at its next renew (4 s away with a 20 s lease). A refusal of another term changes nothing. */
+static void test_elector_note_refusal(mysqlleader_client *client) {
+    mysqlleader_elector_config config = quick_config("refusal", "r1");
+    config.lease_ms = 20000;
+    config.renew_ms = 4000;
+    config.retry_ms = 1000;
+    mysqlleader_elector *e = NULL;
+    bool leading = false;
+    uint64_t term = 0;
+    CHECK_OK(mysqlleader_elector_new(client, &config, NULL, NULL, &e));
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_term(e, &term));
+    CHECK_OK(mysqlleader_elector_note_refusal(e, term + 7));
+    CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
+    CHECK(leading);
+    mysqlleader_campaign_result forced;
+    mysqlleader_leader_check check;
+    CHECK_OK(mysqlleader_force_leader(client, "refusal", "r2", 20000, &forced));
+    CHECK_RC(mysqlleader_assert_leader(client, "refusal", "r1", term, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK(mysqlleader_last_error_current_term() == term + 1);
+    CHECK_OK(mysqlleader_elector_note_refusal(e, term));
+    CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
+    CHECK(!leading);
+    CHECK_RC(mysqlleader_elector_note_refusal(NULL, term), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_elector_free(e);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *url = getenv("MYSQLLEADER_TEST_URL");
@@ -1179,6 +1209,7 @@ int main(int argc, char **argv) {
         test_txn(client);
         test_txn_ended_early_by_the_server(client);
         test_elector_waits(client);
+        test_elector_note_refusal(client);
         test_elector_arguments(client);
         test_elector(client);
         test_free_inside_callback(client);

@@ -7,7 +7,11 @@
 -- transaction may then stay idle (MariaDB: idle_transaction_timeout, sql/V6__access_audit_bounded_waits.sql, note 4).
 -- Otherwise SQLSTATE 45001. It never starts or commits a transaction; but when it fails it rolls
 -- the caller's transaction back before raising, so that writes made under a stale term cannot
--- commit even if the caller ignores the error, and no lock is left held.
+-- commit even if the caller ignores the error, and no lock is left held. Inside an XA
+-- transaction it is refused (45000) before it reads anything: XA PREPARE releases share locks,
+-- so it could not fence; the server refuses a ROLLBACK there, so the caller ends it (XA END,
+-- XA ROLLBACK). After a ROLLBACK TO SAVEPOINT taken before it, the share lock is gone too:
+-- call it again after the last such rollback, before COMMIT (README).
 -- Result: is_leader (1), term, lease_remaining_ms (> 0).
 CREATE PROCEDURE assert_leader(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
@@ -28,12 +32,26 @@ BEGIN
     DECLARE v_msg     VARCHAR(255);
     DECLARE v_needle  VARBINARY(402);
     DECLARE v_denied  VARBINARY(1024);
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+    DECLARE v_xa      BOOLEAN DEFAULT FALSE;
+    -- Inside an XA transaction ROLLBACK itself fails (1399): the refusal below is then the error.
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF NOT v_xa THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_number('term', p_term, 0, 18446744073709551615);
     SET v_want = p_term, v_sid = CAST(p_service_id AS BINARY);
+    -- No fence inside an XA transaction: XA PREPARE releases the share lock below, so a
+    -- takeover could commit before the prepared writes of the old term (the README says so).
+    CALL leader_election_probe_xa();
+    IF @mysqlleader_xa = 1 THEN
+        SET v_xa = TRUE;
+        CALL leader_election_refuse_xa('assert_leader');
+    END IF;
     -- The seat, share-locked until the caller's transaction ends, and its copy of access
     -- (sql/V8__access_copy_on_the_seat.sql, note 1): the refusal of access comes first, then
     -- the other checks.
@@ -41,7 +59,7 @@ BEGIN
       INTO v_leader, v_term, v_expires, v_denied
       FROM leader_election WHERE service_id = v_sid
       LOCK IN SHARE MODE;
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(SUBSTRING_INDEX(USER(), '@', 1) USING utf8mb4) AS BINARY), 0x00);
+    SET v_needle = CONCAT(0x00, CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1) USING utf8mb4) AS BINARY), 0x00);
     IF v_denied IS NULL OR v_needle = 0x0000 THEN
         CALL leader_election_check_access(p_service_id);
     ELSEIF LOCATE(v_needle, v_denied) > 0 THEN

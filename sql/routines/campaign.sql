@@ -1,5 +1,9 @@
 -- campaign: take the seat when it is vacant or its lease has expired (term + 1), renew it when
 -- the caller holds a valid lease (same term), and otherwise only read.
+-- A transaction of its own: it first commits what the caller left open (as START TRANSACTION
+-- would; inside an XA transaction it is refused, before it reads anything), and every way out
+-- ends its own transaction, so nothing it read or locked outlives the call, whatever the
+-- session's isolation level or autocommit.
 -- Result: is_leader, leader_id, term, lease_remaining_ms.
 CREATE PROCEDURE campaign(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
@@ -22,8 +26,23 @@ BEGIN
     DECLARE v_access   VARCHAR(80);
     DECLARE v_needle   VARBINARY(402);
     DECLARE v_denied   VARBINARY(1024);
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+        END IF;
+        SET @mysqlleader_seat_term = NULL;
+        RESIGNAL;
+    END;
 
-    -- 0. Input, inline; the checking procedures only build the message of a bad value.
+    -- 0. A transaction of its own (see above).
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('campaign');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
+
+    -- Input, inline; the checking procedures only build the message of a bad value.
     IF p_service_id IS NULL OR p_node_id IS NULL OR p_lease_ms IS NULL
        OR CHAR_LENGTH(p_service_id) NOT BETWEEN 1 AND 128
        OR CHAR_LENGTH(p_node_id) NOT BETWEEN 1 AND 128
@@ -33,7 +52,7 @@ BEGIN
         CALL leader_election_check_lease(p_lease_ms);
     END IF;
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
-        v_lease_ms = p_lease_ms, v_access = SUBSTRING_INDEX(USER(), '@', 1);
+        v_lease_ms = p_lease_ms, v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
     -- The account as the seat's copy of access lists it (sql/V8__access_copy_on_the_seat.sql, note 1); NULL for the empty
     -- user name, which the copy cannot tell apart: such a call reads leader_election_access.
     SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
@@ -171,7 +190,9 @@ BEGIN
     END IF;
     END IF;
 
-    -- 5. Remember the seat this session holds now (or that it holds none), for step 1 next time.
+    -- 5. End what the reads above opened (with autocommit off), then remember the seat this
+    --    session holds now (or that it holds none), for step 1 next time.
+    COMMIT;
     IF v_leader = v_nid AND v_expires > v_now THEN
         SET @mysqlleader_seat_service = v_sid, @mysqlleader_seat_node = v_nid, @mysqlleader_seat_term = v_term;
     ELSEIF @mysqlleader_seat_term IS NOT NULL THEN

@@ -1,6 +1,9 @@
 -- force_leader: install the node at once with a new term (an operator's override). A displaced
 -- valid leader's term ends 'forced_out' (ended_by: the operator); an expired one's ends 'expired'.
 -- Result: is_leader (1), leader_id, term, lease_remaining_ms.
+-- A transaction of its own, as campaign: what the caller left open is committed first (inside
+-- an XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction.
 CREATE PROCEDURE force_leader(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4,
@@ -18,6 +21,19 @@ BEGIN
     DECLARE v_expires  DATETIME(6);
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('force_leader');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
@@ -65,6 +81,7 @@ BEGIN
         COMMIT;
     END;
 
+    COMMIT;
     SELECT 1 AS is_leader,
            CAST(v_nid AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            v_term AS term,

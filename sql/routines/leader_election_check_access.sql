@@ -13,7 +13,7 @@ BEGIN
     DECLARE v_denied  VARBINARY(1024);
     DECLARE v_allowed INT;
 
-    SET v_sid = CAST(p_service_id AS BINARY), v_account = SUBSTRING_INDEX(USER(), '@', 1);
+    SET v_sid = CAST(p_service_id AS BINARY), v_account = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
     SET v_name = CAST(CONVERT(v_account USING utf8mb4) AS BINARY);
     SELECT MAX(access_denied) INTO v_denied FROM leader_election WHERE service_id = v_sid;
     IF v_denied IS NOT NULL AND v_name <> '' THEN

@@ -12,7 +12,7 @@ BEGIN
     DECLARE v_account VARCHAR(400) CHARACTER SET utf8mb4;
     DECLARE v_service VARCHAR(400) CHARACTER SET utf8mb4;
     DECLARE v_room    INT;
-    SET v_account = SUBSTRING_INDEX(USER(), '@', 1), v_service = LEFT(p_service_id, 128);
+    SET v_account = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1), v_service = LEFT(p_service_id, 128);
     IF CHAR_LENGTH(v_account) + CHAR_LENGTH(v_service) > 64 THEN
         SET v_room = GREATEST(24, 64 - CHAR_LENGTH(v_service));
         IF CHAR_LENGTH(v_account) > v_room THEN

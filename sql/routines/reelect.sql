@@ -1,6 +1,9 @@
 -- reelect: end the current lease now (its term ends 'reelected', ended_by: the caller) and vacate
 -- the seat, so that the next campaign of any node wins. The term is kept; the next acquisition
 -- raises it. Result: previous_leader_id (NULL when nobody held a valid lease), term.
+-- A transaction of its own, as campaign: what the caller left open is committed first (inside
+-- an XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction.
 CREATE PROCEDURE reelect(IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4)
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
@@ -13,6 +16,19 @@ BEGIN
     DECLARE v_expires  DATETIME(6);
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('reelect');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
 
     CALL leader_election_check_id('service_id', p_service_id);
     SET v_sid = CAST(p_service_id AS BINARY);
@@ -47,6 +63,7 @@ BEGIN
         COMMIT;
     END;
 
+    COMMIT;
     SELECT CAST(v_previous AS CHAR CHARACTER SET utf8mb4) AS previous_leader_id,
            v_term AS term;
 END;

@@ -1,6 +1,9 @@
 -- resign: end the caller's lease now if and only if it holds a valid one (term ends 'resigned',
 -- ended_by: the caller), and vacate the seat. A node that does not lead changes nothing (and
 -- takes no lock). Result: resigned (0 or 1), term.
+-- A transaction of its own, as campaign: what the caller left open is committed first (inside
+-- an XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction.
 CREATE PROCEDURE resign(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4)
@@ -16,6 +19,19 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_resigned INT DEFAULT 0;
     DECLARE v_wait     BIGINT;
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
@@ -53,5 +69,6 @@ BEGIN
         END;
     END IF;
 
+    COMMIT;
     SELECT v_resigned AS resigned, v_term AS term;
 END;

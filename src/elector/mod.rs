@@ -435,6 +435,24 @@ impl Elector {
         }
     }
 
+    /// Tells the elector that the database refused this node's `term` (SQLSTATE 45001 from an
+    /// `assert_leader` the application ran on a connection of its own): when it still leads at
+    /// `term` it steps down at once (reason `LostSeat`) and its next call, sent at once, learns
+    /// who leads. Resolves when the elector no longer reports leading at `term` — at once when it
+    /// does not lead at `term` now, else as soon as its task has taken the refusal in (after
+    /// a call already in flight, which is bounded by the request timeout).
+    pub async fn refused(&self, term: u64) -> StopReason {
+        // A refusal of another term than the one led now changes nothing, and costs no call.
+        let leads_at_term = {
+            let state = self.state.borrow();
+            state.leading && state.term == term
+        };
+        if leads_at_term {
+            let _ = self.commands.send(Command::Refused { term });
+        }
+        self.term_ended(term).await
+    }
+
     /// The fencing guard with this node's current term, inside the caller's open transaction:
     /// `CALL assert_leader(service, node, term)`. A refusal steps this node down at once.
     /// Returns the term that was asserted.

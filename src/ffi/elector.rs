@@ -606,6 +606,24 @@ pub unsafe extern "C" fn mysqlleader_elector_resign(elector: *const mysqlleader_
     })
 }
 
+/// Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
+/// `assert_leader` the application ran itself, on a connection of its own driver (the fence of
+/// the Java and other bindings). When the elector still leads at `term` it steps down at once
+/// (`MYSQLLEADER_STOP_LOST_SEAT`) and its next call, sent at once, learns who leads; a refusal of
+/// any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
+/// leading at `term` (waiting at most for a renew already in flight, bounded by twice the
+/// request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_note_refusal(elector: *const mysqlleader_elector, term: u64) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
+        let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
+        block_on_timeout(e.command_limit(), async { Ok(elector.refused(term).await) })?;
+        Ok(())
+    })
+}
+
 /// How `mysqlleader_elector_wait` ended.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

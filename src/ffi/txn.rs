@@ -44,6 +44,10 @@ pub struct mysqlleader_txn {
     /// For an elector's fenced transaction: the local deadline of the leadership it was begun
     /// under. Every step waits at most until then (and the request timeout).
     lease_deadline: Option<tokio::time::Instant>,
+    /// The last fence that succeeded in it (service, node, term): asserted once more right
+    /// before COMMIT, so that a share lock dropped meanwhile (a `ROLLBACK TO SAVEPOINT` sent as
+    /// SQL releases the locks taken after the savepoint) cannot let stale writes commit.
+    fence: Option<(String, String, u64)>,
 }
 
 impl mysqlleader_txn {
@@ -54,7 +58,15 @@ impl mysqlleader_txn {
         let tx = block_on_timeout(timeout, async move {
             pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
         })?;
-        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None, fenced: false, lease_deadline: None }))
+        Ok(Box::new(mysqlleader_txn {
+            _client: client.clone(),
+            timeout,
+            tx: Some(tx),
+            spent: None,
+            fenced: false,
+            lease_deadline: None,
+            fence: None,
+        }))
     }
 
     /// Begins a transaction whose every step is bounded by `deadline` (the lease this node
@@ -72,6 +84,7 @@ impl mysqlleader_txn {
             spent: None,
             fenced: false,
             lease_deadline: Some(deadline),
+            fence: None,
         }))
     }
 
@@ -126,6 +139,7 @@ impl mysqlleader_txn {
             block_on_timeout(timeout, procedures::assert_leader(tx, service_id, node_id, term))
         })?;
         self.fenced = true;
+        self.fence = Some((service_id.to_string(), node_id.to_string(), term));
         Ok(check)
     }
 
@@ -286,14 +300,23 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
 /// Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
 /// none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
 /// always with a lost connection). Either way the transaction has ended; free the handle.
+/// In a fenced transaction `assert_leader` runs once more first, with the last fence's
+/// arguments (so a `ROLLBACK TO SAVEPOINT` sent as SQL cannot drop the fence unnoticed):
+/// `MYSQLLEADER_NOT_LEADER` when the node no longer leads at that term, and nothing commits.
 /// `MYSQLLEADER_INVALID_STATE` when an earlier call failed: roll back instead.
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> mysqlleader_result {
     boundary(|| {
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
         txn.open()?;
+        // A fenced transaction is fenced again right before its COMMIT (one round trip): the
+        // share lock then holds to the commit, whatever happened to it meanwhile. A refusal
+        // rolls the transaction back (the procedure does) and is the commit's error.
+        if let Some((service_id, node_id, term)) = txn.fence.clone() {
+            txn.spend_on_failure("commit", |txn| txn.assert_leader(&service_id, &node_id, term).map(drop))?;
+        }
+        let tx = txn.tx.take().ok_or_else(|| Failure::state("the transaction has ended"))?;
         let limit = txn.step_limit();
-        let tx = txn.tx.take().expect("open() checked");
         txn.spent = Some("it has been committed or rolled back".into());
         Ok(block_on_timeout(limit, async move { tx.commit().await.map_err(Error::from_mysql) })?)
     })

@@ -44,8 +44,8 @@ pub enum Command {
         /// The account: `user` (any host), `user@host` or `'user'@'host'`.
         account: String,
         /// app: campaign, am_i_leader, current_leader, resign, assert_leader;
-        /// operator: app's, plus force_leader, reelect, set_expiry_event, and reading the tables
-        /// (status); observer: current_leader and reading the tables (status, watch).
+        /// operator: app's, plus force_leader, reelect, set_expiry_event, and the routines that
+        /// read for status and event status; observer: current_leader and those routines.
         #[arg(long, value_parser = ["app", "operator", "observer"])]
         role: String,
         /// Limit the account to the services matching this SQL LIKE pattern (e.g. `billing%`);

@@ -159,9 +159,6 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, services: &[String], ap
             account.quoted(),
             role.procedures().join(", ")
         );
-        if !role.reads().is_empty() {
-            text.push_str(&format!("; may read {}", role.reads().join(", ")));
-        }
         match limit {
             Some([]) => text.push_str("; on every service (no per-service limit)"),
             Some(patterns) => text.push_str(&format!(

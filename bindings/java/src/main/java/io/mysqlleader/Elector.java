@@ -1,0 +1,608 @@
+package io.mysqlleader;
+
+import com.sun.jna.CallbackThreadInitializer;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.ByteByReference;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * One node's part in the election of one service ({@code mysqlleader_elector}): it campaigns in
+ * the background from {@link Builder#build()} on, renews while it leads, and steps down by its
+ * local deadline when renews fail. The loop, the timers and every decision are the library's;
+ * this class adds Java's idioms only.
+ *
+ * <pre>{@code
+ * try (Elector elector = Elector.builder(client, "billing").nodeId("web-1").lease(Duration.ofSeconds(10)).build()) {
+ *     if (elector.awaitLeadership(Duration.ofSeconds(30))) {
+ *         try (Connection conn = dataSource.getConnection()) {   // e.g. HikariCP
+ *             conn.setAutoCommit(false);
+ *             elector.fence(conn);                                // CALL assert_leader(..., term)
+ *             // ... the leader's writes ...
+ *             conn.commit();                                      // no takeover commits in between
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Safety: {@link #isLeader()} is true only while the seat is held <em>and</em> the local
+ * deadline has not passed at that moment; a thread paused after asking still acts late, so fence
+ * database writes with {@link #fence(Connection)}.
+ *
+ * <p>Thread-safe. {@link #close()} resigns (unless {@link Builder#resignOnClose(boolean)} says
+ * not to), delivers the last events and waits for calls in flight; calls after it fail with
+ * {@link InvalidStateException}.
+ */
+public final class Elector implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("mysqlleader.java");
+
+    private final Handle handle;
+    private final String serviceId;
+    private final String nodeId;
+    private final Hub hub;
+    /** Kept reachable until the C elector is freed: the library calls it until then. */
+    private final Lib.EventCallback callback;
+    private final Thread shutdownHook;
+
+    private Elector(Builder b) {
+        Lib.ElectorConfig config = new Lib.ElectorConfig();
+        config.service_id = b.serviceId;
+        config.node_id = b.nodeId;
+        config.lease_ms = b.leaseMs;
+        config.renew_ms = b.renewMs;
+        config.retry_ms = b.retryMs;
+        config.retry_jitter = b.retryJitter;
+        config.request_timeout_ms = b.requestTimeoutMs;
+        config.drift_margin_ms = b.driftMarginMs;
+        config.flags = (b.resignOnClose ? 0 : Lib.ELECTOR_NO_RESIGN_ON_FREE) | (b.noJitter ? Lib.ELECTOR_NO_JITTER : 0);
+        this.hub = new Hub(b.listeners);
+        this.callback = (userdata, event) -> hub.deliver(event);
+        Native.setCallbackThreadInitializer(callback, new CallbackThreadInitializer(true, false, "mysqlleader-cb"));
+        // The C elector takes the client's pool (and the fallbacks'): hold their handles during the call.
+        Pointer elector = b.client.handle.use(primary -> withFallbacks(b.fallbacks, 0, new Pointer[b.fallbacks.size()], fallbacks -> {
+            if (fallbacks != null) {
+                config.fallback_clients = fallbacks;
+                config.fallback_client_count = b.fallbacks.size();
+            }
+            PointerByReference out = new PointerByReference();
+            int rc = Lib.C.mysqlleader_elector_new(primary, config, callback, null, out);
+            if (rc != 0) throw MysqlLeaderException.last(rc);
+            return out.getValue();
+        }));
+        this.handle = new Handle("elector", elector);
+        this.hub.elector = this;
+        this.serviceId = b.serviceId;
+        this.nodeId = copy(Lib.C::mysqlleader_elector_node_id);
+        if (b.resignOnShutdown) {
+            shutdownHook = new Thread(this::closeOnShutdown, "mysqlleader-shutdown-" + serviceId);
+            Runtime.getRuntime().addShutdownHook(shutdownHook);
+        } else {
+            shutdownHook = null;
+        }
+    }
+
+    /** Holds every fallback client's handle while {@code body} runs with their pointers (null for none). */
+    private static <T> T withFallbacks(List<Client> clients, int i, Pointer[] ptrs, Handle.Call<T> body) {
+        if (i == clients.size()) {
+            if (ptrs.length == 0) return body.run(null);
+            Memory array = new Memory((long) Native.POINTER_SIZE * ptrs.length);
+            array.write(0, ptrs, 0, ptrs.length);
+            return body.run(array);
+        }
+        return clients.get(i).handle.use(p -> {
+            ptrs[i] = p;
+            return withFallbacks(clients, i + 1, ptrs, body);
+        });
+    }
+
+    /** Starts building an elector for {@code serviceId} (1 to 128 characters) over {@code client}. */
+    public static Builder builder(Client client, String serviceId) {
+        return new Builder(client, serviceId);
+    }
+
+    // --- queries: answered at once by the library, never a round trip ---------------------------
+
+    /** The service this elector campaigns for. */
+    public String serviceId() { return serviceId; }
+
+    /** This node's id: the configured one, or the library's {@code hostname:pid} default. */
+    public String nodeId() { return nodeId; }
+
+    /** Whether this node leads now: it holds the seat and its local deadline has not passed at this very moment. */
+    public boolean isLeader() {
+        ByteByReference out = new ByteByReference();
+        handle.check(p -> Lib.C.mysqlleader_elector_is_leader(p, out));
+        return out.getValue() != 0;
+    }
+
+    /** The term seen last: while leading, the fencing token. */
+    public long term() {
+        LongByReference out = new LongByReference();
+        handle.check(p -> Lib.C.mysqlleader_elector_term(p, out));
+        return out.getValue();
+    }
+
+    /** How long this node may still act as leader without another renew; zero when not leading. */
+    public Duration validFor() {
+        LongByReference out = new LongByReference();
+        handle.check(p -> Lib.C.mysqlleader_elector_valid_for_ms(p, out));
+        return Duration.ofMillis(out.getValue());
+    }
+
+    /** The leader seen last, or null when the seat was vacant. */
+    public String leaderId() {
+        String id = copy(Lib.C::mysqlleader_elector_leader_id);
+        return id.isEmpty() ? null : id;
+    }
+
+    /** Whether the elector still campaigns (false after {@link #resign()} or a failure of its task). */
+    public boolean isCampaigning() {
+        Lib.StateRow row = new Lib.StateRow();
+        handle.check(p -> Lib.C.mysqlleader_elector_snapshot(p, row));
+        return row.campaigning != 0;
+    }
+
+    /** The message of the elector's last failed call to the database (why it does not lead), or null after a success. */
+    public String lastCallError() {
+        String e = copy(Lib.C::mysqlleader_elector_last_call_error);
+        return e.isEmpty() ? null : e;
+    }
+
+    /** The task runs and its last call succeeded within one lease (what a {@code /healthz} endpoint answers). */
+    public boolean isHealthy() {
+        ByteByReference out = new ByteByReference();
+        handle.check(p -> Lib.C.mysqlleader_elector_is_healthy(p, out));
+        return out.getValue() != 0;
+    }
+
+    // --- events ---------------------------------------------------------------------------------
+
+    /** Adds a listener for the events from now on (also possible at {@link Builder#listener}, to see the first ones). */
+    public void addListener(ElectorListener listener) {
+        hub.listeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Removes a listener; returns whether it was there. */
+    public boolean removeListener(ElectorListener listener) {
+        return hub.listeners.remove(listener);
+    }
+
+    // --- actions --------------------------------------------------------------------------------
+
+    /**
+     * Steps down at once and ends this node's lease in the database, so another node takes over
+     * on its next attempt; afterwards the elector only observes. Returns whether this node held
+     * the seat. Blocks for at most twice the request timeout; {@link ConnectionException} when
+     * the database could not be told (the node has stepped down all the same, its lease lapses).
+     */
+    public boolean resign() {
+        ByteByReference out = new ByteByReference();
+        try {
+            handle.check(p -> Lib.C.mysqlleader_elector_resign(p, out));
+        } finally {
+            hub.changed(); // a follower's resign comes with no event: waiters ask again
+        }
+        return out.getValue() != 0;
+    }
+
+    /**
+     * Waits until this node leads (true), or until {@code timeout} passes or the node no longer
+     * campaigns (false). {@link Duration#ZERO} only looks. The answer is the library's
+     * ({@code mysqlleader_elector_wait}), asked again after each event it publishes.
+     *
+     * @throws InterruptedException the waiting thread was interrupted
+     * @throws InvalidStateException the elector is closed, also when closed during the wait; or
+     *         the call would wait on the elector's callback thread (inside a listener)
+     */
+    public boolean awaitLeadership(Duration timeout) throws InterruptedException {
+        long nanos = Args.timeoutNanos(timeout, "timeout");
+        long deadline = System.nanoTime() + nanos;
+        while (true) {
+            long seen = hub.generation();
+            IntByReference out = new IntByReference();
+            handle.check(p -> Lib.C.mysqlleader_elector_wait(p, 0, out));
+            if (out.getValue() != Lib.WAIT_TIMED_OUT) return out.getValue() == Lib.WAIT_LEADING;
+            long left = nanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (left <= 0) return false;
+            if (Thread.currentThread() == hub.callbackThread) {
+                throw new InvalidStateException("mysqlleader: waiting inside a listener would hold back the very events it waits for: wait on another thread");
+            }
+            hub.awaitChange(seen, left, this);
+        }
+    }
+
+    /**
+     * Runs {@code work} on this thread while this node leads: waits for leadership (without a
+     * limit), then calls it. When the library says that term ended (lost seat, deadline passed,
+     * resigned, closed, failed), this thread is interrupted at once, so blocking calls in
+     * {@code work} end with {@link InterruptedException}; code that does not block should look at
+     * {@link Thread#isInterrupted()} between steps. Fence database writes ({@link #fence}).
+     *
+     * @return what {@code work} returned, when it finished while this node still led
+     * @throws LeadershipLostException leadership ended before {@code work} returned (with
+     *         {@code work}'s exception, if any, as the cause); the interrupt is cleared
+     * @throws InvalidStateException the node no longer campaigns (resigned, or its task failed), or the elector is closed
+     * @throws Exception what {@code work} threw while this node led, unchanged
+     */
+    public <T> T runWhileLeader(Callable<T> work) throws Exception {
+        Objects.requireNonNull(work, "work");
+        if (!awaitLeadership(Duration.ofMillis(Long.MAX_VALUE))) {
+            throw new InvalidStateException("mysqlleader: the elector no longer campaigns (it resigned, or its task failed): this node will not lead");
+        }
+        Run run = new Run(term(), Thread.currentThread());
+        hub.runs.add(run);
+        T result;
+        try {
+            run.look(this); // the term may have ended already
+            result = work.call();
+        } catch (Exception e) {
+            if (run.finish()) throw new LeadershipLostException(run.term, run.reason, e);
+            throw e;
+        } finally {
+            hub.runs.remove(run);
+        }
+        if (run.finish()) throw new LeadershipLostException(run.term, run.reason, null);
+        return result;
+    }
+
+    /**
+     * The fence on the application's own transaction: runs {@code CALL assert_leader(service,
+     * node, term)} on {@code conn} (any JDBC driver; MariaDB Connector/J and MySQL Connector/J)
+     * with the term this node leads at now, inside the transaction the connection has open
+     * (autocommit off). On success the election row stays share-locked until that transaction
+     * ends, so no takeover can commit before its writes do. Returns the term asserted.
+     *
+     * @throws NotLeaderException this node does not lead now (no round trip then), or the
+     *         database refused the term (SQLSTATE 45001: the server has rolled the transaction
+     *         back); after a refusal {@link #isLeader()} is false at once
+     * @throws UsageException autocommit is on (the fence would end with its statement and fence nothing)
+     * @throws InvalidArgumentException {@code conn} is null
+     * @throws AccessDeniedException SQLSTATE 45002: the account may not act on this service
+     * @throws ConnectionException the JDBC call failed otherwise (the SQLException is the cause)
+     */
+    public long fence(Connection conn) {
+        if (conn == null) {
+            throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: connection is null", "connection", null, 0, false, null);
+        }
+        // 1. This node's view, at one instant: no round trip when it does not lead.
+        Lib.StateRow state = new Lib.StateRow();
+        handle.check(p -> Lib.C.mysqlleader_elector_snapshot(p, state));
+        long term = state.term;
+        if (state.is_leader == 0) {
+            throw new NotLeaderException("mysqlleader: not the leader: node " + nodeId + " does not lead service "
+                    + serviceId + " now (term seen last: " + term + ")", null, 0, 0, null);
+        }
+        try {
+            // 2. Only inside a transaction: with autocommit on the lock would end with the CALL.
+            if (conn.getAutoCommit()) {
+                throw new UsageException("mysqlleader: fence needs the connection's open transaction: call setAutoCommit(false) first", null, 0, null);
+            }
+            // 3. The guard, with parameters (text or server-prepared alike).
+            try (PreparedStatement st = conn.prepareStatement("CALL assert_leader(?, ?, ?)")) {
+                st.setString(1, serviceId);
+                st.setString(2, nodeId);
+                st.setLong(3, term); // terms count from 1 by 1: far below 2^63
+                st.execute();
+                try (ResultSet rs = st.getResultSet()) {
+                    if (rs == null || !rs.next() || !rs.getBoolean(1)) {
+                        throw new ServerException("mysqlleader: assert_leader returned no row saying is_leader = 1", null, 0, false, null);
+                    }
+                }
+            }
+            return term;
+        } catch (SQLException e) {
+            throw fenceError(e, term);
+        }
+    }
+
+    /** The exception for a failed fence; a refusal (45001) steps the elector down first. */
+    private MysqlLeaderException fenceError(SQLException e, long term) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        String message = e.getMessage();
+        switch (state) {
+            case "45001" -> {
+                NotLeaderException refused = new NotLeaderException(message, state, e.getErrorCode(), currentTermOf(message), e);
+                try {
+                    noteRefusal(term);
+                } catch (MysqlLeaderException notTold) {
+                    // closed meanwhile, or a renew in flight outlasted the wait: the refusal stands
+                    refused.addSuppressed(notTold);
+                }
+                return refused;
+            }
+            case "45002" -> { return new AccessDeniedException(message, state, e.getErrorCode(), e); }
+            case "45000" -> { return new InvalidArgumentException(ErrorKind.INVALID_ARGUMENT, message, null, state, e.getErrorCode(), false, e); }
+            default -> {
+                boolean connection = state.startsWith("08") || e instanceof java.sql.SQLTransientConnectionException
+                        || e instanceof java.sql.SQLNonTransientConnectionException;
+                boolean retryable = e instanceof java.sql.SQLTransientException || e instanceof java.sql.SQLRecoverableException
+                        || state.startsWith("40") || connection;
+                return connection ? new ConnectionException(message, state, e.getErrorCode(), true, e)
+                        : new ServerException(message, state, e.getErrorCode(), retryable, e);
+            }
+        }
+    }
+
+    /**
+     * The term in a 45001 refusal. SIGNAL carries nothing but MESSAGE_TEXT, so the procedure
+     * writes it there as {@code (current term N)}, the form the Rust core reads too; 0 when absent.
+     */
+    private static long currentTermOf(String message) {
+        if (message == null) return 0;
+        int i = message.indexOf("current term ");
+        if (i < 0) return 0;
+        int from = i + "current term ".length(), to = from;
+        while (to < message.length() && Character.isDigit(message.charAt(to))) to++;
+        try {
+            return to > from ? Long.parseUnsignedLong(message.substring(from, to)) : 0;
+        } catch (NumberFormatException x) {
+            return 0;
+        }
+    }
+
+    /**
+     * Tells the elector that the database refused its {@code term} (SQLSTATE 45001 from an
+     * {@code assert_leader} this application ran itself): it steps down at once when it still
+     * leads at that term ({@code mysqlleader_elector_note_refusal}). {@link #fence} does this itself.
+     */
+    public void noteRefusal(long term) {
+        handle.check(p -> Lib.C.mysqlleader_elector_note_refusal(p, term));
+    }
+
+    /** Whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return handle.closed();
+    }
+
+    /**
+     * Stops the elector: resigns first unless configured not to, so another node takes over at
+     * once; delivers the last events (stopped leading, reason {@code SHUTDOWN}); waits for calls in
+     * flight. Idempotent; may be called from a listener.
+     */
+    @Override
+    public void close() {
+        if (shutdownHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(shutdownHook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook itself is closing us
+            }
+        }
+        Pointer p = handle.take();
+        if (p != null) {
+            Lib.C.mysqlleader_elector_free(p); // resigns as configured, delivers the last events
+        }
+        hub.changed();
+    }
+
+    /** The shutdown hook: hand over now (resign even with resignOnClose(false)), then close. */
+    private void closeOnShutdown() {
+        try {
+            if (!handle.closed()) resign();
+        } catch (MysqlLeaderException e) {
+            LOG.log(System.Logger.Level.WARNING, "resign on shutdown failed; the lease will lapse: " + e.getMessage());
+        }
+        close();
+    }
+
+    @Override
+    public String toString() {
+        return "Elector[service=" + serviceId + ", node=" + nodeId + (handle.closed() ? ", closed]" : "]");
+    }
+
+    /** Reads a string through one of the C {@code (buf, buf_len, needed_out)} functions. */
+    private interface Copy {
+        int call(Pointer p, byte[] buf, long len, LongByReference needed);
+    }
+
+    private String copy(Copy f) {
+        return handle.use(p -> {
+            byte[] buf = new byte[Lib.ID_BUFFER_SIZE];
+            LongByReference needed = new LongByReference();
+            int rc = f.call(p, buf, buf.length, needed);
+            if (rc == ErrorKind.BUFFER_TOO_SMALL.code) {
+                buf = new byte[(int) needed.getValue()];
+                rc = f.call(p, buf, buf.length, needed);
+            }
+            if (rc != 0) throw MysqlLeaderException.last(rc);
+            return Lib.string(buf);
+        });
+    }
+
+    /** A {@link #runWhileLeader} in progress: its term, its thread, and why the term ended. */
+    private static final class Run {
+        final long term;
+        final Thread thread;
+        StopReason reason; // set once, under this
+        boolean finished;
+
+        Run(long term, Thread thread) {
+            this.term = term;
+            this.thread = thread;
+        }
+
+        /** Asks the library whether the term ended; if so (and the work still runs) interrupts it. */
+        void look(Elector e) {
+            ByteByReference ended = new ByteByReference();
+            IntByReference reason = new IntByReference();
+            try {
+                e.handle.check(p -> Lib.C.mysqlleader_elector_wait_term_end(p, term, 0, ended, reason));
+            } catch (InvalidStateException closed) {
+                ended.setValue((byte) 1);
+                reason.setValue(StopReason.SHUTDOWN.code);
+            }
+            if (ended.getValue() == 0) return;
+            synchronized (this) {
+                if (finished || this.reason != null) return;
+                this.reason = StopReason.of(reason.getValue());
+                thread.interrupt();
+            }
+        }
+
+        /** Ends the run: no interrupt after this. Returns whether the term ended first (its interrupt cleared). */
+        synchronized boolean finish() {
+            if (!finished) {
+                finished = true;
+                if (reason != null) Thread.interrupted();
+            }
+            return reason != null;
+        }
+    }
+
+    /**
+     * Where the callback thread delivers events: the listeners, the runs to check, and the waiters
+     * of {@link #awaitLeadership}, who ask the library again after each change ({@code generation}).
+     */
+    private static final class Hub {
+        final List<ElectorListener> listeners;
+        final List<Run> runs = new CopyOnWriteArrayList<>();
+        volatile Elector elector;
+        /** The thread that delivers the events, once it has delivered one: no waiting there. */
+        volatile Thread callbackThread;
+        private long generation;
+
+        Hub(List<ElectorListener> listeners) {
+            this.listeners = new CopyOnWriteArrayList<>(listeners);
+        }
+
+        synchronized long generation() {
+            return generation;
+        }
+
+        synchronized void changed() {
+            generation++;
+            notifyAll();
+        }
+
+        /** Blocks until the generation differs from {@code seen}, {@code nanos} pass, or the elector is closed. */
+        synchronized void awaitChange(long seen, long nanos, Elector e) throws InterruptedException {
+            long until = System.nanoTime() + nanos;
+            while (generation == seen && !e.handle.closed()) {
+                long left = nanos == Long.MAX_VALUE ? 0 : until - System.nanoTime();
+                if (nanos != Long.MAX_VALUE && left <= 0) return;
+                if (nanos == Long.MAX_VALUE) wait();
+                else wait(left / 1_000_000, (int) (left % 1_000_000));
+            }
+        }
+
+        /** Runs on the elector's callback thread; never throws into C. */
+        void deliver(Lib.EventRow row) {
+            callbackThread = Thread.currentThread();
+            try {
+                ElectorEvent event = new ElectorEvent(ElectorEvent.Kind.of(row.kind), row.term, StopReason.of(row.reason),
+                        Lib.string(row.leader_id), Duration.ofMillis(row.valid_for_ms), row.missed);
+                changed();
+                Elector e = elector;
+                if (e != null) {
+                    for (Run run : runs) run.look(e);
+                }
+                for (ElectorListener l : listeners) {
+                    try {
+                        l.onEvent(event);
+                    } catch (Throwable t) {
+                        LOG.log(System.Logger.Level.ERROR, "a listener threw on " + event + "; the elector goes on", t);
+                    }
+                }
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "an event could not be delivered", t);
+            }
+        }
+    }
+
+    /**
+     * The settings of an elector. Every unset value is the library's default (lease 10 s, renew
+     * lease / 5, retry lease / 10, jitter 0.2, request timeout min(lease / 5, 2 s), drift margin
+     * lease / 100); the library checks the invariants between them in {@link #build()} and names
+     * the field of a violation ({@code config->renew_ms}). Durations are whole milliseconds.
+     */
+    public static final class Builder {
+        private final Client client;
+        private final String serviceId;
+        private String nodeId;
+        private long leaseMs, renewMs, retryMs, requestTimeoutMs, driftMarginMs; // 0: the default
+        private double retryJitter;
+        private boolean noJitter;
+        private boolean resignOnClose = true;
+        private boolean resignOnShutdown;
+        private final List<Client> fallbacks = new java.util.ArrayList<>();
+        private final List<ElectorListener> listeners = new java.util.ArrayList<>();
+
+        private Builder(Client client, String serviceId) {
+            if (client == null) {
+                throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: client is null", "client", null, 0, false, null);
+            }
+            this.client = client;
+            this.serviceId = serviceId; // null and bad ids are the library's to reject, by name
+        }
+
+        /** This node's name as others see it (1 to 128 characters); default {@code hostname:pid}. */
+        public Builder nodeId(String nodeId) { this.nodeId = nodeId; return this; }
+
+        /** How long a lease lasts after each acquisition or renew (1 ms to 1 day; default 10 s). */
+        public Builder lease(Duration lease) { this.leaseMs = Args.millis(lease, "config->lease_ms"); return this; }
+
+        /** How often the leader renews (default lease / 5; at most (lease - drift margin) / 3). */
+        public Builder renewInterval(Duration d) { this.renewMs = Args.millis(d, "config->renew_ms"); return this; }
+
+        /** The longest a follower waits between attempts (default lease / 10; at most the lease). */
+        public Builder retryInterval(Duration d) { this.retryMs = Args.millis(d, "config->retry_ms"); return this; }
+
+        /** A follower's wait is shortened by a random part of up to this fraction (0 to below 1; default 0.2). 0 means none. */
+        public Builder retryJitter(double fraction) {
+            this.retryJitter = fraction;
+            this.noJitter = fraction == 0.0;
+            return this;
+        }
+
+        /** The longest one call may take (default min(lease / 5, 2 s); below lease - drift margin). */
+        public Builder requestTimeout(Duration d) { this.requestTimeoutMs = Args.millis(d, "config->request_timeout_ms"); return this; }
+
+        /** Subtracted from every local deadline for clock-rate drift (default lease / 100; below the lease). */
+        public Builder driftMargin(Duration d) { this.driftMarginMs = Args.millis(d, "config->drift_margin_ms"); return this; }
+
+        /** Whether {@link Elector#close()} resigns, so another node takes over at once (default true); else the lease lapses. */
+        public Builder resignOnClose(boolean yes) { this.resignOnClose = yes; return this; }
+
+        /**
+         * Whether a JVM shutdown hook resigns and closes the elector when the JVM exits
+         * (SIGTERM, SIGINT, {@code System.exit}): another node takes over at once instead of after
+         * the lease. Default false. {@link Elector#close()} removes the hook.
+         */
+        public Builder resignOnShutdown(boolean yes) { this.resignOnShutdown = yes; return this; }
+
+        /** More servers of one Galera cluster, tried in turn when a call fails with a connection or cluster error. */
+        public Builder fallbackClients(Client... clients) {
+            for (Client c : clients) {
+                if (c == null) {
+                    throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: a fallback client is null", "config->fallback_clients", null, 0, false, null);
+                }
+                fallbacks.add(c);
+            }
+            return this;
+        }
+
+        /** A listener that sees every event from the first one on. */
+        public Builder listener(ElectorListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /** Validates the settings and starts campaigning at once, in the background (never waits for the database). */
+        public Elector build() {
+            return new Elector(this);
+        }
+    }
+}

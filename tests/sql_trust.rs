@@ -1,0 +1,180 @@
+//! The trust boundary, from a hostile tenant's seat (issue "The trust boundary"), against the
+//! real server: each test reproduces an attack that once worked and checks it now does no harm.
+//! Accounts: `tenant_a` limited to `billing%` (it leads `billing_dos`), `tenant_b` limited to
+//! `billing_eu`, an observer; plain SQL, the session settings an attacker controls.
+
+mod common;
+#[path = "sql_support.rs"]
+mod sql_support;
+
+use std::time::Duration;
+
+use common::TestDb;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder};
+use mysqlleader::procedures::{self, Account, Role};
+use sql_support::*;
+
+/// Creates `user`@'%' (dropped first) with `role` limited to `services` (as `grant --apply`),
+/// and connects as it. `user` may hold `@` (quoted).
+async fn account(admin: &mut Conn, db: &TestDb, user: &str, role: Role, services: &[&str]) -> Conn {
+    exec(admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(admin, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+    let services: Vec<String> = services.iter().map(|s| s.to_string()).collect();
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), role, &services).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user)).pass(Some("pw"));
+    Conn::new(opts).await.expect("the account connects")
+}
+
+async fn drop_users(admin: &mut Conn, users: &[&str]) {
+    for u in users {
+        exec(admin, &format!("DROP USER IF EXISTS '{u}'@'%'")).await;
+    }
+}
+
+/// `tenant_a` renews its seat and another node's force takes it over, each within a second:
+/// nothing holds a lock on the seat.
+async fn assert_seat_free(admin: &mut Conn, a: &mut Conn, service: &str, what: &str) {
+    let renew = tokio::time::timeout(Duration::from_millis(2500), call_text(a, &format!("CALL campaign('{service}', 'a1', 60000)")))
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the leader's renew hangs"));
+    let r = renew.unwrap_or_else(|e| panic!("{what}: the leader's renew failed: {e:?}"));
+    assert_eq!(r.flag("is_leader"), 1, "{what}: {r:?}");
+    let forced = call_text(admin, &format!("CALL force_leader('{service}', 'a1', 60000)")).await;
+    forced.unwrap_or_else(|e| panic!("{what}: a takeover failed: {e:?}"));
+    // Back to a1 by campaign next time: force already installed a1 at a new term.
+}
+
+/// 1. A refused call keeps no lock, and 2. a successful read keeps none either, whatever the
+/// session: SERIALIZABLE with autocommit off (plain reads take share locks there), an explicit
+/// transaction, XA. Before, `current_leader` refused with 45002 but kept the seat share-locked,
+/// and every renew of tenant_a failed with 1205 until tenant_b's session ended.
+#[tokio::test]
+async fn no_call_leaves_a_lock_on_another_tenants_seat() {
+    let db = TestDb::migrated("trust_locks").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (ua, ub) = (format!("ta_{tag}"), format!("tb_{tag}"));
+    let mut a = account(&mut admin, &db, &ua, Role::App, &["billing%"]).await;
+    let mut b = account(&mut admin, &db, &ub, Role::Operator, &["billing_eu"]).await;
+    assert_eq!(call_text(&mut a, "CALL campaign('billing_dos', 'a1', 60000)").await.unwrap().flag("is_leader"), 1);
+    exec(&mut a, "SET SESSION innodb_lock_wait_timeout = 1").await;
+    exec(&mut admin, "SET SESSION innodb_lock_wait_timeout = 1").await;
+
+    let calls = [
+        "CALL current_leader('billing_dos')",
+        "CALL am_i_leader('billing_dos', 'b1')",
+        "CALL campaign('billing_dos', 'b1', 60000)",
+        "CALL resign('billing_dos', 'a1')",
+        "CALL force_leader('billing_dos', 'b1', 60000)",
+        "CALL reelect('billing_dos')",
+        "CALL leader_election_status('billing_dos')",
+        "CALL leader_election_recent_terms('billing_dos', 5)",
+    ];
+    for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
+                  "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
+                  "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tenant-b'"] {
+        for sql in calls {
+            exec(&mut b, setup).await;
+            let e = call_text(&mut b, sql).await.expect_err("outside tenant_b's limit, or inside a transaction");
+            assert!(["45002", "45000"].contains(&e.state.as_str()), "{setup} / {sql}: {e:?}");
+            // tenant_b's session stays as it set it up (XA still active): the seat must be free.
+            assert_seat_free(&mut admin, &mut a, "billing_dos", &format!("{setup} / {sql}")).await;
+            if setup.contains("XA START") {
+                exec(&mut b, "XA END 'tenant-b'; XA ROLLBACK 'tenant-b'").await;
+            } else {
+                exec(&mut b, "ROLLBACK").await;
+            }
+        }
+    }
+
+    // A successful read under SERIALIZABLE with autocommit off leaves no lock either.
+    exec(&mut b, "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0").await;
+    call_text(&mut b, "CALL campaign('billing_eu', 'b1', 60000)").await.expect("its own service");
+    exec(&mut b, "SET autocommit = 0").await;
+    let r = call_text(&mut b, "CALL current_leader('billing_eu')").await.expect("a read of its own service");
+    assert_eq!(r.text("leader_id").as_deref(), Some("b1"));
+    assert!(!in_transaction(&mut b).await, "the read ended the transaction it opened");
+    let renew = tokio::time::timeout(Duration::from_millis(2500), call_text(&mut admin, "CALL force_leader('billing_eu', 'x', 60000)")).await;
+    renew.expect("no wait").expect("a takeover right after tenant_b's read");
+
+    drop((a, b));
+    drop_users(&mut admin, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
+/// 4. XA drops the fence (XA PREPARE releases share locks), and a refused fence inside XA
+/// could not roll back: assert_leader is refused inside an XA transaction before it reads
+/// anything, and the seat stays free.
+#[tokio::test]
+async fn assert_leader_refuses_an_xa_transaction() {
+    let db = TestDb::migrated("trust_xa").await;
+    let mut c = connect(&db.url).await;
+    let mut other = connect(&db.url).await;
+    campaign(&mut c, "svc", "a", 60_000).await;
+    exec(&mut c, "XA START 'fenced'").await;
+    let e = call_text(&mut c, "CALL assert_leader('svc', 'a', 1)").await.expect_err("refused inside XA");
+    assert_eq!(e.state, "45000", "{e:?}");
+    assert!(e.message.starts_with("mysqlleader: assert_leader cannot run inside an XA transaction"), "{e:?}");
+    exec(&mut other, "SET SESSION innodb_lock_wait_timeout = 1").await;
+    call_text(&mut other, "CALL force_leader('svc', 'b', 60000)").await.expect("nothing locked by the refused fence");
+    exec(&mut c, "XA END 'fenced'; XA ROLLBACK 'fenced'").await;
+    // Outside XA the fence works as before: the old term is refused, the leader's accepted.
+    exec(&mut c, "START TRANSACTION").await;
+    assert_eq!(call_text(&mut c, "CALL assert_leader('svc', 'a', 1)").await.unwrap_err().state, "45001");
+    assert_leader(&mut other, "svc", "b", 2).await.expect("the leader's fence, in a transaction");
+    exec(&mut other, "COMMIT").await;
+    db.drop_db().await;
+}
+
+/// 2. A role that may read cannot lock: no role holds SELECT on a table (SELECT ... FOR UPDATE
+/// on the seat stopped every renew); `status` reads through a definer routine that shows a
+/// limited account only its own services.
+#[tokio::test]
+async fn readers_read_through_routines_and_see_only_their_services() {
+    let db = TestDb::migrated("trust_readers").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (uo, ul) = (format!("obs_{tag}"), format!("ops_{tag}"));
+    let mut observer = account(&mut admin, &db, &uo, Role::Observer, &[]).await;
+    let mut ops = account(&mut admin, &db, &ul, Role::Operator, &["ops%"]).await;
+    for s in ["billing", "ops-1", "ops-2"] {
+        campaign(&mut admin, s, "n", 60_000).await;
+    }
+    for conn in [&mut observer, &mut ops] {
+        for table in ["leader_election", "leader_election_history", "leader_election_terms", "leader_election_access"] {
+            let e = conn.query_drop(format!("SELECT * FROM {table} FOR UPDATE")).await.map_err(refusal).expect_err(table);
+            assert_eq!(e.code, 1142, "{table}: {e:?}");
+        }
+    }
+    let all: Vec<String> = observer.query_map("CALL leader_election_status(NULL)", |row: mysql_async::Row| row.get::<String, _>(0).unwrap()).await.unwrap();
+    assert_eq!(all, vec!["billing", "ops-1", "ops-2"], "an unlimited observer sees every service");
+    let mine: Vec<String> = ops.query_map("CALL leader_election_status(NULL)", |row: mysql_async::Row| row.get::<String, _>(0).unwrap()).await.unwrap();
+    assert_eq!(mine, vec!["ops-1", "ops-2"], "a limited operator sees only its services");
+    let e = call_text(&mut ops, "CALL leader_election_recent_terms('billing', 5)").await.unwrap_err();
+    assert_eq!(e.state, "45002", "{e:?}");
+    let terms: Vec<u64> = ops.query_map("CALL leader_election_recent_terms('ops-1', 5)", |row: mysql_async::Row| row.get::<u64, _>(0).unwrap()).await.unwrap();
+    assert_eq!(terms, vec![1]);
+    let ev = call_text(&mut observer, "CALL leader_election_event_status()").await.expect("an observer reads the event's state");
+    assert_eq!(ev.flag("installed"), 1);
+    drop((observer, ops));
+    drop_users(&mut admin, &[&uo, &ul]).await;
+    db.drop_db().await;
+}
+
+/// 5. Identity: the account is the part of USER() before its LAST '@': a user named
+/// `carol@corp` limited to `carol%` is limited (it was unlimited: the check looked up `carol`).
+#[tokio::test]
+async fn a_user_name_with_an_at_sign_keeps_its_limit() {
+    let db = TestDb::migrated("trust_at").await;
+    let mut admin = connect(&db.url).await;
+    let user = format!("carol{}@corp", std::process::id());
+    let mut carol = account(&mut admin, &db, &user, Role::App, &["carol%"]).await;
+    call_text(&mut carol, "CALL campaign('carol-jobs', 'n', 60000)").await.expect("inside the limit");
+    let e = call_text(&mut carol, "CALL campaign('payroll', 'n', 60000)").await.expect_err("outside the limit");
+    assert_eq!(e.state, "45002", "{e:?}");
+    assert!(e.message.contains(&format!("'{user}'")), "names the whole user name: {e:?}");
+    drop(carol);
+    drop_users(&mut admin, &[&user]).await;
+    db.drop_db().await;
+}
