@@ -177,7 +177,7 @@ static void test_strings(void) {
 
     char *sql = NULL;
     CHECK_OK(mysqlleader_install_sql(&sql));
-    CHECK(sql != NULL && strstr(sql, "CREATE PROCEDURE campaign(") != NULL);
+    CHECK(sql != NULL && strstr(sql, "CREATE OR REPLACE PROCEDURE campaign(") != NULL);
     CHECK(sql != NULL && strstr(sql, "DELIMITER $$") != NULL);
     mysqlleader_string_free(sql);
     mysqlleader_string_free(NULL);
