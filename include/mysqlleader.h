@@ -781,13 +781,13 @@ mysqlleader_result mysqlleader_txn_assert_leader(mysqlleader_txn *txn,
  * (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...): otherwise
  * what follows them would run outside the transaction and its fence.
  *
- * In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
- * a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
- * SQL): the server commits implicitly, and later statements would run outside the fence. The
- * library notices (MariaDB: `@@in_transaction`, one more round trip per statement of a fenced
- * transaction) and fails that statement with `MYSQLLEADER_USAGE`, spending the transaction:
- * nothing after that point commits. (The writes made before it were committed by the server,
- * under the fence.)
+ * A refused statement spends the transaction like any failure; nothing of it commits, the
+ * writes before it included. What that check cannot see (a statement that ends the
+ * transaction inside a procedure it calls, say) the library still notices afterwards in a
+ * fenced transaction (MariaDB: `@@in_transaction`, one more round trip per statement) and
+ * fails that statement with `MYSQLLEADER_USAGE`, spending the transaction: nothing after that
+ * point commits. (The writes made before it were then committed by the server, under the
+ * fence.)
  *
  * With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
  * NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.
