@@ -153,6 +153,18 @@ enum mysqlleader_result
      * names the account and the service. Nothing was changed.
      */
     MYSQLLEADER_ACCESS_DENIED = 13,
+    /**
+     * The server refused the login (error 1045): a wrong user name or password, or the server
+     * or the account requires TLS or a client certificate (the message says which to check).
+     * `mysqlleader_last_error_server_code()` gives the number. Never transient.
+     */
+    MYSQLLEADER_AUTHENTICATION = 14,
+    /**
+     * The server denied the account something it needs (a grant is missing): the database
+     * (1044; 1049, unknown to it), a routine (1370: EXECUTE), a table (1142).
+     * `mysqlleader_last_error_server_code()` gives the number. Never transient.
+     */
+    MYSQLLEADER_PRIVILEGE = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -193,6 +205,13 @@ enum mysqlleader_event_kind
      * it no longer campaigns. The last event. (A normal free delivers no such event.)
      */
     MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
+    /**
+     * The elector's calls fail with an error retrying cannot fix (`result`: a refused login,
+     * a missing grant, the schema not installed, a service outside the account's patterns;
+     * `mysqlleader_elector_last_call_error` has the message). Sent once per change of
+     * condition; the elector keeps trying, and leads once the set-up is mended.
+     */
+    MYSQLLEADER_EVENT_FAILING = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -264,6 +283,13 @@ enum mysqlleader_wait_outcome
      * not lead without a new elector.
      */
     MYSQLLEADER_WAIT_NOT_CAMPAIGNING = 3,
+    /**
+     * The elector's last call failed with an error retrying cannot fix (a refused login, a
+     * missing grant, the schema not installed, a service outside the account's patterns):
+     * `mysqlleader_elector_wait_for_leadership` returns that error, with its fields.
+     * The elector keeps trying.
+     */
+    MYSQLLEADER_WAIT_FAILED = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -449,6 +475,11 @@ typedef struct {
      * For `MYSQLLEADER_EVENT_MISSED`: how many events were dropped.
      */
     uint64_t missed;
+    /**
+     * For `MYSQLLEADER_EVENT_FAILING`: the error class of the failing calls
+     * (`MYSQLLEADER_AUTHENTICATION`, `MYSQLLEADER_PRIVILEGE`, ...); `MYSQLLEADER_OK` otherwise.
+     */
+    mysqlleader_result result;
 } mysqlleader_event;
 
 /**
@@ -539,7 +570,8 @@ mysqlleader_result mysqlleader_last_error_code(void);
  * The rejected parameter of the last failed call on this thread, as C spells it: an argument
  * (`service_id`, `node_id`, `lease_ms`, `url`, `elector_out`) or a field of the elector's
  * configuration (`config->renew_ms`); NULL when the failure names none. Set for
- * `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`.
+ * `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`,
+ * and for a `MYSQLLEADER_USAGE` that names the argument at fault (`sql`, `url`).
  * Borrowed like `mysqlleader_last_error`.
  */
 const char *mysqlleader_last_error_parameter(void);
@@ -559,8 +591,8 @@ uint64_t mysqlleader_last_error_current_term(void);
 
 /**
  * The server's error number (e.g. 1213 for a deadlock) when the last failed call on this
- * thread failed with `MYSQLLEADER_SERVER` (or `MYSQLLEADER_USAGE` when the server reported it);
- * 0 otherwise.
+ * thread failed with `MYSQLLEADER_SERVER`, `MYSQLLEADER_AUTHENTICATION` or
+ * `MYSQLLEADER_PRIVILEGE` (or `MYSQLLEADER_USAGE` when the server reported it); 0 otherwise.
  */
 uint32_t mysqlleader_last_error_server_code(void);
 
@@ -741,13 +773,21 @@ mysqlleader_result mysqlleader_txn_assert_leader(mysqlleader_txn *txn,
  * `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
  * the statement changed.
  *
- * In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
- * a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
- * SQL): the server commits implicitly, and later statements would run outside the fence. The
- * library notices (MariaDB: `@@in_transaction`, one more round trip per statement of a fenced
- * transaction) and fails that statement with `MYSQLLEADER_USAGE`, spending the transaction:
- * nothing after that point commits. (The writes made before it were committed by the server,
- * under the fence.)
+ * `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
+ * transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
+ * `BEGIN`, `SET autocommit` and `XA` are refused with `MYSQLLEADER_USAGE` (parameter `sql`)
+ * before anything is sent, in any transaction of the library; in a fenced one (once
+ * `assert_leader` succeeded in it) also DDL and the other statements that commit implicitly
+ * (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...): otherwise
+ * what follows them would run outside the transaction and its fence.
+ *
+ * A refused statement spends the transaction like any failure; nothing of it commits, the
+ * writes before it included. What that check cannot see (a statement that ends the
+ * transaction inside a procedure it calls, say) the library still notices afterwards in a
+ * fenced transaction (MariaDB: `@@in_transaction`, one more round trip per statement) and
+ * fails that statement with `MYSQLLEADER_USAGE`, spending the transaction: nothing after that
+ * point commits. (The writes made before it were then committed by the server, under the
+ * fence.)
  *
  * With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
  * NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.
@@ -893,6 +933,12 @@ mysqlleader_result mysqlleader_elector_wait(const mysqlleader_elector *elector,
  * Waits until this node leads (`*leading_out` = true), or until `timeout_ms` pass or the
  * elector stops campaigning (false). `timeout_ms` 0 only looks; `MYSQLLEADER_WAIT_FOREVER`
  * waits without limit. `mysqlleader_elector_wait` also tells the last two apart.
+ *
+ * When the elector's last call failed with an error retrying cannot fix (a refused login,
+ * a missing grant, the schema not installed, a service outside the account's patterns), it
+ * returns at once with that error (`MYSQLLEADER_AUTHENTICATION`, `MYSQLLEADER_PRIVILEGE`,
+ * `MYSQLLEADER_NOT_MIGRATED`, `MYSQLLEADER_ACCESS_DENIED`, ...; the last error's fields as for
+ * any call) and writes nothing to `*leading_out`.
  */
 mysqlleader_result mysqlleader_elector_wait_for_leadership(const mysqlleader_elector *elector,
                                                            uint64_t timeout_ms,
@@ -923,6 +969,8 @@ mysqlleader_result mysqlleader_elector_is_healthy(const mysqlleader_elector *ele
  * client in which `assert_leader(service, node, term)` has already succeeded, with the term
  * this node leads at now (written to `*term_out`, which may be NULL). Add the writes with
  * `mysqlleader_txn_execute`, then `mysqlleader_txn_commit`; no takeover can commit before them.
+ * Each of its calls waits at most the client's request timeout and never past the lease
+ * this node led by when it began (`MYSQLLEADER_CONNECTION`, "no answer within ...", after).
  *
  * `MYSQLLEADER_NOT_LEADER` when this node does not lead now (no round trip then) or the
  * database says it no longer does; nothing is written to `*txn_out` then.

@@ -270,7 +270,7 @@ make_java() {
   [ "$pom_version" = "$version" ] || die "bindings/java/pom.xml has version '$pom_version', Cargo.toml '$version'"
   cp "bindings/java/target/mysqlleader-$version.jar" "bindings/java/target/mysqlleader-$version-sources.jar" "$java/"
   cp bindings/java/pom.xml "$java/mysqlleader-$version.pom"
-  unzip -l "$java/mysqlleader-$version.jar" | grep -q ' linux-x86-64/libmysqlleader.so$' \
+  unzip -l "$java/mysqlleader-$version.jar" | grep ' linux-x86-64/libmysqlleader.so$' >/dev/null \
     || die "the jar lacks linux-x86-64/libmysqlleader.so"
   say "$(du -sh "$java" | cut -f1)  $java/"
 }

@@ -86,8 +86,8 @@ run_id=dist-$$-$RANDOM
 # is_static FILE: FILE is an executable without a dynamic section (needs no shared library).
 is_static() {
   file "$1"
-  if readelf -d "$1" | grep -q NEEDED; then fail "$1 loads shared libraries: $(readelf -d "$1" | grep NEEDED)"; fi
-  if readelf -l "$1" | grep -q INTERP; then fail "$1 names a program interpreter (it is dynamic)"; fi
+  if readelf -d "$1" | grep NEEDED >/dev/null; then fail "$1 loads shared libraries: $(readelf -d "$1" | grep NEEDED)"; fi
+  if readelf -l "$1" | grep INTERP >/dev/null; then fail "$1 names a program interpreter (it is dynamic)"; fi
 }
 
 # elect NAME PROGRAM...: runs an elector program (MYSQLLEADER_URL, argv: SERVICE NODE LEASE_MS)
@@ -143,7 +143,7 @@ artifacts() {
   local tag
   tag=$(sed -n 's/.*-py3-none-\(manylinux_[0-9]*_[0-9]*_x86_64\)\.whl$/\1/p' <<<"$wheels")
   "$target/dist-tools/bin/auditwheel" show "$dist/$wheels" | tee "$tmp/auditwheel.txt"
-  tr -s ' \n' ' ' <"$tmp/auditwheel.txt" | grep -q "is consistent with the following platform tag: \"$tag\"" \
+  tr -s ' \n' ' ' <"$tmp/auditwheel.txt" | grep "is consistent with the following platform tag: \"$tag\"" >/dev/null \
     || fail "auditwheel does not confirm the tag $tag"
   # The tarball, file by file (links with their targets).
   local files
@@ -159,10 +159,10 @@ artifacts() {
   mkdir -p "$unpacked"
   tar -xzf "$dist/$sdk_name.tar.gz" -C "$unpacked"
   local so=$unpacked/$sdk_name/lib/libmysqlleader.so.$version
-  readelf -d "$so" | grep -q "(SONAME).*\[libmysqlleader.so.$abi\]" \
+  readelf -d "$so" | grep "(SONAME).*\[libmysqlleader.so.$abi\]" >/dev/null \
     || fail "$so: SONAME is not libmysqlleader.so.$abi: $(readelf -d "$so" | grep SONAME)"
-  if readelf -S "$so" | grep -q '\.debug_'; then fail "$so carries debug info"; fi
-  if readelf -S "$unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep -q '\.debug_'; then
+  if readelf -S "$so" | grep '\.debug_' >/dev/null; then fail "$so carries debug info"; fi
+  if readelf -S "$unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep '\.debug_' >/dev/null; then
     fail "libmysqlleader.a carries debug info"
   fi
   # The header is the committed one; the Go module carries the same header and archive.
@@ -178,7 +178,7 @@ artifacts() {
   (cd "$unpacked/jar" && unzip -q "$dist/java/mysqlleader-$version.jar")
   cmp "$so" "$unpacked/jar/linux-x86-64/libmysqlleader.so" || fail "the jar's library is not the SDK's"
   [ -f "$unpacked/jar/io/mysqlleader/Elector.class" ] || fail "the jar lacks io/mysqlleader/Elector.class"
-  if unzip -l "$dist/java/mysqlleader-$version-sources.jar" | grep -q '\.so$'; then fail "the sources jar carries a library"; fi
+  if unzip -l "$dist/java/mysqlleader-$version-sources.jar" | grep '\.so$' >/dev/null; then fail "the sources jar carries a library"; fi
   grep -q "<version>$version</version>" "$dist/java/mysqlleader-$version.pom" || fail "the pom is not version $version"
   ls -l "$dist" "$dist/go/lib" "$dist/java"
 }
@@ -196,13 +196,13 @@ c_sdk() {
   local warn=(-std=c11 -Wall -Wextra -Wpedantic -Werror)
   # shellcheck disable=SC2046
   cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader) -Wl,-rpath,"$prefix/lib" -o example_shared
-  readelf -d example_shared | grep -q "(NEEDED).*\[libmysqlleader.so.$abi\]" \
+  readelf -d example_shared | grep "(NEEDED).*\[libmysqlleader.so.$abi\]" >/dev/null \
     || fail "example_shared does not load libmysqlleader.so.$abi"
-  ldd example_shared | grep -q "libmysqlleader.so.$abi => $prefix/lib/" \
+  ldd example_shared | grep "libmysqlleader.so.$abi => $prefix/lib/" >/dev/null \
     || fail "example_shared does not find the installed library: $(ldd example_shared)"
   # shellcheck disable=SC2046
   cc "${warn[@]}" example.c $(pkg-config --cflags --libs mysqlleader-static) -o example_static
-  if ldd example_static | grep -q libmysqlleader; then fail "example_static loads libmysqlleader"; fi
+  if ldd example_static | grep libmysqlleader >/dev/null; then fail "example_static loads libmysqlleader"; fi
   # Fully static: the linker's warnings about getaddrinfo/getpwuid_r in static glibc are expected.
   # shellcheck disable=SC2046
   cc -static "${warn[@]}" example.c $(pkg-config --static --cflags --libs mysqlleader) -o example_full_static
@@ -323,7 +323,7 @@ EOF
   cd "$app"
   export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
   go build -o distcheck .
-  if ldd distcheck | grep -q libmysqlleader; then fail "the default Go build loads libmysqlleader"; fi
+  if ldd distcheck | grep libmysqlleader >/dev/null; then fail "the default Go build loads libmysqlleader"; fi
   go build -ldflags '-linkmode external -extldflags "-static"' -o distcheck_static . 2>"$tmp/go-static.warnings"
   is_static distcheck_static
   # -tags mysqlleader_dynamic: the shared library of a C SDK, found with pkg-config (here the
@@ -331,7 +331,7 @@ EOF
   local sdk_lib=$unpacked/$sdk_name/lib
   PKG_CONFIG_PATH=$sdk_lib/pkgconfig go build -tags mysqlleader_dynamic \
       -ldflags "-extldflags -Wl,-rpath,$sdk_lib" -o distcheck_dynamic .
-  ldd distcheck_dynamic | grep -q "libmysqlleader.so.$abi => $sdk_lib/" \
+  ldd distcheck_dynamic | grep "libmysqlleader.so.$abi => $sdk_lib/" >/dev/null \
     || fail "the mysqlleader_dynamic build does not load the SDK's library: $(ldd distcheck_dynamic)"
   elect go-static ./distcheck
   elect go-dynamic ./distcheck_dynamic

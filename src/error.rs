@@ -7,13 +7,19 @@
 //! | `InvalidArgument` | SQLSTATE 45000, or a configuration check | `parameter` | no |
 //! | `NotLeader` | SQLSTATE 45001 (`assert_leader`) | `current_term` when known | no |
 //! | `AccessDenied` | SQLSTATE 45002 (per-service access) | | no |
+//! | `Authentication` | the server refused the login (1045) | `code`, `state` | no |
+//! | `Privilege` | the server denied the account a database or routine (1044, 1049, 1142, 1227, 1370) | `code`, `state` | no |
 //! | `NotMigrated` | a missing election procedure or table | | no |
 //! | `Connection` | unreachable server, lost connection | | yes |
 //! | `Timeout` | no answer within the request timeout | `after` | yes |
 //! | `Server` | any other server error | `code`, `state` | for [`TRANSIENT_SERVER_CODES`] |
-//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet | `code` | no |
+//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet, a statement a fenced transaction refuses | `code`, `parameter` | no |
 //! | `Stopped` | a call on an elector whose background task has ended | | no |
 //! | `Migration` | a migration that could not be applied | | no |
+//!
+//! [`Error::is_permanent`] tells the errors that only a change of set-up can mend (a password,
+//! a grant, the schema, the URL, TLS): an elector keeps trying, but reports them
+//! ([`crate::WaitOutcome::Failed`], [`crate::Event::Failing`]).
 //!
 //! Messages are shown as they are: a message raised by the procedures keeps its
 //! `mysqlleader: ` prefix, and `Display` never adds a second one.
@@ -42,6 +48,11 @@ pub enum ErrorKind {
     InvalidArgument,
     NotLeader,
     AccessDenied,
+    /// The server refused the login (a wrong user name or password, TLS or a client
+    /// certificate required).
+    Authentication,
+    /// The server denied the account something it needs: the database, a routine, a table.
+    Privilege,
     NotMigrated,
     Connection,
     Timeout,
@@ -70,6 +81,16 @@ pub enum Error {
     #[error("{message}")]
     AccessDenied { message: String },
 
+    /// The server refused the login (1045): a wrong user name or password, or the server or
+    /// the account requires TLS or a client certificate (the message says which to check).
+    #[error("server error {code} ({state}): {message}")]
+    Authentication { code: u16, state: String, message: String },
+
+    /// The server denied the account the database (1044, or 1049: unknown to it) or a
+    /// routine or table the call needs (1370, 1142, 1227): a grant is missing.
+    #[error("server error {code} ({state}): {message}")]
+    Privilege { code: u16, state: String, message: String },
+
     /// The server could not be reached or the connection broke. The outcome of a write that
     /// failed this way is unknown.
     #[error("connection: {message}")]
@@ -89,10 +110,11 @@ pub enum Error {
     Server { code: u16, state: String, message: String },
 
     /// A mistake a retry cannot mend, found by the driver rather than the server: a wrong number
-    /// of statement parameters, a TLS set-up that cannot work, an unexpected packet.
-    /// `code` is the server's errno when the server was involved.
+    /// of statement parameters, a TLS set-up that cannot work, an unexpected packet, a
+    /// statement a fenced transaction refuses. `code` is the server's errno when the server
+    /// was involved; `parameter` the argument at fault, when one is.
     #[error("{message}")]
-    Usage { code: Option<u16>, message: String },
+    Usage { code: Option<u16>, parameter: Option<String>, message: String },
 
     /// The elector's background task has ended (shut down, or died: `message` says which).
     #[error("the elector has stopped: {message}")]
@@ -116,7 +138,12 @@ impl Error {
     }
 
     pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Error::Usage { code: None, message: message.into() }
+        Error::Usage { code: None, parameter: None, message: message.into() }
+    }
+
+    /// A usage mistake in the argument `parameter`.
+    pub(crate) fn usage_of(parameter: &str, message: impl Into<String>) -> Self {
+        Error::Usage { code: None, parameter: Some(parameter.to_string()), message: message.into() }
     }
 
     /// The same error, its message followed by `context` (what the caller was doing and what
@@ -147,6 +174,8 @@ impl Error {
             Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Error::NotLeader { .. } => ErrorKind::NotLeader,
             Error::AccessDenied { .. } => ErrorKind::AccessDenied,
+            Error::Authentication { .. } => ErrorKind::Authentication,
+            Error::Privilege { .. } => ErrorKind::Privilege,
             Error::Connection { .. } => ErrorKind::Connection,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::NotMigrated { .. } => ErrorKind::NotMigrated,
@@ -168,10 +197,30 @@ impl Error {
         }
     }
 
-    /// The canonical name of the rejected parameter, for `InvalidArgument`.
+    /// True when retrying cannot help and someone must change the set-up: a refused login
+    /// (`Authentication`), a missing grant (`Privilege`), a service outside the account's
+    /// patterns (`AccessDenied`), a schema not installed (`NotMigrated`), a rejected argument or
+    /// URL (`InvalidArgument`), a TLS set-up that cannot work (`Usage`). An elector keeps
+    /// trying all the same (the set-up may be mended while it runs) but reports it:
+    /// [`crate::WaitOutcome::Failed`] and [`crate::Event::Failing`].
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self.kind(),
+            ErrorKind::Authentication
+                | ErrorKind::Privilege
+                | ErrorKind::AccessDenied
+                | ErrorKind::NotMigrated
+                | ErrorKind::InvalidArgument
+                | ErrorKind::Usage
+        )
+    }
+
+    /// The canonical name of the rejected parameter, for `InvalidArgument` (and a `Usage`
+    /// error that names one).
     pub fn parameter(&self) -> Option<&str> {
         match self {
             Error::InvalidArgument { parameter, .. } => Some(parameter),
+            Error::Usage { parameter, .. } => parameter.as_deref(),
             _ => None,
         }
     }
@@ -179,7 +228,7 @@ impl Error {
     /// The server error code (errno), when the server reported one.
     pub fn server_code(&self) -> Option<u16> {
         match self {
-            Error::Server { code, .. } => Some(*code),
+            Error::Server { code, .. } | Error::Authentication { code, .. } | Error::Privilege { code, .. } => Some(*code),
             Error::Usage { code, .. } => *code,
             _ => None,
         }
@@ -189,7 +238,7 @@ impl Error {
     /// procedures raise).
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
-            Error::Server { state, .. } => Some(state),
+            Error::Server { state, .. } | Error::Authentication { state, .. } | Error::Privilege { state, .. } => Some(state),
             Error::NotLeader { .. } => Some(SQLSTATE_NOT_LEADER),
             Error::AccessDenied { .. } => Some(SQLSTATE_ACCESS_DENIED),
             _ => None,
@@ -242,7 +291,7 @@ impl Error {
                     // Not a bad argument: a fence called outside a transaction (it would fence
                     // nothing), or a read called inside one (it could answer from an old
                     // snapshot, V7). A mistake of the caller's that a retry cannot mend.
-                    return Error::Usage { code: Some(code), message: message.to_string() };
+                    return Error::Usage { code: Some(code), parameter: None, message: message.to_string() };
                 }
                 Error::InvalidArgument { parameter, message: message.to_string() }
             }
@@ -252,7 +301,11 @@ impl Error {
             // MariaDB refuses a plaintext login to a server with require_secure_transport=ON,
             // and any login to an account REQUIRE SSL/X509 without what it requires, with the
             // same 1045 as a wrong password: say the possible causes (MySQL 8 has 3159 for the first).
-            _ if code == LOGIN_REFUSED => Error::Server { code, state: state.to_string(), message: format!("{}; {LOGIN_REFUSED_HINT}", redact(message)) },
+            _ if code == LOGIN_REFUSED => Error::Authentication { code, state: state.to_string(), message: format!("{}; {LOGIN_REFUSED_HINT}", redact(message)) },
+            _ if PRIVILEGE_CODES.contains(&code) => Error::Privilege { code, state: state.to_string(), message: redact(message) },
+            // No database selected: the URL names none (refused when it is parsed; this is a
+            // session that lost it).
+            _ if code == NO_DATABASE => Error::Usage { code: Some(code), parameter: Some("url".into()), message: redact(message) },
             _ => Error::Server { code, state: state.to_string(), message: redact(message) },
         }
     }
@@ -260,6 +313,13 @@ impl Error {
 
 /// ER_ACCESS_DENIED_ERROR: the server refused the login.
 const LOGIN_REFUSED: u16 = 1045;
+/// ER_NO_DB_ERROR: no database selected.
+const NO_DATABASE: u16 = 1046;
+/// A grant is missing: 1044 database access denied, 1049 unknown database (what the server
+/// answers for a database that does not exist, where the account could see one), 1142 table
+/// command denied, 1143 column command denied, 1227 specific privilege needed, 1370 routine
+/// access denied (EXECUTE).
+pub const PRIVILEGE_CODES: &[u16] = &[1044, 1049, 1142, 1143, 1227, 1370];
 /// What a refused login can mean, appended to the server's message for 1045.
 const LOGIN_REFUSED_HINT: &str = "wrong user name or password, or the server requires TLS (add ssl-mode=REQUIRED, \
     or ssl-mode=VERIFY_IDENTITY&ssl-ca=PATH, to the URL), or the account requires a client certificate (ssl-cert, ssl-key)";
@@ -328,7 +388,17 @@ mod tests {
         assert!(Error::from_server(1213, "40001", "Deadlock").is_transient());
         assert!(!Error::from_server(1064, "42000", "syntax").is_transient());
         let refused = Error::from_server(1045, "28000", "Access denied for user 'app'@'10.0.0.1' (using password: YES)");
-        assert_eq!((refused.kind(), refused.server_code(), refused.is_transient()), (ErrorKind::Server, Some(1045), false));
+        assert_eq!((refused.kind(), refused.server_code(), refused.is_transient()), (ErrorKind::Authentication, Some(1045), false));
+        assert!(refused.is_permanent());
+        for code in [1044, 1049, 1370] {
+            let denied = Error::from_server(code, "42000", "denied");
+            assert_eq!((denied.kind(), denied.server_code(), denied.sqlstate(), denied.is_permanent()), (ErrorKind::Privilege, Some(code), Some("42000"), true));
+        }
+        assert!(Error::from_server(1305, "42000", "PROCEDURE db.campaign does not exist").is_permanent());
+        assert!(Error::from_server(1644, "45002", "mysqlleader: access denied").is_permanent());
+        assert!(!Error::from_server(1213, "40001", "Deadlock").is_permanent());
+        assert!(!Error::Connection { message: "refused".into() }.is_permanent());
+        assert!(!Error::from_server(1290, "HY000", "read only").is_permanent(), "a read-only server may be promoted");
         assert!(refused.to_string().contains("ssl-mode") && refused.to_string().contains("Access denied"), "{refused}");
     }
 

@@ -66,6 +66,7 @@ pub mod ffi;
 pub mod metrics;
 pub mod migrate;
 pub mod procedures;
+pub mod statement;
 pub mod url;
 mod wakeup;
 

@@ -71,6 +71,14 @@ pub fn pool_from_url(url: &str) -> Result<Pool> {
 pub fn opts_from_url(url: &str) -> Result<Opts> {
     let (rest, tls) = split_tls(url)?;
     let mut opts = Opts::from_url(&rest).map_err(|e| Error::invalid("url", redact(&e.to_string())))?;
+    // The election's objects live in the URL's database: without one every call would fail
+    // with 1046 (no database selected), which no retry mends.
+    if opts.db_name().map_or(true, str::is_empty) {
+        return Err(Error::invalid(
+            "url",
+            format!("invalid url: {} names no database; write mysql://user:password@host:port/database", redact(&rest)),
+        ));
+    }
     let mut builder = OptsBuilder::from_opts(opts.clone());
     // The URL means what it says: no silent move from TCP to the server's Unix socket (which
     // would bypass a proxy, a sidecar or a TLS terminator listening on the URL's port).
@@ -208,6 +216,16 @@ fn percent_decode(value: &str, name: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_without_a_database_is_an_invalid_url() {
+        for url in ["mysql://app:secret@db:3306", "mysql://app:secret@db:3306/", "mysql://app:secret@db/?ssl-mode=DISABLED"] {
+            let e = opts_from_url(url).unwrap_err();
+            assert_eq!(e.parameter(), Some("url"), "{url}: {e}");
+            assert!(e.to_string().contains("names no database") && !e.to_string().contains("secret"), "{e}");
+        }
+        assert!(opts_from_url("mysql://app:secret@db:3306/app").is_ok());
+    }
 
     #[test]
     fn tls_parameters_are_taken_out_and_the_rest_kept() {

@@ -32,7 +32,7 @@ fn start(pool: &mysql_async::Pool, service: &str, node: &str, lease_ms: u64) -> 
             match event {
                 Event::StartedLeading { term, .. } => println!("lead {term} {}", now_us()),
                 Event::StoppedLeading { term, .. } => println!("stop {term} {}", now_us()),
-                Event::LeaderChanged { .. } | Event::ElectorStopped { .. } => {}
+                Event::LeaderChanged { .. } | Event::ElectorStopped { .. } | Event::Failing { .. } => {}
             }
         }
     });

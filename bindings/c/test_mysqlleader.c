@@ -671,10 +671,10 @@ static mysqlleader_elector_config quick_config(const char *service, const char *
 
 static const long long SLACK_MS = 8000; /* for liveness bounds on a shared, busy machine */
 
-/* Issue 15, item 4: DDL inside a fenced transaction commits implicitly and drops the fence. The
- * library notices: the DDL statement fails with MYSQLLEADER_USAGE, and after a force_leader
- * (which now goes through), the stale write and the commit are refused: 'stale write' never
- * commits. */
+/* Issue 15, item 4, and issue 26: DDL inside a fenced transaction would commit implicitly and
+ * drop the fence. The library refuses it before sending it (MYSQLLEADER_USAGE, parameter "sql"):
+ * the table is not created, the transaction is spent (the stale write and the commit are
+ * refused), and nothing of it commits, not even the fenced write before the DDL. */
 static void test_txn_ended_early_by_the_server(mysqlleader_client *client) {
     mysqlleader_txn *txn = NULL;
     mysqlleader_leader_check check;
@@ -685,13 +685,17 @@ static void test_txn_ended_early_by_the_server(mysqlleader_client *client) {
     CHECK_OK(mysqlleader_txn_assert_leader(txn, "early", "a", c.term, &check));
     CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (1, 'fenced write')", NULL, 0, NULL));
     CHECK_RC(mysqlleader_txn_execute(txn, "CREATE TABLE early_ddl (id INT)", NULL, 0, NULL), MYSQLLEADER_USAGE);
-    CHECK(strstr(mysqlleader_last_error(), "ended this transaction early") != NULL);
-    CHECK_OK(mysqlleader_force_leader(client, "early", "b", 10000, &c));
+    CHECK(strstr(mysqlleader_last_error(), "is a CREATE statement, which ends the transaction") != NULL);
+    CHECK(mysqlleader_last_error_parameter() != NULL && strcmp(mysqlleader_last_error_parameter(), "sql") == 0);
     CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (2, 'stale write')", NULL, 0, NULL),
              MYSQLLEADER_INVALID_STATE);
     CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
     CHECK_OK(mysqlleader_txn_rollback(txn));
     mysqlleader_txn_free(txn);
+    /* Nothing was sent: the table does not exist. */
+    CHECK(run_sql(client, "DROP TABLE early_ddl") != MYSQLLEADER_OK);
+    CHECK(strstr(mysqlleader_last_error(), "early_ddl") != NULL);
+    CHECK_OK(mysqlleader_force_leader(client, "early", "b", 10000, &c));
     /* A COMMIT sent as SQL ends it too. */
     CHECK_OK(mysqlleader_txn_begin(client, &txn));
     CHECK_OK(mysqlleader_txn_assert_leader(txn, "early", "b", c.term, &check));
@@ -699,11 +703,10 @@ static void test_txn_ended_early_by_the_server(mysqlleader_client *client) {
     CHECK_RC(mysqlleader_txn_execute(txn, "INSERT INTO early VALUES (3, 'unfenced')", NULL, 0, NULL),
              MYSQLLEADER_INVALID_STATE);
     mysqlleader_txn_free(txn);
-    CHECK_OK(run_sql(client, "DELETE FROM early WHERE note <> 'stale write' AND note <> 'unfenced'"));
     uint64_t affected = 1;
     CHECK_OK(mysqlleader_txn_begin(client, &txn));
     CHECK_OK(mysqlleader_txn_execute(txn, "DELETE FROM early", NULL, 0, &affected));
-    CHECK(affected == 0); /* neither 'stale write' nor 'unfenced' was ever committed */
+    CHECK(affected == 0); /* neither 'fenced write' (its transaction was refused DDL), 'stale write' nor 'unfenced' committed */
     CHECK_OK(mysqlleader_txn_commit(txn));
     mysqlleader_txn_free(txn);
 }

@@ -270,7 +270,7 @@ static void test_plaintext_refused(void) {
         snprintf(what, sizeof what, "plaintext (%s)", params[i][0] ? params[i] : "no ssl parameter");
         outcome o;
         probe(&o, url);
-        EXPECT_REFUSAL(what, &o, FAILED_IN_CALL, MYSQLLEADER_SERVER, 1045, "requires TLS");
+        EXPECT_REFUSAL(what, &o, FAILED_IN_CALL, MYSQLLEADER_AUTHENTICATION, 1045, "requires TLS");
     }
 }
 
@@ -307,7 +307,7 @@ static void test_x509_account(void) {
     tls_url(url, sizeof url, "mlx509", NULL, params);
     outcome o;
     probe(&o, url);
-    EXPECT_REFUSAL("X509 account without ssl-cert/ssl-key", &o, FAILED_IN_CALL, MYSQLLEADER_SERVER, 1045,
+    EXPECT_REFUSAL("X509 account without ssl-cert/ssl-key", &o, FAILED_IN_CALL, MYSQLLEADER_AUTHENTICATION, 1045,
                    "client certificate");
 }
 

@@ -385,12 +385,23 @@ func (e *Elector) Resign(ctx context.Context) (bool, error) {
 const backstopPoll = time.Second
 
 // WaitForLeadership waits until this node leads (nil), ctx ends (ctx.Err()), the elector stops
-// campaigning because it resigned (ErrNotCampaigning) or is closed (ErrClosed). It wakes on the
-// elector's own events, so it returns the moment leadership starts.
+// campaigning because it resigned (ErrNotCampaigning) or is closed (ErrClosed), or its calls
+// fail with an error retrying cannot fix: then it returns that error at once (ErrAuthentication,
+// ErrPrivilege, ErrNotMigrated, ErrAccessDenied, ...; the elector keeps trying, and a later wait
+// succeeds once the set-up is mended). It wakes on the elector's own events, so it returns the
+// moment leadership starts.
 func (e *Elector) WaitForLeadership(ctx context.Context) error {
 	const op = "elector_wait_for_leadership"
 	for {
 		changed := e.h.events.changedChan()
+		// The core's answer, looking only (timeout 0): its error when the calls fail for good.
+		var leading C.bool
+		err := e.h.with(op, func(p *C.mysqlleader_elector) error {
+			return ccall(op, func() C.mysqlleader_result { return C.mysqlleader_elector_wait_for_leadership(p, 0, &leading) })
+		})
+		if err != nil {
+			return err
+		}
 		st, err := e.State()
 		if err != nil {
 			return err

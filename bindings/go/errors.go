@@ -29,6 +29,8 @@ const (
 	CodeInvalidState    Code = 11 // MYSQLLEADER_INVALID_STATE: the transaction is spent, or the handle is closed
 	CodeUsage           Code = 12 // MYSQLLEADER_USAGE: a mistake a retry cannot mend (e.g. assert_leader outside a transaction)
 	CodeAccessDenied    Code = 13 // MYSQLLEADER_ACCESS_DENIED: the account may not act on this service (SQLSTATE 45002)
+	CodeAuthentication  Code = 14 // MYSQLLEADER_AUTHENTICATION: the server refused the login (1045); Error.ServerCode has its number
+	CodePrivilege       Code = 15 // MYSQLLEADER_PRIVILEGE: the server denied a database, routine or table (1044, 1049, 1370, 1142)
 )
 
 // String returns the name of the code as the header spells it, e.g. "MYSQLLEADER_NOT_LEADER"
@@ -56,6 +58,12 @@ var (
 	ErrInvalidState    = errors.New("mysqlleader: invalid state")
 	ErrUsage           = errors.New("mysqlleader: usage error")
 	ErrAccessDenied    = errors.New("mysqlleader: access denied")
+	// ErrAuthentication: the server refused the login (a wrong user name or password, TLS or a
+	// client certificate required). Retrying cannot fix it.
+	ErrAuthentication = errors.New("mysqlleader: login refused")
+	// ErrPrivilege: the server denied the account the database, a routine or a table (a grant
+	// is missing). Retrying cannot fix it.
+	ErrPrivilege = errors.New("mysqlleader: privilege missing")
 	// ErrUnknown matches an *Error whose code this version of the package does not know.
 	ErrUnknown = errors.New("mysqlleader: unknown result code")
 
@@ -83,6 +91,8 @@ var sentinels = map[Code]error{
 	CodeInvalidState:    ErrInvalidState,
 	CodeUsage:           ErrUsage,
 	CodeAccessDenied:    ErrAccessDenied,
+	CodeAuthentication:  ErrAuthentication,
+	CodePrivilege:       ErrPrivilege,
 }
 
 // Error is a failed call: the result code, what the server said, and the library's message.
@@ -94,14 +104,15 @@ type Error struct {
 	// Code is the result code.
 	Code Code
 	// ServerCode is the server's error number (e.g. 1213 for a deadlock, 1064 for a syntax
-	// error) when Code is CodeServer, else 0.
+	// error, 1045 a refused login) when Code is CodeServer, CodeAuthentication, CodePrivilege
+	// (or CodeUsage when the server reported it), else 0.
 	ServerCode uint32
 	// Transient tells whether the same call may simply be tried again (a lost connection, a
 	// timeout, a deadlock or lock wait, a Galera node outside the primary component). The failed
 	// attempt's outcome is unknown or "not done": never assume it took effect.
 	Transient bool
-	// Param names the rejected parameter for CodeInvalidArgument, CodeInvalidUTF8 and
-	// CodeNullArgument as a Go user wrote it: an argument ("service_id", "node_id", "url") or an
+	// Param names the rejected parameter for CodeInvalidArgument, CodeInvalidUTF8,
+	// CodeNullArgument (and a CodeUsage that names one, e.g. "query") as a Go user wrote it: an argument ("service_id", "node_id", "url") or an
 	// ElectorConfig field ("Lease", "RenewInterval", ...); "" when the failure names none. It is
 	// carried by the library (mysqlleader_last_error_parameter), never parsed from the message.
 	Param string
@@ -165,6 +176,7 @@ var goParamNames = map[string]string{
 	"config->drift_margin_ms":    "DriftMargin",
 	"config->flags":              "Flags",
 	"config->fallback_clients":   "Fallbacks",
+	"sql":                        "query",
 }
 
 // goParam is the Go name of the C ABI's parameter name.

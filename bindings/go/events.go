@@ -33,6 +33,10 @@ const (
 	// ElectorStopped: the elector's background task failed; it no longer campaigns (State
 	// reports the error). The last event. A normal Close delivers none.
 	ElectorStopped EventKind = 5
+	// Failing: the elector's calls fail with an error retrying cannot fix (Event.Code says
+	// which class; State().LastCallError the message). Once per change of condition; the
+	// elector keeps trying.
+	Failing EventKind = 6
 )
 
 // String returns "started_leading", "stopped_leading", "leader_changed" or "events_missed".
@@ -48,6 +52,8 @@ func (k EventKind) String() string {
 		return "events_missed"
 	case ElectorStopped:
 		return "elector_stopped"
+	case Failing:
+		return "failing"
 	}
 	return fmt.Sprintf("EventKind(%d)", uint32(k))
 }
@@ -80,6 +86,7 @@ type Event struct {
 	LeaderID string        // StartedLeading: this node; LeaderChanged: the new leader, "" for a vacant seat
 	ValidFor time.Duration // for StartedLeading
 	Missed   uint64        // for EventsMissed
+	Code     Code          // for Failing: the error class of the failing calls (CodeAuthentication, ...)
 	At       time.Time     // when the event reached this package (local clock)
 }
 
@@ -115,6 +122,7 @@ func mysqlleaderGoEvent(userdata C.uintptr_t, event *C.mysqlleader_event) {
 		Reason:   StopReason(event.reason),
 		ValidFor: duration(event.valid_for_ms),
 		Missed:   uint64(event.missed),
+		Code:     Code(event.result),
 		At:       time.Now(),
 	}
 	if event.leader_id != nil {

@@ -79,12 +79,15 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_INVALID_STATE":    uint64(CodeInvalidState),
 	"MYSQLLEADER_USAGE":            uint64(CodeUsage),
 	"MYSQLLEADER_ACCESS_DENIED":    uint64(CodeAccessDenied),
+	"MYSQLLEADER_AUTHENTICATION":   uint64(CodeAuthentication),
+	"MYSQLLEADER_PRIVILEGE":        uint64(CodePrivilege),
 
 	"MYSQLLEADER_EVENT_STARTED_LEADING": uint64(StartedLeading),
 	"MYSQLLEADER_EVENT_STOPPED_LEADING": uint64(StoppedLeading),
 	"MYSQLLEADER_EVENT_LEADER_CHANGED":  uint64(LeaderChanged),
 	"MYSQLLEADER_EVENT_MISSED":          uint64(EventsMissed),
 	"MYSQLLEADER_EVENT_ELECTOR_STOPPED": uint64(ElectorStopped),
+	"MYSQLLEADER_EVENT_FAILING":         uint64(Failing),
 
 	"MYSQLLEADER_STOP_NONE":            uint64(StopNone),
 	"MYSQLLEADER_STOP_LOST_SEAT":       uint64(StopLostSeat),
@@ -96,6 +99,7 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_WAIT_LEADING":         1,
 	"MYSQLLEADER_WAIT_TIMED_OUT":       2,
 	"MYSQLLEADER_WAIT_NOT_CAMPAIGNING": 3,
+	"MYSQLLEADER_WAIT_FAILED":          4,
 }
 
 // notInGo are header constants the Go API does not expose, and why.
@@ -178,11 +182,10 @@ func TestNamesComeFromTheLibrary(t *testing.T) {
 
 // notWrapped are the header's functions the Go package does not call, and why.
 var notWrapped = map[string]string{
-	"mysqlleader_last_error_copy":             "the message is read with mysqlleader_last_error on the same locked OS thread",
-	"mysqlleader_last_error_code":             "the code is the failed call's own return value",
-	"mysqlleader_elector_wait_for_leadership": "it cannot be cancelled and must not race with _free: WaitForLeadership waits on the elector's events instead",
-	"mysqlleader_elector_wait":                "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
-	"mysqlleader_elector_note_refusal":        "for a fence run on the application's own connection (Java's Elector.fence): the contract's Elector.Fence(ctx, *sql.Tx) is not written yet and will call it",
+	"mysqlleader_last_error_copy":      "the message is read with mysqlleader_last_error on the same locked OS thread",
+	"mysqlleader_last_error_code":      "the code is the failed call's own return value",
+	"mysqlleader_elector_wait":         "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
+	"mysqlleader_elector_note_refusal": "for a fence run on the application's own connection (Java's Elector.fence): the contract's Elector.Fence(ctx, *sql.Tx) is not written yet and will call it",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or

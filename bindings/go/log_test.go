@@ -46,8 +46,12 @@ func TestLogsReachSlog(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond) // about 30 attempts
 	e.Close()
-	if n := strings.Count(out.String(), `level=WARN msg="election call failed`); n != 1 {
+	// A refused login is an error retrying cannot fix (issue 26): once, at ERROR, saying so.
+	if n := strings.Count(out.String(), `msg="election call failed`); n != 1 {
 		t.Fatalf("the failed login was logged %d times, want once:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), `level=ERROR msg="election call failed, and retrying cannot fix it`) {
+		t.Fatalf("the failed login was not logged at ERROR as an error retrying cannot fix:\n%s", out.String())
 	}
 	if strings.Contains(out.String(), ":wrong@") {
 		t.Fatalf("a password in the log:\n%s", out.String())

@@ -161,15 +161,15 @@ func TestTLSModesOverTheCABI(t *testing.T) {
 		// 4. Plaintext: MariaDB answers 1045, as for a wrong password; the message says TLS may be
 		// what is missing.
 		{name: "plaintext DISABLED", url: tlsURL("mysqlleader", "127.0.0.1", "ssl-mode=DISABLED"),
-			want: ErrServer, serverCode: 1045, says: "requires TLS"},
+			want: ErrAuthentication, serverCode: 1045, says: "requires TLS"},
 		{name: "plaintext no ssl parameter", url: tlsURL("mysqlleader", "127.0.0.1", ""),
-			want: ErrServer, serverCode: 1045, says: "requires TLS"},
+			want: ErrAuthentication, serverCode: 1045, says: "requires TLS"},
 		// 5. TLS required of a server that has none.
 		{name: "server without TLS", url: withParam(plain, "ssl-mode=REQUIRED"),
 			want: ErrUsage, says: "does not offer TLS"},
 		// 6. A REQUIRE X509 account without its client certificate.
 		{name: "X509 account without certificate", url: tlsURL("mlx509", "127.0.0.1", "ssl-mode=VERIFY_IDENTITY&ssl-ca="+ca),
-			want: ErrServer, serverCode: 1045, says: "client certificate"},
+			want: ErrAuthentication, serverCode: 1045, says: "client certificate"},
 		// 7. Bad TLS parameters name themselves.
 		{name: "unknown ssl-mode", url: tlsURL("mysqlleader", "127.0.0.1", "ssl-mode=SOMETIMES"),
 			want: ErrInvalidArgument, param: "ssl-mode"},

@@ -142,6 +142,11 @@ pub enum WaitOutcome {
     /// The node no longer campaigns (it resigned, was shut down, or its task failed), so it
     /// will not lead without a new elector.
     NotCampaigning,
+    /// The elector's last call failed with an error retrying cannot fix
+    /// ([`Error::is_permanent`]: a refused login, a missing grant, the schema not installed, a
+    /// service outside the account's patterns): [`State::last_error`] says which. The elector
+    /// keeps trying (the set-up may be mended meanwhile), but will not lead until it is.
+    Failed,
 }
 
 /// A change of leadership, as this node observed it, in the order it observed them.
@@ -155,11 +160,16 @@ pub enum Event {
     LeaderChanged { leader_id: Option<String>, term: u64 },
     /// The background task ended: `None` after a shutdown, the error when it failed. Last event.
     ElectorStopped { error: Option<Error> },
+    /// The elector's calls fail with an error retrying cannot fix ([`Error::is_permanent`]):
+    /// sent once per change of condition. The elector keeps trying; it leads once the set-up
+    /// is mended.
+    Failing { error: Error },
 }
 
 enum Command {
     Resign(oneshot::Sender<Result<bool>>),
-    Shutdown { resign: bool, done: oneshot::Sender<Result<()>> },
+    /// Stop; resign first when `resign`, giving up on the server at `deadline`.
+    Shutdown { resign: bool, done: oneshot::Sender<Result<()>>, deadline: Instant },
     /// This node's fenced transaction was refused at `term` (SQLSTATE 45001).
     Refused { term: u64 },
 }
@@ -176,6 +186,9 @@ pub(crate) async fn wait_for_leadership(mut rx: watch::Receiver<State>, limit: O
                 }
                 if !state.campaigning || !state.running {
                     return WaitOutcome::NotCampaigning;
+                }
+                if state.last_error.as_ref().is_some_and(Error::is_permanent) {
+                    return WaitOutcome::Failed;
                 }
             }
             if rx.changed().await.is_err() {
@@ -382,8 +395,10 @@ impl Elector {
     /// The events from now on: started leading, stopped leading, leader changed.
     pub fn events(&self) -> broadcast::Receiver<Event> { self.events.subscribe() }
 
-    /// Waits until this node leads, `limit` passes, or the node no longer campaigns (it resigned,
-    /// was shut down, or its task failed); `None` waits without a time limit.
+    /// Waits until this node leads, `limit` passes, the node no longer campaigns (it resigned,
+    /// was shut down, or its task failed), or its calls fail with an error retrying cannot fix
+    /// ([`WaitOutcome::Failed`]: at once when the last call failed so); `None` waits without a
+    /// time limit.
     pub async fn wait_for_leadership(&self, limit: Option<Duration>) -> WaitOutcome {
         wait_for_leadership(self.state.clone(), limit).await
     }
@@ -509,11 +524,29 @@ impl Elector {
     }
 
     /// Stops the background task; resigns first when `resign_on_drop` is set (the default).
+    /// Returns within the request timeout whatever the server does (a call in flight is let
+    /// go; a resign that cannot finish in time fails with [`Error::Timeout`], and the lease
+    /// lapses): [`Elector::shutdown_by`] with `now + request_timeout`.
     pub async fn shutdown(self) -> Result<()> {
+        let deadline = Instant::now() + self.config.request_timeout;
+        self.shutdown_by(deadline).await
+    }
+
+    /// [`Elector::shutdown`], returning by `deadline`: the node steps down at once, the resign
+    /// (when configured) gets the time left, and the task ends in the background when the
+    /// server does not answer in time (its call connection is then ended as any abandoned call).
+    pub async fn shutdown_by(self, deadline: Instant) -> Result<()> {
         let (tx, rx) = oneshot::channel();
         let resign = self.config.resign_on_drop;
-        self.commands.send(Command::Shutdown { resign, done: tx }).map_err(|_| self.stopped())?;
-        rx.await.map_err(|_| self.stopped())?
+        // The task gives up on the server a little before `deadline`, so its answer (and the
+        // events before it) arrive in time.
+        let early = (self.config.request_timeout / 20).min(Duration::from_millis(10));
+        let task_deadline = deadline.checked_sub(early).unwrap_or(deadline);
+        self.commands.send(Command::Shutdown { resign, done: tx, deadline: task_deadline }).map_err(|_| self.stopped())?;
+        match tokio::time::timeout_at(deadline, rx).await {
+            Ok(answer) => answer.map_err(|_| self.stopped())?,
+            Err(_) => Err(Error::timeout(self.config.request_timeout)),
+        }
     }
 
     /// The error for a call on an elector whose task has ended: why it ended, when it failed.
@@ -530,7 +563,8 @@ impl Drop for Elector {
     /// long as the runtime runs. Use [`Elector::shutdown`] to wait for the handover.
     fn drop(&mut self) {
         let (done, _) = oneshot::channel();
-        let _ = self.commands.send(Command::Shutdown { resign: self.config.resign_on_drop, done });
+        let deadline = Instant::now() + self.config.request_timeout;
+        let _ = self.commands.send(Command::Shutdown { resign: self.config.resign_on_drop, done, deadline });
     }
 }
 

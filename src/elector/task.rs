@@ -214,6 +214,7 @@ pub(super) fn spawn_with<B: Backend>(
         condition: None,
         late_reported: false,
         metrics,
+        pending: None,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -251,6 +252,30 @@ pub(super) fn spawn_with<B: Backend>(
     });
 }
 
+/// Waits for `call`, unless a resign or a shutdown command comes first: then `None`, with the
+/// command kept in `pending` for step 6 (so closing never waits for a call to a server that
+/// hangs). Any other command that comes meanwhile is kept too, and the call awaited.
+async fn call_or_command<F: Future>(
+    call: F,
+    commands: &mut mpsc::UnboundedReceiver<Command>,
+    pending: &mut Option<Option<Command>>,
+) -> Option<F::Output> {
+    tokio::pin!(call);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut call => return Some(out),
+            command = commands.recv(), if pending.is_none() => {
+                let urgent = !matches!(command, Some(Command::Refused { .. }));
+                *pending = Some(command);
+                if urgent {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
 fn seed() -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
     t ^ (u64::from(std::process::id()) << 32) | 1
@@ -274,6 +299,9 @@ struct Task<B: Backend> {
     /// Whether an answer that came too late to lead on was reported already (once per elector).
     late_reported: bool,
     metrics: Metrics,
+    /// A command that arrived while a call was in flight (see [`Task::call_or_command`]): handled
+    /// at step 6 before waiting for anything else.
+    pending: Option<Option<Command>>,
 }
 
 impl<B: Backend> Task<B> {
@@ -293,27 +321,32 @@ impl<B: Backend> Task<B> {
             } else {
                 Role::Leading
             });
-            let woken = async {
-                if following { self.backend.woken().await } else { std::future::pending().await }
-            };
-            let step_down = async {
-                match step_down_at {
-                    Some(at) if at < next => sleep_until(at).await,
-                    _ => std::future::pending().await,
+            let pending = self.pending.take();
+            let command = if let Some(command) = pending {
+                Some(command)
+            } else {
+                let woken = async {
+                    if following { self.backend.woken().await } else { std::future::pending().await }
+                };
+                let step_down = async {
+                    match step_down_at {
+                        Some(at) if at < next => sleep_until(at).await,
+                        _ => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    command = self.commands.recv() => Some(command),
+                    () = step_down => {
+                        self.apply(Input::DeadlineReached);
+                        None
+                    }
+                    () = woken => {
+                        tracing::debug!(service = %self.config.service_id, "woken by the wake-up lock");
+                        None
+                    }
+                    () = sleep_until(next) => None,
                 }
-            };
-            let command = tokio::select! {
-                biased;
-                command = self.commands.recv() => Some(command),
-                () = step_down => {
-                    self.apply(Input::DeadlineReached);
-                    None
-                }
-                () = woken => {
-                    tracing::debug!(service = %self.config.service_id, "woken by the wake-up lock");
-                    None
-                }
-                () = sleep_until(next) => None,
             };
             // 6. Commands.
             match command {
@@ -323,12 +356,16 @@ impl<B: Backend> Task<B> {
                     self.apply(Input::Refused { term });
                 }
                 Some(Some(Command::Resign(reply))) => {
-                    let result = self.resign(StopReason::Resigned).await;
+                    let limit = Instant::now() + self.config.request_timeout;
+                    let result = self.resign(StopReason::Resigned, limit).await;
                     let _ = reply.send(result);
                 }
-                Some(Some(Command::Shutdown { resign, done })) => {
+                Some(Some(Command::Shutdown { resign, done, deadline })) => {
+                    // Bounded by the caller's deadline whatever the server does: the call in
+                    // flight was let go already (`call_or_command`), and the resign gets what
+                    // is left (the lease lapses when that is not enough).
                     let result = if resign {
-                        self.resign(StopReason::Shutdown).await.map(|_| ())
+                        self.resign(StopReason::Shutdown, deadline).await.map(|_| ())
                     } else {
                         self.apply(Input::Stop(StopReason::Shutdown));
                         Ok(())
@@ -362,10 +399,13 @@ impl<B: Backend> Task<B> {
             limit = limit.min(deadline);
         }
         let config = self.config.clone();
-        let result = match timeout_at(limit, self.backend.campaign(self.server, &config)).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::timeout(limit - sent_at)),
+        let call = timeout_at(limit, self.backend.campaign(self.server, &config));
+        let Some(result) = call_or_command(call, &mut self.commands, &mut self.pending).await else {
+            // A resign or shutdown came first: the call goes on to its end on its own, and its
+            // outcome, unknown, never extends the deadline.
+            return Instant::now();
         };
+        let result = result.unwrap_or_else(|_| Err(Error::timeout(limit - sent_at)));
         self.note(&result);
         self.metrics.observe_campaign(sent_at.elapsed(), result.is_ok());
         if let Ok(c) = &result {
@@ -381,24 +421,26 @@ impl<B: Backend> Task<B> {
     async fn observe(&mut self) -> Instant {
         let config = self.config.clone();
         let limit = Instant::now() + config.request_timeout;
-        let result = match timeout_at(limit, self.backend.current_leader(self.server, &config)).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::timeout(config.request_timeout)),
+        let call = timeout_at(limit, self.backend.current_leader(self.server, &config));
+        let Some(result) = call_or_command(call, &mut self.commands, &mut self.pending).await else {
+            return Instant::now();
         };
+        let result = result.unwrap_or_else(|_| Err(Error::timeout(config.request_timeout)));
         self.note(&result);
         self.apply(Input::Observed { result }).unwrap_or_else(Instant::now)
     }
 
     /// Steps locally first (so nothing acts as leader once the handover can start), then ends
     /// the lease in the database, and stops campaigning.
-    async fn resign(&mut self, reason: StopReason) -> Result<bool> {
+    /// `limit` bounds the resign call (the request timeout, or what is left of a shutdown's).
+    async fn resign(&mut self, reason: StopReason, limit: Instant) -> Result<bool> {
         self.apply(Input::Stop(reason));
         self.state.send_modify(|s| s.campaigning = false);
         let config = self.config.clone();
-        let limit = Instant::now() + config.request_timeout;
+        let started = Instant::now();
         let result = match timeout_at(limit, self.backend.resign(self.server, &config)).await {
             Ok(r) => r,
-            Err(_) => Err(Error::timeout(config.request_timeout)),
+            Err(_) => Err(Error::timeout(limit.saturating_duration_since(started))),
         };
         // Only now, with the seat vacated in the database, wake the followers.
         self.backend.set_role(Role::Idle);
@@ -478,13 +520,20 @@ impl<B: Backend> Task<B> {
             }
             Err(e) => {
                 let condition = (e.kind(), e.server_code());
-                if self.condition != Some(condition) {
+                let changed = self.condition != Some(condition);
+                if changed && e.is_permanent() {
+                    tracing::error!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
+                        "election call failed, and retrying cannot fix it: this node cannot lead until the set-up is mended");
+                } else if changed {
                     tracing::warn!(service = %self.config.service_id, node = %self.config.node_id, error = %e, "election call failed");
-                    self.condition = Some(condition);
                 } else {
                     tracing::debug!(service = %self.config.service_id, error = %e, "election call failed again");
                 }
+                self.condition = Some(condition);
                 self.state.send_modify(|s| s.last_error = Some(e.clone()));
+                if changed && e.is_permanent() {
+                    let _ = self.events.send(Event::Failing { error: e.clone() });
+                }
                 if e.is_transient() && self.backend.servers() > 1 {
                     self.server = (self.server + 1) % self.backend.servers();
                     tracing::info!(service = %self.config.service_id, server = self.server, "moving to the next server");

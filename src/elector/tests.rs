@@ -356,7 +356,7 @@ async fn the_wakeup_lock_makes_a_follower_campaign_at_once() {
 async fn a_transient_failure_moves_to_the_next_server_and_a_usage_error_does_not() {
     let fake = Fake::new(2, vec![
         (0, conn_error()),
-        (0, Reply::Fail(Error::Usage { code: None, message: "bad".into() })),
+        (0, Reply::Fail(Error::Usage { code: None, parameter: None, message: "bad".into() })),
         (0, won(1)),
     ]);
     let (elector, _events) = start(&fake, config());

@@ -2,14 +2,14 @@
 //! installation script.
 
 use std::ffi::c_char;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mysql_async::Pool;
 
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
-use super::runtime::{block_on_timeout, block_on_within};
+use super::runtime::{block_on_timeout, block_on_within, runtime};
 use super::strings::{arg_out, arg_ref, arg_str, owned_string, write_out};
 
 /// The request timeout of a new client: the longest one call may take before it fails with
@@ -33,22 +33,44 @@ pub struct mysqlleader_client {
 pub(crate) struct ClientInner {
     pub pool: Pool,
     request_timeout_ms: AtomicU64,
+    /// Set once the pool was closed by [`ClientInner::release_within`].
+    disconnected: AtomicBool,
 }
 
 impl ClientInner {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_millis(self.request_timeout_ms.load(Ordering::Relaxed))
     }
+
+    /// Drops one user of the pool; when it was the last, closes the idle connections, waiting
+    /// for that at most `limit` (the rest goes on in the background). An elector's close uses
+    /// it to stay within its own request timeout.
+    pub fn release_within(inner: Arc<ClientInner>, limit: Duration) {
+        if let Some(inner) = Arc::into_inner(inner) {
+            inner.disconnect_within(limit);
+            inner.disconnected.store(true, Ordering::Relaxed); // no second wait in Drop
+        }
+    }
+
+    /// Closes the pool's connections on the runtime, waiting at most `limit` for it. Runs on a C
+    /// thread or an elector's callback thread, never on a runtime worker.
+    fn disconnect_within(&self, limit: Duration) {
+        let pool = self.pool.clone();
+        // A destructor must not unwind (it may run during another unwind): contain any panic.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let closing = runtime().spawn(pool.disconnect());
+            block_on_within(limit, closing)
+        }));
+    }
 }
 
 impl Drop for ClientInner {
-    /// Closes the idle connections politely (bounded by the request timeout). Runs on a C
-    /// thread or an elector's callback thread, never on a runtime worker.
+    /// Closes the idle connections politely, waiting at most the request timeout (a server
+    /// that hangs: the close goes on in the background).
     fn drop(&mut self) {
-        let pool = self.pool.clone();
-        let limit = self.request_timeout();
-        // A destructor must not unwind (it may run during another unwind): contain any panic.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on_within(limit, pool.disconnect())));
+        if !self.disconnected.load(Ordering::Relaxed) {
+            self.disconnect_within(self.request_timeout());
+        }
     }
 }
 
@@ -68,6 +90,7 @@ pub unsafe extern "C" fn mysqlleader_client_new(url: *const c_char, client_out: 
         let inner = Arc::new(ClientInner {
             pool,
             request_timeout_ms: AtomicU64::new(MYSQLLEADER_DEFAULT_REQUEST_TIMEOUT_MS),
+            disconnected: AtomicBool::new(false),
         });
         let client = Box::new(mysqlleader_client { inner });
         // SAFETY: checked non-NULL above.

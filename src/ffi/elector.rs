@@ -13,7 +13,7 @@
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -92,6 +92,11 @@ pub enum mysqlleader_event_kind {
     /// The elector's background task failed (`mysqlleader_elector_state` reports the error):
     /// it no longer campaigns. The last event. (A normal free delivers no such event.)
     MYSQLLEADER_EVENT_ELECTOR_STOPPED = 5,
+    /// The elector's calls fail with an error retrying cannot fix (`result`: a refused login,
+    /// a missing grant, the schema not installed, a service outside the account's patterns;
+    /// `mysqlleader_elector_last_call_error` has the message). Sent once per change of
+    /// condition; the elector keeps trying, and leads once the set-up is mended.
+    MYSQLLEADER_EVENT_FAILING = 6,
 }
 
 /// Why a node stopped leading, in `mysqlleader_event.reason`.
@@ -129,6 +134,9 @@ pub struct mysqlleader_event {
     pub valid_for_ms: u64,
     /// For `MYSQLLEADER_EVENT_MISSED`: how many events were dropped.
     pub missed: u64,
+    /// For `MYSQLLEADER_EVENT_FAILING`: the error class of the failing calls
+    /// (`MYSQLLEADER_AUTHENTICATION`, `MYSQLLEADER_PRIVILEGE`, ...); `MYSQLLEADER_OK` otherwise.
+    pub result: mysqlleader_result,
 }
 
 /// A callback for leadership changes: `userdata` is the pointer given to
@@ -172,8 +180,13 @@ pub struct mysqlleader_elector {
 
 struct CallbackThread {
     join: JoinHandle<()>,
-    /// Set when the elector was freed from its own callback: deliver nothing more.
+    /// Set when the elector was freed from its own callback, or its close ran out of time:
+    /// deliver nothing more.
     detached: Arc<AtomicBool>,
+    /// Held by the thread while it checks `detached` and runs a callback.
+    gate: Arc<Mutex<()>>,
+    /// Says that the thread has delivered the last event (it sends nothing: it hangs up).
+    ended: std::sync::mpsc::Receiver<()>,
 }
 
 /// The C callback and its userdata, moved to the callback thread.
@@ -193,23 +206,47 @@ impl mysqlleader_elector {
         self.config.request_timeout * 2 + Duration::from_secs(2)
     }
 
-    /// Stops the renew loop (resigning when configured), then waits for the callback thread to
-    /// deliver the last events — or, when called on that very thread, lets it finish by itself.
+    /// Stops the renew loop (resigning when configured), delivers the last events, and releases
+    /// the pools, all within the request timeout whatever the server does:
+    /// 1. the elector steps down at once and resigns with the time left (`shutdown_by`); a
+    ///    server that does not answer in time leaves the lease to lapse;
+    /// 2. the callback thread delivers the events up to the end of the loop; when it has not
+    ///    ended by the budget (the loop still ends a call in the background), it is told to
+    ///    deliver nothing more, and `close` waits only for a callback that is running now, so no
+    ///    callback runs after `_free` returns. Called on that very thread, it lets it finish
+    ///    by itself;
+    /// 3. the pools close in the background when no other user holds them.
     fn close(mut self: Box<Self>) {
+        let budget = self.config.request_timeout;
+        let until = Instant::now() + budget;
+        let margin = (budget / 10).min(Duration::from_millis(20));
         let elector = self.elector.write().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(elector) = elector {
-            let limit = self.command_limit();
-            let _ = block_on_within(limit, elector.shutdown());
+            let by = until.checked_sub(margin * 2).unwrap_or(until);
+            let _ = block_on(elector.shutdown_by(by));
         }
         if let Some(callback) = self.callback.take() {
             if std::thread::current().id() == callback.join.thread().id() {
                 callback.detached.store(true, Ordering::SeqCst);
                 drop(callback.join); // detached: it ends once the current callback returns
             } else {
-                let _ = callback.join.join();
+                let left = until.checked_sub(margin).unwrap_or(until).saturating_duration_since(Instant::now());
+                if callback.ended.recv_timeout(left).is_ok() {
+                    let _ = callback.join.join();
+                } else {
+                    callback.detached.store(true, Ordering::SeqCst);
+                    // Waits for a callback running now (if any) to return; none starts after.
+                    drop(callback.gate.lock().unwrap_or_else(|e| e.into_inner()));
+                    drop(callback.join);
+                }
             }
         }
-        // The pools close here when no client, elector or transaction uses them any more.
+        let left = until.saturating_duration_since(Instant::now());
+        let mysqlleader_elector { client, _fallbacks: fallbacks, .. } = *self;
+        ClientInner::release_within(client, left);
+        for fallback in fallbacks {
+            ClientInner::release_within(fallback, Duration::ZERO);
+        }
     }
 }
 
@@ -220,7 +257,15 @@ fn event_string(text: &str) -> CString {
 
 /// The body of the callback thread: one event at a time, in order, until the renew loop has
 /// ended and every event is delivered.
-fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, detached: Arc<AtomicBool>, node_id: String) {
+fn run_callbacks(
+    callback: Callback,
+    mut events: broadcast::Receiver<Event>,
+    detached: Arc<AtomicBool>,
+    gate: Arc<Mutex<()>>,
+    ended: std::sync::mpsc::Sender<()>,
+    node_id: String,
+) {
+    let _ended = ended; // hung up when this thread returns
     let node_id = event_string(&node_id);
     loop {
         let received = block_on(events.recv());
@@ -234,6 +279,7 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                 leader_id: std::ptr::null(),
                 valid_for_ms: 0,
                 missed,
+                result: mysqlleader_result::MYSQLLEADER_OK,
             },
             Ok(Event::StartedLeading { term, valid_until }) => mysqlleader_event {
                 kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STARTED_LEADING,
@@ -242,6 +288,7 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                 leader_id: node_id.as_ptr(),
                 valid_for_ms: ms(valid_until.saturating_duration_since(Instant::now())),
                 missed: 0,
+                result: mysqlleader_result::MYSQLLEADER_OK,
             },
             Ok(Event::StoppedLeading { term, reason }) => mysqlleader_event {
                 kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STOPPED_LEADING,
@@ -250,6 +297,7 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                 leader_id: std::ptr::null(),
                 valid_for_ms: 0,
                 missed: 0,
+                result: mysqlleader_result::MYSQLLEADER_OK,
             },
             // A normal close ends the stream as before (its StoppedLeading says `shutdown`); only a
             // failed task is news to C.
@@ -261,6 +309,16 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                 leader_id: std::ptr::null(),
                 valid_for_ms: 0,
                 missed: 0,
+                result: mysqlleader_result::MYSQLLEADER_OK,
+            },
+            Ok(Event::Failing { error }) => mysqlleader_event {
+                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_FAILING,
+                term: 0,
+                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
+                leader_id: std::ptr::null(),
+                valid_for_ms: 0,
+                missed: 0,
+                result: Failure::from(error).code,
             },
             Ok(Event::LeaderChanged { leader_id, term }) => {
                 leader = leader_id.as_deref().map(event_string);
@@ -271,15 +329,18 @@ fn run_callbacks(callback: Callback, mut events: broadcast::Receiver<Event>, det
                     leader_id: leader.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
                     valid_for_ms: 0,
                     missed: 0,
+                    result: mysqlleader_result::MYSQLLEADER_OK,
                 }
             }
         };
+        let delivering = gate.lock().unwrap_or_else(|e| e.into_inner());
         if detached.load(Ordering::SeqCst) {
-            continue; // freed from a callback: drain quietly until the loop has ended
+            continue; // freed: drain quietly until the loop has ended
         }
         // SAFETY: the function and userdata are the caller's; `event` and the strings it
         // points to live until the call returns.
         unsafe { (callback.function)(callback.userdata, &event) };
+        drop(delivering);
         drop(leader);
     }
 }
@@ -392,13 +453,15 @@ pub unsafe extern "C" fn mysqlleader_elector_new(
             }
             Some(function) => {
                 let detached = Arc::new(AtomicBool::new(false));
+                let gate = Arc::new(Mutex::new(()));
+                let (ended_tx, ended) = std::sync::mpsc::channel();
                 let cb = Callback { function, userdata };
-                let (flag, node) = (detached.clone(), config.node_id.clone());
+                let (flag, gate2, node) = (detached.clone(), gate.clone(), config.node_id.clone());
                 let spawned = std::thread::Builder::new()
                     .name("mysqlleader-cb".into())
-                    .spawn(move || run_callbacks(cb, events, flag, node));
+                    .spawn(move || run_callbacks(cb, events, flag, gate2, ended_tx, node));
                 match spawned {
-                    Ok(join) => Some(CallbackThread { join, detached }),
+                    Ok(join) => Some(CallbackThread { join, detached, gate, ended }),
                     Err(e) => {
                         let _ = block_on_within(config.request_timeout * 2, elector.shutdown());
                         return Err(Error::Connection { message: format!("could not start the callback thread: {e}") }.into());
@@ -572,6 +635,11 @@ pub enum mysqlleader_wait_outcome {
     /// The node no longer campaigns (it resigned, is being freed, or its task failed): it will
     /// not lead without a new elector.
     MYSQLLEADER_WAIT_NOT_CAMPAIGNING = 3,
+    /// The elector's last call failed with an error retrying cannot fix (a refused login, a
+    /// missing grant, the schema not installed, a service outside the account's patterns):
+    /// `mysqlleader_elector_wait_for_leadership` returns that error, with its fields.
+    /// The elector keeps trying.
+    MYSQLLEADER_WAIT_FAILED = 4,
 }
 
 fn millis_limit(timeout_ms: u64) -> Option<Duration> {
@@ -595,6 +663,7 @@ pub unsafe extern "C" fn mysqlleader_elector_wait(
             WaitOutcome::Leading => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_LEADING,
             WaitOutcome::TimedOut => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_TIMED_OUT,
             WaitOutcome::NotCampaigning => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_NOT_CAMPAIGNING,
+            WaitOutcome::Failed => mysqlleader_wait_outcome::MYSQLLEADER_WAIT_FAILED,
         };
         unsafe { write_out(out, outcome) };
         Ok(())
@@ -604,6 +673,12 @@ pub unsafe extern "C" fn mysqlleader_elector_wait(
 /// Waits until this node leads (`*leading_out` = true), or until `timeout_ms` pass or the
 /// elector stops campaigning (false). `timeout_ms` 0 only looks; `MYSQLLEADER_WAIT_FOREVER`
 /// waits without limit. `mysqlleader_elector_wait` also tells the last two apart.
+///
+/// When the elector's last call failed with an error retrying cannot fix (a refused login,
+/// a missing grant, the schema not installed, a service outside the account's patterns), it
+/// returns at once with that error (`MYSQLLEADER_AUTHENTICATION`, `MYSQLLEADER_PRIVILEGE`,
+/// `MYSQLLEADER_NOT_MIGRATED`, `MYSQLLEADER_ACCESS_DENIED`, ...; the last error's fields as for
+/// any call) and writes nothing to `*leading_out`.
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_elector_wait_for_leadership(
     elector: *const mysqlleader_elector,
@@ -614,6 +689,11 @@ pub unsafe extern "C" fn mysqlleader_elector_wait_for_leadership(
         let e = unsafe { arg_ref(elector, "elector") }?;
         let out = arg_out(leading_out, "leading_out")?;
         let outcome = block_on(crate::elector::wait_for_leadership(e.state.clone(), millis_limit(timeout_ms)));
+        if outcome == WaitOutcome::Failed {
+            if let Some(error) = e.state.borrow().last_error.clone().filter(Error::is_permanent) {
+                return Err(error.into());
+            }
+        }
         unsafe { write_out(out, outcome == WaitOutcome::Leading) };
         Ok(())
     })
@@ -669,6 +749,8 @@ pub unsafe extern "C" fn mysqlleader_elector_is_healthy(elector: *const mysqllea
 /// client in which `assert_leader(service, node, term)` has already succeeded, with the term
 /// this node leads at now (written to `*term_out`, which may be NULL). Add the writes with
 /// `mysqlleader_txn_execute`, then `mysqlleader_txn_commit`; no takeover can commit before them.
+/// Each of its calls waits at most the client's request timeout and never past the lease
+/// this node led by when it began (`MYSQLLEADER_CONNECTION`, "no answer within ...", after).
 ///
 /// `MYSQLLEADER_NOT_LEADER` when this node does not lead now (no round trip then) or the
 /// database says it no longer does; nothing is written to `*txn_out` then.
@@ -681,9 +763,9 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
     boundary(|| -> FfiResult {
         let e = unsafe { arg_ref(elector, "elector") }?;
         let txn_out = arg_out(txn_out, "txn_out")?;
-        let (leading, term) = {
+        let (leading, term, valid_until) = {
             let state = e.state.borrow();
-            (state.leads_at(Instant::now()), state.term)
+            (state.leads_at(Instant::now()), state.term, state.valid_until)
         };
         if !leading {
             return Err(Error::NotLeader {
@@ -692,7 +774,9 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
             }
             .into());
         }
-        let mut txn = mysqlleader_txn::begin(&e.client)?;
+        // Every step of it waits at most for the lease this node leads by (and the request timeout).
+        let deadline = valid_until.unwrap_or_else(Instant::now);
+        let mut txn = mysqlleader_txn::begin_until(&e.client, deadline)?;
         txn.assert_leader(&e.config.service_id, &e.config.node_id, term)?;
         unsafe { write_out(txn_out, Box::into_raw(txn)) };
         unsafe { write_out(term_out, term) };

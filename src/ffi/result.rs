@@ -54,6 +54,14 @@ pub enum mysqlleader_result {
     /// The account may not act on this service (SQLSTATE 45002, per-service access); the message
     /// names the account and the service. Nothing was changed.
     MYSQLLEADER_ACCESS_DENIED = 13,
+    /// The server refused the login (error 1045): a wrong user name or password, or the server
+    /// or the account requires TLS or a client certificate (the message says which to check).
+    /// `mysqlleader_last_error_server_code()` gives the number. Never transient.
+    MYSQLLEADER_AUTHENTICATION = 14,
+    /// The server denied the account something it needs (a grant is missing): the database
+    /// (1044; 1049, unknown to it), a routine (1370: EXECUTE), a table (1142).
+    /// `mysqlleader_last_error_server_code()` gives the number. Never transient.
+    MYSQLLEADER_PRIVILEGE = 15,
 }
 
 use mysqlleader_result::*;
@@ -76,10 +84,12 @@ impl mysqlleader_result {
             MYSQLLEADER_INVALID_STATE => c"MYSQLLEADER_INVALID_STATE",
             MYSQLLEADER_USAGE => c"MYSQLLEADER_USAGE",
             MYSQLLEADER_ACCESS_DENIED => c"MYSQLLEADER_ACCESS_DENIED",
+            MYSQLLEADER_AUTHENTICATION => c"MYSQLLEADER_AUTHENTICATION",
+            MYSQLLEADER_PRIVILEGE => c"MYSQLLEADER_PRIVILEGE",
         }
     }
 
-    const ALL: [mysqlleader_result; 14] = [
+    const ALL: [mysqlleader_result; 16] = [
         MYSQLLEADER_OK,
         MYSQLLEADER_NULL_ARGUMENT,
         MYSQLLEADER_INVALID_ARGUMENT,
@@ -94,6 +104,8 @@ impl mysqlleader_result {
         MYSQLLEADER_INVALID_STATE,
         MYSQLLEADER_USAGE,
         MYSQLLEADER_ACCESS_DENIED,
+        MYSQLLEADER_AUTHENTICATION,
+        MYSQLLEADER_PRIVILEGE,
     ];
 }
 
@@ -144,6 +156,8 @@ impl From<Error> for Failure {
             K::InvalidArgument => MYSQLLEADER_INVALID_ARGUMENT,
             K::NotLeader => MYSQLLEADER_NOT_LEADER,
             K::AccessDenied => MYSQLLEADER_ACCESS_DENIED,
+            K::Authentication => MYSQLLEADER_AUTHENTICATION,
+            K::Privilege => MYSQLLEADER_PRIVILEGE,
             // A stopped elector is a state of the handle, not an argument of the caller's.
             K::Stopped => MYSQLLEADER_INVALID_STATE,
             // A timeout is a connection-class failure in C: transient, outcome unknown.
@@ -293,7 +307,8 @@ pub extern "C" fn mysqlleader_last_error_code() -> mysqlleader_result {
 /// The rejected parameter of the last failed call on this thread, as C spells it: an argument
 /// (`service_id`, `node_id`, `lease_ms`, `url`, `elector_out`) or a field of the elector's
 /// configuration (`config->renew_ms`); NULL when the failure names none. Set for
-/// `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`.
+/// `MYSQLLEADER_INVALID_ARGUMENT`, `MYSQLLEADER_NULL_ARGUMENT` and `MYSQLLEADER_INVALID_UTF8`,
+/// and for a `MYSQLLEADER_USAGE` that names the argument at fault (`sql`, `url`).
 /// Borrowed like `mysqlleader_last_error`.
 #[no_mangle]
 pub extern "C" fn mysqlleader_last_error_parameter() -> *const c_char {
@@ -317,8 +332,8 @@ pub extern "C" fn mysqlleader_last_error_current_term() -> u64 {
 }
 
 /// The server's error number (e.g. 1213 for a deadlock) when the last failed call on this
-/// thread failed with `MYSQLLEADER_SERVER` (or `MYSQLLEADER_USAGE` when the server reported it);
-/// 0 otherwise.
+/// thread failed with `MYSQLLEADER_SERVER`, `MYSQLLEADER_AUTHENTICATION` or
+/// `MYSQLLEADER_PRIVILEGE` (or `MYSQLLEADER_USAGE` when the server reported it); 0 otherwise.
 #[no_mangle]
 pub extern "C" fn mysqlleader_last_error_server_code() -> u32 {
     catch_unwind(|| LAST_ERROR.with(|last| u32::from(last.borrow().server_code))).unwrap_or(0)
@@ -355,7 +370,7 @@ mod tests {
     #[test]
     fn numbers_are_stable() {
         let numbers: Vec<u32> = mysqlleader_result::ALL.iter().map(|r| *r as u32).collect();
-        assert_eq!(numbers, (0..14).collect::<Vec<u32>>());
+        assert_eq!(numbers, (0..16).collect::<Vec<u32>>());
         assert_eq!(MYSQLLEADER_NOT_LEADER as u32, 4);
         assert_eq!(MYSQLLEADER_PANIC as u32, 10);
     }

@@ -41,6 +41,9 @@ pub struct mysqlleader_txn {
     /// Whether `assert_leader` succeeded in it: from then on, a statement that ends the
     /// transaction early fails it (see `still_open`).
     fenced: bool,
+    /// For an elector's fenced transaction: the local deadline of the leadership it was begun
+    /// under. Every step waits at most until then (and the request timeout).
+    lease_deadline: Option<tokio::time::Instant>,
     /// The last fence that succeeded in it (service, node, term): asserted once more right
     /// before COMMIT, so that a share lock dropped meanwhile (a `ROLLBACK TO SAVEPOINT` sent as
     /// SQL releases the locks taken after the savepoint) cannot let stale writes commit.
@@ -55,7 +58,43 @@ impl mysqlleader_txn {
         let tx = block_on_timeout(timeout, async move {
             pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
         })?;
-        Ok(Box::new(mysqlleader_txn { _client: client.clone(), timeout, tx: Some(tx), spent: None, fenced: false, fence: None }))
+        Ok(Box::new(mysqlleader_txn {
+            _client: client.clone(),
+            timeout,
+            tx: Some(tx),
+            spent: None,
+            fenced: false,
+            lease_deadline: None,
+            fence: None,
+        }))
+    }
+
+    /// Begins a transaction whose every step is bounded by `deadline` (the lease this node
+    /// leads by) as well as by the client's request timeout.
+    pub(crate) fn begin_until(client: &Arc<ClientInner>, deadline: tokio::time::Instant) -> FfiResult<Box<mysqlleader_txn>> {
+        let timeout = client.request_timeout().min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let pool = client.pool.clone();
+        let tx = block_on_timeout(timeout, async move {
+            pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
+        })?;
+        Ok(Box::new(mysqlleader_txn {
+            _client: client.clone(),
+            timeout: client.request_timeout(),
+            tx: Some(tx),
+            spent: None,
+            fenced: false,
+            lease_deadline: Some(deadline),
+            fence: None,
+        }))
+    }
+
+    /// The longest the next step may wait: the request timeout, and for an elector's fenced
+    /// transaction no later than the end of the leadership it was begun under.
+    fn step_limit(&self) -> Duration {
+        match self.lease_deadline {
+            Some(deadline) => self.timeout.min(deadline.saturating_duration_since(tokio::time::Instant::now())),
+            None => self.timeout,
+        }
     }
 
     /// The open transaction, or `MYSQLLEADER_INVALID_STATE` saying why there is none.
@@ -69,13 +108,13 @@ impl mysqlleader_txn {
     /// Runs one step; any failure spends the transaction. After a timeout or a broken
     /// connection the connection is dropped (never reused; the server rolls back).
     fn step<T>(&mut self, what: &str, run: impl FnOnce(&mut Transaction<'static>, Duration) -> crate::Result<T>) -> FfiResult<T> {
-        let timeout = self.timeout;
+        let timeout = self.step_limit();
         let tx = self.open()?;
         match run(tx, timeout) {
             Ok(value) => Ok(value),
             Err(error) => {
                 self.spent = Some(format!("{what} failed ({error}); roll it back"));
-                if matches!(error, Error::Connection { .. }) {
+                if matches!(error, Error::Connection { .. } | Error::Timeout { .. }) {
                     drop_in_runtime(self.tx.take());
                 }
                 Err(error.into())
@@ -186,13 +225,21 @@ pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
 /// `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
 /// the statement changed.
 ///
-/// In a fenced transaction (once `assert_leader` succeeded in it), not for statements that end
-/// a transaction (DDL such as `CREATE`/`ALTER`/`DROP`, `LOCK TABLES`, `COMMIT`/`ROLLBACK` as
-/// SQL): the server commits implicitly, and later statements would run outside the fence. The
-/// library notices (MariaDB: `@@in_transaction`, one more round trip per statement of a fenced
-/// transaction) and fails that statement with `MYSQLLEADER_USAGE`, spending the transaction:
-/// nothing after that point commits. (The writes made before it were committed by the server,
-/// under the fence.)
+/// `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
+/// transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
+/// `BEGIN`, `SET autocommit` and `XA` are refused with `MYSQLLEADER_USAGE` (parameter `sql`)
+/// before anything is sent, in any transaction of the library; in a fenced one (once
+/// `assert_leader` succeeded in it) also DDL and the other statements that commit implicitly
+/// (`CREATE`/`DROP` other than `TEMPORARY`, `ALTER`, `TRUNCATE`, `LOCK TABLES`, ...): otherwise
+/// what follows them would run outside the transaction and its fence.
+///
+/// A refused statement spends the transaction like any failure; nothing of it commits, the
+/// writes before it included. What that check cannot see (a statement that ends the
+/// transaction inside a procedure it calls, say) the library still notices afterwards in a
+/// fenced transaction (MariaDB: `@@in_transaction`, one more round trip per statement) and
+/// fails that statement with `MYSQLLEADER_USAGE`, spending the transaction: nothing after that
+/// point commits. (The writes made before it were then committed by the server, under the
+/// fence.)
 ///
 /// With `param_count` > 0 the statement is prepared and `params[i]` binds to the i-th `?`: a
 /// NUL-terminated string (the server converts it to the column's type), or NULL for SQL NULL.
@@ -213,6 +260,8 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
         txn.spend_on_failure("a statement", |txn| {
             let sql = unsafe { arg_str(sql, "sql") }?;
+            // One statement, not one that ends the transaction: before anything is sent.
+            crate::statement::check_transaction_statement("sql", sql, txn.fenced)?;
             if params.is_null() && param_count > 0 {
                 return Err(Failure::null("params"));
             }
@@ -267,8 +316,9 @@ pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> my
             txn.spend_on_failure("commit", |txn| txn.assert_leader(&service_id, &node_id, term).map(drop))?;
         }
         let tx = txn.tx.take().ok_or_else(|| Failure::state("the transaction has ended"))?;
+        let limit = txn.step_limit();
         txn.spent = Some("it has been committed or rolled back".into());
-        Ok(block_on_timeout(txn.timeout, async move { tx.commit().await.map_err(Error::from_mysql) })?)
+        Ok(block_on_timeout(limit, async move { tx.commit().await.map_err(Error::from_mysql) })?)
     })
 }
 

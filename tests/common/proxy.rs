@@ -25,6 +25,11 @@ impl Proxy {
         self.inner.set_mode(Mode::Cut);
     }
 
+    /// Keeps every connection open but forwards nothing (a server that hangs), until `restore()`.
+    pub fn stall(&self) {
+        self.inner.set_mode(Mode::Stall);
+    }
+
     pub fn restore(&self) {
         self.inner.heal();
     }

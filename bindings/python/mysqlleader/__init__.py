@@ -56,6 +56,8 @@ from ._errors import (
     InvalidStateError,
     UsageError,
     AccessDeniedError,
+    AuthenticationError,
+    PrivilegeError,
     InvalidUtf8Error,
     LeadershipLostError,
     LibraryNotFoundError,
@@ -246,6 +248,8 @@ __all__ = [
     "ElectorStoppedError",
     "UsageError",
     "AccessDeniedError",
+    "AuthenticationError",
+    "PrivilegeError",
     "LibraryNotFoundError",
     "__version__",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import atexit
 import logging
 import math
 import os
@@ -50,12 +51,36 @@ from ._native import (
     StopReason,
     WaitOutcome,
     library,
+    stop_logs,
 )
 from ._types import ElectorState, Event
 
 T = TypeVar("T")
 
 _log = logging.getLogger("mysqlleader")
+
+#: The electors that are open, for :func:`_before_exit`.
+_OPEN: "weakref.WeakSet[Elector]" = weakref.WeakSet()
+
+
+def _before_exit() -> None:
+    """Run by :mod:`atexit`, before the interpreter starts to finalize: closes every elector
+    still open (a leader resigns, as ``close()`` does; bounded by its request timeout), then
+    stops the library's log records. After this no library thread calls into Python again.
+
+    Why: a call from a library thread into a *finalizing* interpreter ends that thread with
+    ``pthread_exit`` (Python 3.9 to 3.13), a forced unwind through the library's frames, which
+    aborts the process (``FATAL: exception not rethrown``). An elector left open, whose server
+    hung and then came back while the interpreter exited, did exactly that (issue 26)."""
+    for elector in list(_OPEN):
+        try:
+            elector.close()
+        except BaseException:
+            pass
+    stop_logs()
+
+
+atexit.register(_before_exit)
 
 #: Callback trampolines of electors closed from their own callback: the C thread is still
 #: inside the trampoline when ``close()`` returns, so its ctypes thunk must outlive it.
@@ -400,6 +425,7 @@ class Elector:
         self._handle = Handle(out.value or 0, lib.mysqlleader_elector_free, "Elector")
         self._hub = hub
         self._finalizer = weakref.finalize(self, _close_elector, self._handle, hub, trampoline)
+        _OPEN.add(self)
         self._service_id = service_id
         with self._handle.use() as ptr:
             self._node_id = _copy_string(lib.mysqlleader_elector_node_id, ptr)
@@ -536,6 +562,12 @@ class Elector:
         with self._handle.use() as ptr:
             self._check(library().mysqlleader_elector_wait(ptr, 0, byref(out)))
         outcome = WaitOutcome(out.value)
+        if outcome is WaitOutcome.FAILED:
+            # The core's error, with its fields: raised by the boolean wait.
+            leading = c_bool()
+            with self._handle.use() as ptr:
+                self._check(library().mysqlleader_elector_wait_for_leadership(ptr, 0, byref(leading)))
+            return WaitOutcome.LEADING if leading.value else None
         return None if outcome is WaitOutcome.TIMED_OUT else outcome
 
     def _look_for_term_end(self, term: int) -> Optional[StopReason]:
@@ -577,7 +609,12 @@ class Elector:
         (:class:`WaitOutcome`; true only for ``LEADING``, so ``if e.wait_for_leadership(30):``
         works). Nothing is polled: the package asks the core again after each change it
         publishes. :class:`InvalidStateError` once the elector is closed (also when
-        ``close()`` is called from another thread during the wait)."""
+        ``close()`` is called from another thread during the wait).
+
+        Raises the elector's error at once when its calls fail with one retrying cannot fix
+        (:class:`AuthenticationError`, :class:`PrivilegeError`, :class:`NotMigratedError`,
+        :class:`AccessDeniedError`, ...): the elector keeps trying, and a later wait succeeds
+        once the set-up is mended."""
         seconds = _timeout_seconds(timeout)
         outcome = self._wait_until(self._look_for_leadership, seconds)
         return WaitOutcome.TIMED_OUT if outcome is None else outcome

@@ -124,6 +124,22 @@ class ServerError(MysqlLeaderError):
     default_code = ResultCode.SERVER
 
 
+class AuthenticationError(ServerError):
+    """The server refused the login (error 1045): a wrong user name or password, or the server
+    or the account requires TLS or a client certificate (the message says which to check).
+    Never transient; an elector reports it (``wait_for_leadership`` raises it)."""
+
+    default_code = ResultCode.AUTHENTICATION
+
+
+class PrivilegeError(ServerError):
+    """The server denied the account something it needs, a grant is missing: the database
+    (1044; 1049, unknown to it), a routine (1370: EXECUTE), a table (1142). ``server_code``
+    says which. Never transient; an elector reports it (``wait_for_leadership`` raises it)."""
+
+    default_code = ResultCode.PRIVILEGE
+
+
 class MigrationError(MysqlLeaderError):
     """A migration could not be applied."""
 
@@ -174,9 +190,19 @@ class LeadershipLostError(MysqlLeaderError):
 
 class UsageError(MysqlLeaderError):
     """A mistake a retry cannot mend: a wrong number of statement parameters, a TLS set-up that
-    cannot work, ``assert_leader`` called outside a transaction (it would fence nothing)."""
+    cannot work, ``assert_leader`` called outside a transaction (it would fence nothing), a
+    transaction statement with more than one statement in it or one that would end the
+    transaction (``COMMIT``, DDL, ...).
+
+    Attributes:
+        parameter: the argument at fault (``"sql"``), or ``None``.
+    """
 
     default_code = ResultCode.USAGE
+
+    def __init__(self, message: str, *, parameter: Optional[str] = None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.parameter = parameter
 
 
 class AccessDeniedError(MysqlLeaderError):
@@ -204,6 +230,8 @@ _BY_CODE: Dict[ResultCode, Type[MysqlLeaderError]] = {
     ResultCode.INVALID_STATE: InvalidStateError,
     ResultCode.USAGE: UsageError,
     ResultCode.ACCESS_DENIED: AccessDeniedError,
+    ResultCode.AUTHENTICATION: AuthenticationError,
+    ResultCode.PRIVILEGE: PrivilegeError,
 }
 
 # The C ABI names a rejected parameter as C spells it (mysqlleader_last_error_parameter);
@@ -258,9 +286,12 @@ def error_for(
     if not message:
         message = f"{rc.name} ({int(rc)})"
     fields = {"code": rc, "transient": transient, "sqlstate": sqlstate or None, "server_code": None}
-    if rc in (ResultCode.SERVER, ResultCode.USAGE):  # the header sets it for these two only
-        fields["server_code"] = server_code or None
+    if rc in (ResultCode.SERVER, ResultCode.USAGE, ResultCode.AUTHENTICATION, ResultCode.PRIVILEGE):
+        fields["server_code"] = server_code or None  # the header sets it for these only
     if issubclass(cls, InvalidArgumentError):
+        name = python_name(parameter)
+        return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]
+    if issubclass(cls, UsageError):
         name = python_name(parameter)
         return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]
     if issubclass(cls, NotLeaderError):

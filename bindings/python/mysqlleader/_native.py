@@ -108,6 +108,8 @@ class ResultCode(_OpenIntEnum):
     INVALID_STATE = 11
     USAGE = 12
     ACCESS_DENIED = 13
+    AUTHENTICATION = 14
+    PRIVILEGE = 15
 
 
 class WaitOutcome(_OpenIntEnum):
@@ -124,6 +126,10 @@ class WaitOutcome(_OpenIntEnum):
     #: The node no longer campaigns (it resigned, or its background task failed): it will not
     #: lead without a new elector.
     NOT_CAMPAIGNING = 3
+    #: The elector's calls fail with an error retrying cannot fix (a refused login, a missing
+    #: grant, the schema not installed, a service outside the account's patterns).
+    #: ``Elector.wait_for_leadership`` raises that error instead of returning this.
+    FAILED = 4
 
     def __bool__(self) -> bool:
         return int(self) == 1
@@ -142,6 +148,9 @@ class EventKind(_OpenIntEnum):
     MISSED = 4
     #: The elector's background task ended (closed, or failed: see ``last_call_error``). Last.
     ELECTOR_STOPPED = 5
+    #: The elector's calls fail with an error retrying cannot fix (``last_call_error`` says
+    #: which); it keeps trying, and leads once the set-up is mended. Once per change of condition.
+    FAILING = 6
 
 
 class StopReason(_OpenIntEnum):
@@ -244,6 +253,7 @@ class EventStruct(Structure):
         ("leader_id", c_char_p),
         ("valid_for_ms", c_uint64),
         ("missed", c_uint64),
+        ("result", c_uint32),
     ]
 
 
@@ -463,6 +473,17 @@ def _route_logs(lib: ctypes.CDLL) -> None:
     if lib.mysqlleader_set_log_callback(None, _log_callback, 4) != 0:
         # Another tracing subscriber owns the process (a Rust host): its records go there.
         log.warning("the library's log records go to the process's own tracing subscriber, not to logging")
+
+
+def stop_logs() -> None:
+    """Stops the library's log records for good (the process is exiting). When it returns, no
+    record is being delivered and none will be: the library holds its callback's lock while it
+    delivers one, and ctypes releases the GIL while this call waits for it."""
+    global _log_callback
+    lib = _lib
+    if lib is not None and _log_callback is not None:
+        lib.mysqlleader_set_log_callback(None, LOG_CALLBACK(), 0)  # LOG_CALLBACK(): NULL
+        # The ctypes thunk stays referenced: a library thread may still be returning from it.
 
 
 def _resolved_path(target: str) -> str:

@@ -150,3 +150,84 @@ def history(url: str, service_id: str) -> List[Tuple[Any, ...]]:
         (service_id,),
     )
     return [(int(t), bytes(l).decode("utf-8"), began, ended) for t, l, began, ended in rows]
+
+
+class StallingProxy:
+    """A TCP proxy in front of the test server that can *stall*: keep every connection open but
+    forward nothing (a server that hangs), until :meth:`resume`. Threads, in this process."""
+
+    def __init__(self, upstream_url: str) -> None:
+        import socket
+        import threading
+
+        parts = urllib.parse.urlsplit(upstream_url)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 3306)
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.closed = False
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url_for(self, url: str) -> str:
+        parts = urllib.parse.urlsplit(url)
+        netloc = parts.netloc.rsplit("@", 1)
+        host = f"127.0.0.1:{self.port}"
+        netloc = f"{netloc[0]}@{host}" if len(netloc) == 2 else host
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+    def stall(self) -> None:
+        self.flowing.clear()
+
+    def resume(self) -> None:
+        self.flowing.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.flowing.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self.upstream)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: Any, dst: Any) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                self.flowing.wait()  # stalled: hold the bytes
+                if self.closed:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+
+@pytest.fixture
+def stalling_proxy(url: str) -> Iterator[StallingProxy]:
+    proxy = StallingProxy(url)
+    yield proxy
+    proxy.close()

@@ -199,9 +199,10 @@ def test_reads_never_leave_a_lock_or_an_old_snapshot_behind(client: mysqlleader.
 
 def test_a_pep249_client_with_default_settings_blocks_nothing(client: mysqlleader.Client, url: str, service: str) -> None:
     """PyMySQL with its defaults (autocommit off) calling the read procedures itself: the reads take
-    no lock, so its never-committed transaction holds off no takeover; and where an answer could
-    come from that transaction's old snapshot, the read is refused, naming the procedure, instead
-    of answering from it (migration V7)."""
+    no lock, and end the transaction they opened, so the driver's never-committed session holds
+    off no takeover and its next read sees the change; where an answer could come from an open
+    transaction's old snapshot, the read is refused, naming the procedure, instead of answering
+    from it (migration V7; sql/routines)."""
     import urllib.parse
 
     import pymysql
@@ -220,6 +221,11 @@ def test_a_pep249_client_with_default_settings_blocks_nothing(client: mysqlleade
         started = time.monotonic()
         assert client.force_leader(service, "b", 10).term == 2
         assert time.monotonic() - started < 0.9, "force_leader did not wait for a lock of the reader's"
+        with pep249.cursor() as cur:
+            # The first read ended the transaction it opened: this one answers afresh.
+            cur.execute("CALL am_i_leader(%s, %s)", (service, "a"))
+            assert cur.fetchone()[:2] == (0, 2)
+        pep249.begin()  # a transaction of the driver's own is open: its snapshot may be old
         with pep249.cursor() as cur:
             with pytest.raises(pymysql.err.MySQLError) as refused:
                 cur.execute("CALL am_i_leader(%s, %s)", (service, "a"))

@@ -9,6 +9,7 @@ import math
 import socket
 import threading
 import time
+import urllib.parse
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
@@ -431,13 +432,16 @@ def test_every_result_code_has_its_class() -> None:
         ResultCode.INVALID_STATE: mysqlleader.InvalidStateError,
         ResultCode.USAGE: mysqlleader.UsageError,
         ResultCode.ACCESS_DENIED: mysqlleader.AccessDeniedError,
+        ResultCode.AUTHENTICATION: mysqlleader.AuthenticationError,
+        ResultCode.PRIVILEGE: mysqlleader.PrivilegeError,
     }
     assert set(expected) == set(ResultCode) - {ResultCode.OK}, "a new result code needs its exception"
     for code, cls in expected.items():
         e = _errors.error_for(int(code), "boom", transient=True, server_code=1213)
         assert type(e) is cls and e.code == code and e.message == "boom" and e.transient
         assert isinstance(e, mysqlleader.MysqlLeaderError)
-        assert e.server_code == (1213 if code in (ResultCode.SERVER, ResultCode.USAGE) else None)
+        with_code = (ResultCode.SERVER, ResultCode.USAGE, ResultCode.AUTHENTICATION, ResultCode.PRIVILEGE)
+        assert e.server_code == (1213 if code in with_code else None)
         assert cls.default_code == code
     unknown = _errors.error_for(77, "")
     assert type(unknown) is mysqlleader.MysqlLeaderError and unknown.code == 77 and "UNKNOWN_77" in str(unknown)
@@ -445,3 +449,61 @@ def test_every_result_code_has_its_class() -> None:
 
 def test_library_not_found_is_part_of_the_hierarchy() -> None:
     assert issubclass(mysqlleader.LibraryNotFoundError, mysqlleader.MysqlLeaderError)
+
+
+# Issue 26, item 4: what retrying cannot fix reaches the elector's user, as its own kind.
+
+
+def _user_url(url: str, user: str, password: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    netloc = f"{user}:{password}@{parts.hostname}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def test_an_elector_reports_what_retrying_cannot_fix(url: str, fresh_db: Database, service: str) -> None:
+    """Before: ``wait_for_leadership`` returned TIMED_OUT and the elector retried for ever."""
+    parts = urllib.parse.urlsplit(url)
+    account = f"ml26_{service[-20:]}".replace("-", "_")[:32]
+    query(url, f"DROP USER IF EXISTS '{account}'@'%%'")
+    query(url, f"CREATE USER '{account}'@'%%' IDENTIFIED BY 'right'")
+    db = parts.path.lstrip("/")
+    try:
+        cases = [
+            # a wrong password: the server refuses the login (1045)
+            (_user_url(url, account, "wrong"), mysqlleader.AuthenticationError, 1045),
+            # no grant on the database (1044)
+            (_user_url(url, account, "right"), mysqlleader.PrivilegeError, 1044),
+            # the schema is not installed (1305)
+            (fresh_db.url, mysqlleader.NotMigratedError, None),
+        ]
+        query(url, f"GRANT SELECT ON `{fresh_db.name}`.* TO '{account}'@'%%'")
+        events = []
+        for target, cls, server_code in cases:
+            began = time.monotonic()
+            with mysqlleader.Elector(target, service, lease=2, on_event=events.append) as e:
+                with pytest.raises(cls) as info:
+                    e.wait_for_leadership(30)
+                took = time.monotonic() - began
+                print(f"{cls.__name__}: raised after {took * 1000:.0f} ms: {info.value}")
+                assert info.value.server_code == server_code and not info.value.transient
+                assert "password" not in str(info.value) or "wrong user name or password" in str(info.value)
+                assert e.campaigning, "it keeps trying: the set-up may be mended"
+            assert any(ev.kind is mysqlleader.EventKind.FAILING for ev in events), events
+            events.clear()
+        # The database grant exists, EXECUTE does not: the procedure is refused (1370).
+        grant_url = _user_url(url, account, "right").replace(f"/{db}", f"/{fresh_db.name}")
+        mysqlleader.migrate(fresh_db.url)
+        with mysqlleader.Elector(grant_url, service, lease=2) as e:
+            with pytest.raises(mysqlleader.PrivilegeError) as info:
+                e.wait_for_leadership(30)
+            assert info.value.server_code == 1370, info.value
+    finally:
+        query(url, f"DROP USER IF EXISTS '{account}'@'%%'")
+
+
+def test_a_url_without_a_database_is_an_invalid_url(url: str) -> None:
+    parts = urllib.parse.urlsplit(url)
+    bare = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", parts.query, parts.fragment))
+    with pytest.raises(mysqlleader.InvalidArgumentError) as info:
+        mysqlleader.Client(bare)
+    assert info.value.parameter == "url" and "names no database" in str(info.value)

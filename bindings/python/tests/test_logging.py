@@ -28,7 +28,9 @@ def test_a_failed_login_is_logged_once(url: str, service: str, caplog: pytest.Lo
         assert not e.is_leader
     failed = [r for r in caplog.records if r.name == "mysqlleader" and "election call failed" in r.getMessage()]
     assert len(failed) == 1, [r.getMessage() for r in caplog.records]
-    assert failed[0].levelno == logging.WARNING
+    # A refused login is an error retrying cannot fix (issue 26): ERROR, and the record says so.
+    assert failed[0].levelno == logging.ERROR
+    assert "retrying cannot fix it" in failed[0].getMessage()
     assert "1045" in failed[0].getMessage() or "Access denied" in failed[0].getMessage()
     leaked = [r.getMessage() for r in caplog.records if password in r.getMessage()]
     assert not leaked, f"no password in a log record: {leaked}"

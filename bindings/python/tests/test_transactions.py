@@ -168,3 +168,37 @@ def test_statement_timeout_is_the_request_timeout(url: str) -> None:
         assert time.monotonic() - started < 4
         assert info.value.transient
         tx.close()
+
+
+# Issue 26, item 2: text that would end the transaction is refused before anything is sent.
+
+ENDS_IT = [
+    "INSERT INTO `{t}` (id) VALUES (100); COMMIT; DO SLEEP(0.2); INSERT INTO `{t}` (id) VALUES (101)",
+    "INSERT INTO `{t}` (id) VALUES (100); INSERT INTO `{t}` (id) VALUES (101)",
+    "COMMIT",
+    "ROLLBACK",
+    "START TRANSACTION",
+    "BEGIN",
+    "SET autocommit = 1",
+    "CREATE TABLE `{t}_x` (a INT)",  # fenced only: a plain transaction may run DDL
+]
+
+
+@pytest.mark.parametrize("sql", ENDS_IT)
+def test_a_statement_that_would_end_the_transaction_is_refused(
+    client: mysqlleader.Client, url: str, service: str, table: str, sql: str
+) -> None:
+    """Before: the first form committed row 101 outside the fence (fenced), and a plain
+    transaction's rollback() left both rows committed."""
+    term = client.campaign(service, "a", 10).term
+    begins = [client.transaction, lambda: client.fenced(service, "a", term)]
+    for begin in begins[1:] if sql.startswith("CREATE") else begins:
+        tx = begin()
+        tx.execute(f"INSERT INTO `{table}` (id) VALUES (1)")
+        with pytest.raises(mysqlleader.UsageError) as info:
+            tx.execute(sql.format(t=table))
+        assert info.value.parameter == "sql" and not info.value.transient, info.value
+        assert "sql" in str(info.value)
+        tx.rollback()
+        assert rows(url, table) == [], f"{sql}: something committed"
+    assert query(url, f"SHOW TABLES LIKE '{table}_x'") == []

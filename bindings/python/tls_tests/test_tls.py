@@ -95,7 +95,7 @@ def test_a_wrong_host_name_is_refused() -> None:
 @pytest.mark.parametrize("params", ["ssl-mode=DISABLED", ""])
 def test_plaintext_is_refused_by_the_server(params: str) -> None:
     # MariaDB answers 1045, as for a wrong password; the message says TLS may be what is missing.
-    assert_refused(url(params), mysqlleader.ServerError, "requires TLS", server_code=1045)
+    assert_refused(url(params), mysqlleader.AuthenticationError, "requires TLS", server_code=1045)
 
 
 def test_a_server_without_tls_is_refused_when_tls_is_required() -> None:
@@ -110,7 +110,7 @@ def test_a_require_x509_account_needs_its_client_certificate() -> None:
         assert won.is_leader, won
         assert client.resign("tls-py-x509", "p1").resigned
     without = url(f"ssl-mode=VERIFY_IDENTITY&ssl-ca={tls_file('ca.pem')}", user="mlx509")
-    assert_refused(without, mysqlleader.ServerError, "client certificate (ssl-cert, ssl-key)", server_code=1045)
+    assert_refused(without, mysqlleader.AuthenticationError, "client certificate (ssl-cert, ssl-key)", server_code=1045)
 
 
 @pytest.mark.parametrize(

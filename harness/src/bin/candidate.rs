@@ -163,6 +163,9 @@ impl Log {
             Event::ElectorStopped { error } => {
                 self.write("elector_stopped", json!({"svc": svc, "error": error.map(|e| e.to_string())}));
             }
+            Event::Failing { error } => {
+                self.write("failing", json!({"svc": svc, "error": error.to_string()}));
+            }
         }
     }
 

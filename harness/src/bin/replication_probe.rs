@@ -215,7 +215,7 @@ async fn candidate(f: BTreeMap<String, String>) {
                         Event::LeaderChanged { leader_id, term } => {
                             log.write("leader", json!({"leader": leader_id, "term": term}));
                         }
-                        Event::ElectorStopped { .. } => {}
+                        Event::ElectorStopped { .. } | Event::Failing { .. } => {}
                     }
                 }
                 let s = state.borrow_and_update().clone();

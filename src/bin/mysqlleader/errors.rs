@@ -69,7 +69,7 @@ impl Target {
                 message
             ),
             // The library's message says the possible causes (error::LOGIN_REFUSED_HINT).
-            Error::Server { code: 1045, message, .. } => {
+            Error::Authentication { message, .. } => {
                 format!("the server at {} refused the login of user '{}': {}", self.server(), self.user, message)
             }
             Error::Usage { message, .. } if message.starts_with("TLS") => format!(
@@ -77,23 +77,23 @@ impl Target {
                 self.server(),
                 message
             ),
-            Error::Server { code: 1049, .. } => format!(
+            Error::Privilege { code: 1049, .. } => format!(
                 "database '{}' does not exist on {}: create it (CREATE DATABASE `{}`), then run `mysqlleader migrate`",
                 self.db(),
                 self.server(),
                 self.db()
             ),
-            Error::Server { code: 1044, message, .. } => format!(
+            Error::Privilege { code: 1044, message, .. } => format!(
                 "user '{}' may not use database '{}' on {} ({})",
                 self.user,
                 self.db(),
                 self.server(),
                 message
             ),
-            Error::Server { code: 1046, .. } => {
+            Error::Usage { code: Some(1046), .. } => {
                 "the URL names no database: write it as mysql://user:password@host:port/database".to_string()
             }
-            Error::Server { code: 1142 | 1143 | 1370 | 1227, message, .. } => format!(
+            Error::Privilege { message, .. } => format!(
                 "user '{}' lacks a privilege for this ({}); `status` and `event status` read the tables and need \
                  SELECT, `migrate` needs the right to create tables, routines and events, an application \
                  account needs only EXECUTE (see `mysqlleader grant`)",

@@ -180,15 +180,25 @@ fn why_stopped(s: &State, node: &str, term: u64) -> String {
 
 /// Waits until this node leads with more than `min_left` before its deadline; returns the
 /// term and the deadline. `None` when the elector has stopped.
-async fn wait_to_lead(state: &mut watch::Receiver<State>, min_left: Duration, errors: &mut ErrorLog) -> Option<(u64, Instant)> {
+/// `Some(Err(e))` when the elector's calls fail with an error retrying cannot fix (a refused
+/// login, a missing grant, the schema not installed, a service outside the account's patterns):
+/// `run` then exits 2 at once instead of campaigning for ever.
+async fn wait_to_lead(
+    state: &mut watch::Receiver<State>,
+    min_left: Duration,
+    errors: &mut ErrorLog,
+) -> Option<Result<(u64, Instant), mysqlleader::Error>> {
     loop {
         {
             let s = state.borrow_and_update();
+            if let Some(e) = s.last_error.as_ref().filter(|e| e.is_permanent() && !s.leading) {
+                return Some(Err(e.clone()));
+            }
             errors.observe(&s);
             let now = Instant::now();
             if s.leads_at(now) {
                 if let Some(deadline) = s.valid_until.filter(|d| *d > now + min_left) {
-                    return Some((s.term, deadline));
+                    return Some(Ok((s.term, deadline)));
                 }
             }
         }
@@ -330,7 +340,12 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
         let (term, deadline) = loop {
             tokio::select! {
                 led = wait_to_lead(&mut state, timing.lead + timing.kill_margin, &mut errors) => match led {
-                    Some(led) => break led,
+                    Some(Ok(led)) => break led,
+                    Some(Err(e)) => {
+                        note!("{node} cannot campaign for {service}, and retrying cannot fix it: giving up");
+                        resign_and_stop(elector, &node, &service).await;
+                        return Err(db.explain(e));
+                    }
                     None => return Err(CliError::new("the elector stopped unexpectedly")),
                 },
                 _ = &mut try_limit => {

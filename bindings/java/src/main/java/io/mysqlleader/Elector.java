@@ -206,6 +206,10 @@ public final class Elector implements AutoCloseable {
      * @throws InterruptedException the waiting thread was interrupted
      * @throws InvalidStateException the elector is closed, also when closed during the wait; or
      *         the call would wait on the elector's callback thread (inside a listener)
+     * @throws MysqlLeaderException the elector's last call failed with an error retrying cannot
+     *         fix ({@link AuthenticationException}, {@link PrivilegeException},
+     *         {@link NotMigratedException}, {@link AccessDeniedException}, ...; the outcome
+     *         {@code MYSQLLEADER_WAIT_FAILED}): thrown at once, the elector keeps trying
      */
     public boolean awaitLeadership(Duration timeout) throws InterruptedException {
         long nanos = Args.timeoutNanos(timeout, "timeout");
@@ -214,6 +218,13 @@ public final class Elector implements AutoCloseable {
             long seen = hub.generation();
             IntByReference out = new IntByReference();
             handle.check(p -> Lib.C.mysqlleader_elector_wait(p, 0, out));
+            if (out.getValue() == Lib.WAIT_FAILED) {
+                // The library's own answer throws that error with its fields; when the set-up was
+                // mended meanwhile it answers, and the loop asks again.
+                ByteByReference leading = new ByteByReference();
+                handle.check(p -> Lib.C.mysqlleader_elector_wait_for_leadership(p, 0, leading));
+                continue;
+            }
             if (out.getValue() != Lib.WAIT_TIMED_OUT) return out.getValue() == Lib.WAIT_LEADING;
             long left = nanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
             if (left <= 0) return false;
@@ -503,7 +514,8 @@ public final class Elector implements AutoCloseable {
             callbackThread = Thread.currentThread();
             try {
                 ElectorEvent event = new ElectorEvent(ElectorEvent.Kind.of(row.kind), row.term, StopReason.of(row.reason),
-                        Lib.string(row.leader_id), Duration.ofMillis(row.valid_for_ms), row.missed);
+                        Lib.string(row.leader_id), Duration.ofMillis(row.valid_for_ms), row.missed,
+                        row.kind == 6 ? ErrorKind.of(row.result) : null);
                 changed();
                 Elector e = elector;
                 if (e != null) {

@@ -12,8 +12,11 @@ import java.time.Duration;
  * @param leaderId this node for {@code STARTED_LEADING}; the new leader, or null for a vacant seat, for {@code LEADER_CHANGED}; null otherwise
  * @param validFor for {@code STARTED_LEADING}: how long this node may act as leader without a renew
  * @param missed for {@code MISSED}: how many events were dropped because listeners fell behind
+ * @param failure for {@code FAILING}: the kind of the error the elector's calls fail with
+ *        ({@link ErrorKind#AUTHENTICATION}, {@link ErrorKind#PRIVILEGE}, ...); null otherwise
  */
-public record ElectorEvent(Kind kind, long term, StopReason reason, String leaderId, Duration validFor, long missed) {
+public record ElectorEvent(Kind kind, long term, StopReason reason, String leaderId, Duration validFor, long missed,
+                           ErrorKind failure) {
     /** What happened ({@code mysqlleader_event_kind}). */
     public enum Kind {
         /** This node became leader at {@code term}. */
@@ -25,7 +28,14 @@ public record ElectorEvent(Kind kind, long term, StopReason reason, String leade
         /** Events were dropped; ask the elector for its state. */
         MISSED,
         /** The elector's background task failed; it no longer campaigns. The last event. */
-        ELECTOR_STOPPED;
+        ELECTOR_STOPPED,
+        /**
+         * The elector's calls fail with an error retrying cannot fix ({@code failure}: a refused
+         * login, a missing grant, the schema not installed, a service outside the account's
+         * patterns). Sent once per change of condition; the elector keeps trying and leads once
+         * the set-up is mended.
+         */
+        FAILING;
 
         static Kind of(int code) {
             return switch (code) {
@@ -33,6 +43,7 @@ public record ElectorEvent(Kind kind, long term, StopReason reason, String leade
                 case 2 -> STOPPED_LEADING;
                 case 3 -> LEADER_CHANGED;
                 case 4 -> MISSED;
+                case 6 -> FAILING;
                 default -> ELECTOR_STOPPED;
             };
         }

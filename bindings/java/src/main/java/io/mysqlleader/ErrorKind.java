@@ -31,6 +31,10 @@ public enum ErrorKind {
     USAGE(12),
     /** The account may not act on this service (SQLSTATE 45002). */
     ACCESS_DENIED(13),
+    /** The server refused the login (error 1045): user name, password, or TLS the account requires. Never transient. */
+    AUTHENTICATION(14),
+    /** The server denied the account something it needs (1044, 1049, 1142, 1227, 1370: a grant is missing). Never transient. */
+    PRIVILEGE(15),
     /** {@link Elector#runWhileLeader}: leadership ended before the work did (no C code). */
     LEADERSHIP_LOST(-1);
 

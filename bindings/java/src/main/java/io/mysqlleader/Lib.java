@@ -65,6 +65,7 @@ interface Lib extends Library {
     int mysqlleader_elector_last_call_error(Pointer elector, byte[] buf, long bufLen, LongByReference neededOut);
     int mysqlleader_elector_resign(Pointer elector, ByteByReference resignedOut);
     int mysqlleader_elector_wait(Pointer elector, long timeoutMs, IntByReference outcomeOut);
+    int mysqlleader_elector_wait_for_leadership(Pointer elector, long timeoutMs, ByteByReference leadingOut);
     int mysqlleader_elector_wait_term_end(Pointer elector, long term, long timeoutMs, ByteByReference endedOut,
                                           IntByReference reasonOut);
     int mysqlleader_elector_is_healthy(Pointer elector, ByteByReference out);
@@ -77,6 +78,8 @@ interface Lib extends Library {
     int ELECTOR_NO_JITTER = 2;
     int WAIT_LEADING = 1;
     int WAIT_TIMED_OUT = 2;
+    int WAIT_NOT_CAMPAIGNING = 3;
+    int WAIT_FAILED = 4;
 
     /** {@code mysqlleader_event_callback}. */
     interface EventCallback extends Callback {
@@ -143,7 +146,7 @@ interface Lib extends Library {
         }
     }
 
-    @Structure.FieldOrder({"kind", "term", "reason", "leader_id", "valid_for_ms", "missed"})
+    @Structure.FieldOrder({"kind", "term", "reason", "leader_id", "valid_for_ms", "missed", "result"})
     class EventRow extends Structure {
         public int kind;
         public long term;
@@ -151,6 +154,7 @@ interface Lib extends Library {
         public Pointer leader_id;
         public long valid_for_ms;
         public long missed;
+        public int result;
 
         public EventRow() {
             super();

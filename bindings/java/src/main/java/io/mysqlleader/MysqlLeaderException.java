@@ -84,6 +84,8 @@ public class MysqlLeaderException extends RuntimeException {
             case INVALID_STATE -> new InvalidStateException(message);
             case USAGE -> new UsageException(message, sqlState, serverCode, cause);
             case ACCESS_DENIED -> new AccessDeniedException(message, sqlState, serverCode, cause);
+            case AUTHENTICATION -> new AuthenticationException(message, sqlState, serverCode, cause);
+            case PRIVILEGE -> new PrivilegeException(message, sqlState, serverCode, cause);
             case BUFFER_TOO_SMALL, PANIC -> new InternalException(kind, message);
             case LEADERSHIP_LOST -> new MysqlLeaderException(kind, message, null, sqlState, serverCode, currentTerm, false, cause);
         };

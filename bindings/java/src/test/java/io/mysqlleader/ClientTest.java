@@ -154,12 +154,27 @@ class ClientTest {
     }
 
     @Test
-    void anOtherServerErrorCarriesItsCode() throws Exception {
-        // The URL's database does not exist: the server's error 1049 (unknown database).
+    void anUnknownDatabaseIsAPrivilegeErrorWithItsCode() throws Exception {
+        // The URL's database does not exist: the server's error 1049 (unknown database), one of
+        // the grants retrying cannot mend (issue 26).
         try (Client c = Client.connect(TestDb.urlWithDb(TestDb.baseUrl(), "mljava_no_such_db"))) {
             MysqlLeaderException e = assertThrows(MysqlLeaderException.class, () -> c.currentLeader("s"));
-            assertInstanceOf(ServerException.class, e);
+            assertInstanceOf(PrivilegeException.class, e);
+            assertEquals(ErrorKind.PRIVILEGE, e.kind());
             assertEquals(1049, e.serverCode());
+            assertFalse(e.isRetryable());
+        }
+    }
+
+    @Test
+    void aWrongPasswordIsAnAuthenticationError() throws Exception {
+        try (Client c = Client.connect(TestUrls.withPassword(TestDb.urlWithDb(TestDb.baseUrl(), db.name), "pw-Zq7x-wrong"))) {
+            MysqlLeaderException e = assertThrows(MysqlLeaderException.class, () -> c.currentLeader("s"));
+            assertInstanceOf(AuthenticationException.class, e);
+            assertEquals(ErrorKind.AUTHENTICATION, e.kind());
+            assertEquals(1045, e.serverCode());
+            assertFalse(e.isRetryable());
+            assertFalse(e.getMessage().contains("pw-Zq7x-wrong"), e.getMessage());
         }
     }
 

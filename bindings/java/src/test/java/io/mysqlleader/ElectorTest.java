@@ -42,6 +42,33 @@ class ElectorTest {
         return Elector.builder(client, service).nodeId(node).lease(LEASE);
     }
 
+    /** Issue 26, item 4: an error retrying cannot fix reaches the elector's user at once. */
+    @Test
+    void aWrongPasswordIsThrownByAwaitLeadershipAndSentAsFailing() throws Exception {
+        List<ElectorEvent> events = new CopyOnWriteArrayList<>();
+        String wrong = TestUrls.withPassword(db.url, "pw-Zq7x-wrong");
+        try (Client bad = Client.connect(wrong);
+             Elector e = Elector.builder(bad, "failing").nodeId("a").lease(LEASE).listener(events::add).build()) {
+            long t0 = System.nanoTime();
+            AuthenticationException thrown = assertThrows(AuthenticationException.class, () -> e.awaitLeadership(WAIT));
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            System.out.println("java: awaitLeadership threw a refused login after " + tookMs + " ms: " + thrown.getMessage());
+            assertTrue(tookMs < WAIT.toMillis(), "awaitLeadership waited out its timeout instead of throwing");
+            assertEquals(1045, thrown.serverCode());
+            assertFalse(thrown.isRetryable());
+            assertFalse(e.isLeader());
+            assertTrue(e.isCampaigning(), "the elector keeps trying");
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (events.stream().noneMatch(ev -> ev.kind() == ElectorEvent.Kind.FAILING) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            List<ElectorEvent> failing = events.stream().filter(ev -> ev.kind() == ElectorEvent.Kind.FAILING).toList();
+            assertEquals(1, failing.size(), "one FAILING event per change of condition: " + events);
+            assertEquals(ErrorKind.AUTHENTICATION, failing.get(0).failure());
+            assertTrue(events.stream().filter(ev -> ev.kind() != ElectorEvent.Kind.FAILING).allMatch(ev -> ev.failure() == null), events.toString());
+        }
+    }
+
     @Test
     void electsReportsEventsInOrderAndResignHandsOver() throws Exception {
         List<ElectorEvent> events = new CopyOnWriteArrayList<>();

@@ -26,7 +26,6 @@ class HeaderTest {
             Map.entry("mysqlleader_string_free", "only for mysqlleader_install_sql's string"),
             Map.entry("mysqlleader_install_sql", "the CLI's `mysqlleader sql` serves DBAs; Client.migrate() installs"),
             Map.entry("mysqlleader_default_node_id", "Elector.nodeId() reads the id the elector uses"),
-            Map.entry("mysqlleader_elector_wait_for_leadership", "awaitLeadership asks mysqlleader_elector_wait, which also tells a stopped campaign"),
             Map.entry("mysqlleader_txn_begin", "Java fences the application's own JDBC transaction (Elector.fence)"),
             Map.entry("mysqlleader_txn_assert_leader", "the same"),
             Map.entry("mysqlleader_txn_execute", "the same"),
@@ -62,6 +61,56 @@ class HeaderTest {
         }
         for (String name : NOT_USED.keySet()) {
             assertTrue(header.containsKey(name), name + " is listed as not used but is not in the header");
+        }
+    }
+
+    /** The constants of {@code enum name} in the header: name without the prefix to value. */
+    static Map<String, Integer> headerEnum(String name, String prefix) throws Exception {
+        String header = Files.readString(Path.of("../../include/mysqlleader.h"));
+        Matcher block = Pattern.compile("enum " + name + "\\b[^{]*\\{(.*?)\\};", Pattern.DOTALL).matcher(header);
+        assertTrue(block.find(), "enum " + name + " is not in the header");
+        Map<String, Integer> out = new TreeMap<>();
+        Matcher m = Pattern.compile("\\b" + prefix + "(\\w+) = (\\d+),").matcher(block.group(1));
+        while (m.find()) out.put(m.group(1), Integer.parseInt(m.group(2)));
+        assertTrue(out.size() >= 2, "found only " + out + " in enum " + name);
+        return out;
+    }
+
+    @Test
+    void everyResultCodeIsAnErrorKindOfTheSameName() throws Exception {
+        Map<String, Integer> codes = headerEnum("mysqlleader_result", "MYSQLLEADER_");
+        for (Map.Entry<String, Integer> c : codes.entrySet()) {
+            if (c.getKey().equals("OK")) {
+                assertEquals(0, c.getValue());
+                continue;
+            }
+            ErrorKind kind = ErrorKind.valueOf(c.getKey());
+            assertEquals(c.getValue(), kind.code, c.getKey());
+            assertSame(kind, ErrorKind.of(c.getValue()), c.getKey());
+            // Every kind has its own exception class, not the catch-all's.
+            MysqlLeaderException e = MysqlLeaderException.of(kind, "m", null, null, 0, 0, false, null);
+            assertSame(kind, e.kind(), c.getKey());
+            if (kind != ErrorKind.SERVER) assertNotSame(ServerException.class, e.getClass(), c.getKey());
+        }
+        for (ErrorKind kind : ErrorKind.values()) {
+            if (kind.code >= 0) assertEquals(kind.code, codes.get(kind.name()), kind + " is not in the header with its code");
+        }
+    }
+
+    @Test
+    void everyEventKindWaitOutcomeAndStopReasonIsKnown() throws Exception {
+        Map<String, Integer> kinds = headerEnum("mysqlleader_event_kind", "MYSQLLEADER_EVENT_");
+        assertEquals(ElectorEvent.Kind.values().length, kinds.size(), "event kinds: " + kinds);
+        for (Map.Entry<String, Integer> k : kinds.entrySet()) {
+            assertSame(ElectorEvent.Kind.valueOf(k.getKey()), ElectorEvent.Kind.of(k.getValue()), k.getKey());
+        }
+        Map<String, Integer> waits = headerEnum("mysqlleader_wait_outcome", "MYSQLLEADER_WAIT_");
+        assertEquals(Map.of("LEADING", Lib.WAIT_LEADING, "TIMED_OUT", Lib.WAIT_TIMED_OUT,
+                "NOT_CAMPAIGNING", Lib.WAIT_NOT_CAMPAIGNING, "FAILED", Lib.WAIT_FAILED), waits);
+        Map<String, Integer> reasons = headerEnum("mysqlleader_stop_reason", "MYSQLLEADER_STOP_");
+        assertEquals(StopReason.values().length, reasons.size(), "stop reasons: " + reasons);
+        for (Map.Entry<String, Integer> r : reasons.entrySet()) {
+            assertSame(StopReason.valueOf(r.getKey()), StopReason.of(r.getValue()), r.getKey());
         }
     }
 }
