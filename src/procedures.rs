@@ -696,7 +696,7 @@ impl Role {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader",
-                                "force_leader", "reelect", "set_expiry_event",
+                                "force_leader", "reelect", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

@@ -230,3 +230,35 @@ async fn a_limited_operator_cannot_switch_the_expiry_event() {
     drop_users(&mut admin, &[&limited, &free]).await;
     db.drop_db().await;
 }
+
+/// 11. A retention rule for the history: `leader_election_prune_history(days)` deletes the terms
+/// that ended more than that many days ago and nothing else (the current term stays, and the
+/// next acquisition still raises the seat's term); an operator limited to some services may not
+/// call it, since it acts on every service.
+#[tokio::test]
+async fn the_history_is_pruned_by_age_and_only_by_an_unlimited_operator() {
+    let db = TestDb::migrated("trust_prune").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (limited, free) = (format!("prl_{tag}"), format!("prf_{tag}"));
+    let mut l = account(&mut admin, &db, &limited, Role::Operator, &["ops%"]).await;
+    let mut f = account(&mut admin, &db, &free, Role::Operator, &[]).await;
+    for node in ["a", "b", "c", "d"] {
+        force_leader(&mut admin, "svc", node, 60_000).await;
+    }
+    // Terms 1 and 2 ended long ago, term 3 yesterday; term 4 is current.
+    exec(&mut admin, "UPDATE leader_election_history SET ended_at = UTC_TIMESTAMP(6) - INTERVAL 100 DAY WHERE term <= 2").await;
+    exec(&mut admin, "UPDATE leader_election_history SET ended_at = UTC_TIMESTAMP(6) - INTERVAL 1 DAY WHERE term = 3").await;
+    let e = call_text(&mut l, "CALL leader_election_prune_history(30)").await.expect_err("limited");
+    assert_eq!(e.state, "45002", "{e:?}");
+    let e = call_text(&mut f, "CALL leader_election_prune_history(0)").await.expect_err("days from 1");
+    e.assert_invalid("days", "0 days");
+    let r = call_text(&mut f, "CALL leader_election_prune_history(30)").await.expect("unlimited");
+    assert_eq!(r.get::<i64>("pruned"), 2);
+    let left: Vec<u64> = history(&mut admin, "svc").await.iter().map(|t| t.term).collect();
+    assert_eq!(left, vec![3, 4]);
+    assert_eq!(force_leader(&mut admin, "svc", "e", 60_000).await.term(), 5, "terms are never reused");
+    drop((l, f));
+    drop_users(&mut admin, &[&limited, &free]).await;
+    db.drop_db().await;
+}

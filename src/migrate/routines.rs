@@ -105,6 +105,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_flush_copies",
     Procedure "routines" "leader_election_probe_in_tx",
     Procedure "routines" "leader_election_probe_wsrep",
+    Procedure "routines" "leader_election_prune_history",
     Procedure "routines" "leader_election_probe_xa",
     Procedure "routines" "leader_election_recent_terms",
     Procedure "routines" "leader_election_refuse_snapshot",

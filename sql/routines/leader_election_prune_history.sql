@@ -1,0 +1,59 @@
+-- leader_election_prune_history: the retention rule for the history. Deletes the terms that
+-- ended more than p_days days ago (1 to 36500, by the database's clock), never a term that has
+-- not ended, in batches of at most 1000 rows, each a transaction of its own (so a prune never
+-- holds many locks, and stops cleanly between batches). Terms are never reused: the seat keeps
+-- the service's term, whatever the history still holds. Like set_expiry_event it acts on every
+-- service, so an account limited to some services may not call it (45002); a transaction of its
+-- own, as campaign (what the caller left open is committed first; refused inside XA).
+-- Result: pruned (rows deleted).
+CREATE PROCEDURE leader_election_prune_history(IN p_days DECIMAL(65,30))
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: delete the terms that ended more than p_days days ago'
+BEGIN
+    DECLARE v_cutoff  DATETIME(6);
+    DECLARE v_pruned  BIGINT DEFAULT 0;
+    DECLARE v_batch   BIGINT;
+    DECLARE v_account VARCHAR(400) CHARACTER SET utf8mb4;
+    DECLARE v_msg     VARCHAR(128) CHARACTER SET utf8mb4;
+    DECLARE v_own     BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('prune_history');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
+    CALL leader_election_check_number('days', p_days, 1, 36500);
+    SET v_account = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
+    IF EXISTS (SELECT 1 FROM leader_election_access
+                WHERE CAST(CONVERT(account USING utf8mb4) AS BINARY) = CAST(v_account AS BINARY)) THEN
+        -- At most 128 characters: the account cut to 35.
+        SET v_msg = CONCAT('mysqlleader: access denied: account ''',
+                           IF(CHAR_LENGTH(v_account) > 35, CONCAT(LEFT(v_account, 32), '...'), v_account),
+                           ''' is limited to some services; pruning acts on all');
+        SIGNAL SQLSTATE '45002' SET MESSAGE_TEXT = v_msg;
+    END IF;
+
+    SET v_cutoff = UTC_TIMESTAMP(6) - INTERVAL p_days DAY;
+    prune: LOOP
+        START TRANSACTION;
+        DELETE FROM leader_election_history
+         WHERE ended_at IS NOT NULL AND ended_at < v_cutoff
+         ORDER BY service_id, term
+         LIMIT 1000;
+        SET v_batch = ROW_COUNT();
+        COMMIT;
+        SET v_pruned = v_pruned + v_batch;
+        IF v_batch < 1000 THEN
+            LEAVE prune;
+        END IF;
+    END LOOP prune;
+
+    SELECT v_pruned AS pruned;
+END;
