@@ -109,6 +109,15 @@ async fn grants_survive_every_install_and_upgrade_path() {
     exec(&mut admin, "CALL leader_election_regrant('campaign')").await;
     call_text(&mut app, "CALL campaign('svc', 'a', 60000)").await.expect("granted again from the record");
 
+    // The MySQL form installs a fresh database too (the re-grant routine comes first).
+    let fresh = TestDb::empty("lifecycle_grants_fresh").await;
+    let (ok, out, err) = run_client(&fresh.url, &fresh.name, &mysql_script_without_its_server_check());
+    assert!(ok, "the MySQL form failed on an empty database:\n{err}\n{out}");
+    let mut f = connect(&fresh.url).await;
+    assert_eq!(campaign(&mut f, "svc", "a", 60_000).await.term(), 1);
+    drop(f);
+    fresh.drop_db().await;
+
     // A MariaDB script refuses to run on another server, and the MySQL script on MariaDB.
     let (ok, _, err) = run_client(&db.url, &db.name, &mysqlleader::install_sql_for(Server::MySql));
     assert!(!ok && err.contains("this script is for MySQL"), "{err}");

@@ -138,6 +138,11 @@ impl Routine {
         let replace = format!("CREATE OR REPLACE {}", &create["CREATE ".len()..]);
         match (self.kind, server) {
             (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
+            // The re-grant itself is granted to nobody, and the first install on MySQL creates
+            // it before any routine needs it: no call of it around its own re-creation.
+            (Kind::Procedure, Server::MySql) if self.name == REGRANT => {
+                vec![format!("DROP PROCEDURE IF EXISTS `{}`", self.name), create.to_string()]
+            }
             (Kind::Procedure, Server::MySql) => vec![
                 crate::procedures::regrant_sql(self.name),
                 format!("DROP PROCEDURE IF EXISTS `{}`", self.name),
@@ -147,6 +152,9 @@ impl Routine {
         }
     }
 }
+
+/// The routine that grants EXECUTE again after MySQL re-created a procedure; applied first.
+const REGRANT: &str = "leader_election_regrant";
 
 /// The repeatable object named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Routine> {
@@ -230,7 +238,10 @@ mod tests {
 
     #[test]
     fn mysql_re_grants_every_procedure_it_re_creates_and_mariadb_replaces_in_place() {
-        for r in ROUTINES.iter().filter(|r| r.kind == Kind::Procedure) {
+        assert_eq!(ROUTINES[0].name, REGRANT, "the re-grant is in place before any routine needs it");
+        assert_eq!(ROUTINES[0].apply_statements(Server::MySql),
+                   vec![format!("DROP PROCEDURE IF EXISTS `{REGRANT}`"), ROUTINES[0].create().to_string()]);
+        for r in ROUTINES.iter().filter(|r| r.kind == Kind::Procedure && r.name != REGRANT) {
             let mariadb = r.apply_statements(Server::MariaDb);
             assert_eq!(mariadb.len(), 1);
             assert!(mariadb[0].starts_with(&format!("CREATE OR REPLACE PROCEDURE {}(", r.name)));
