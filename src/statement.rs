@@ -73,9 +73,15 @@ fn split(sql: &str) -> Vec<Vec<String>> {
     let mut statements = vec![Vec::new()];
     let mut word = String::new();
     let mut i = 0;
+    // Adds a token to the statement being read (the last one; the list starts with one).
+    fn push(statements: &mut [Vec<String>], token: String) {
+        if let Some(current) = statements.last_mut() {
+            current.push(token);
+        }
+    }
     let end_word = |word: &mut String, statements: &mut Vec<Vec<String>>| {
         if !word.is_empty() {
-            statements.last_mut().expect("never empty").push(std::mem::take(word));
+            push(statements, std::mem::take(word));
         }
     };
     while i < chars.len() {
@@ -85,7 +91,7 @@ fn split(sql: &str) -> Vec<Vec<String>> {
             '\'' | '"' | '`' => {
                 end_word(&mut word, &mut statements);
                 // A quoted string or identifier: a quote doubled, or (strings) a backslash, escapes.
-                statements.last_mut().expect("never empty").push(c.to_string());
+                push(&mut statements, c.to_string());
                 i += 1;
                 while i < chars.len() {
                     if chars[i] == '\\' && c != '`' {
@@ -141,7 +147,7 @@ fn split(sql: &str) -> Vec<Vec<String>> {
             _ => {
                 end_word(&mut word, &mut statements);
                 if !c.is_whitespace() {
-                    statements.last_mut().expect("never empty").push(c.to_string());
+                    push(&mut statements, c.to_string());
                 }
             }
         }

@@ -242,6 +242,8 @@ async fn every_refusal_fits_128_characters_for_the_longest_inputs() {
         format!("CALL force_leader('{long_id}', 'n', 1000)"),
         format!("CALL current_leader('{long_id}')"),
         "CALL reelect('y')".to_string(),
+        "CALL set_expiry_event(1)".to_string(),
+        "CALL leader_election_prune_history(30)".to_string(),
     ] {
         let e = call_text(&mut limited, &sql).await.expect_err("outside the limit");
         assert_eq!(e.state, "45002", "{e:?}");

@@ -14,8 +14,6 @@ BEGIN
     DECLARE v_cutoff  DATETIME(6);
     DECLARE v_pruned  BIGINT DEFAULT 0;
     DECLARE v_batch   BIGINT;
-    DECLARE v_account VARCHAR(400) CHARACTER SET utf8mb4;
-    DECLARE v_msg     VARCHAR(128) CHARACTER SET utf8mb4;
     DECLARE v_own     BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
@@ -30,15 +28,7 @@ BEGIN
     END;
     SET v_own = TRUE;
     CALL leader_election_check_number('days', p_days, 1, 36500);
-    SET v_account = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
-    IF EXISTS (SELECT 1 FROM leader_election_access
-                WHERE CAST(CONVERT(account USING utf8mb4) AS BINARY) = CAST(v_account AS BINARY)) THEN
-        -- At most 128 characters: the account cut to 35.
-        SET v_msg = CONCAT('mysqlleader: access denied: account ''',
-                           IF(CHAR_LENGTH(v_account) > 35, CONCAT(LEFT(v_account, 32), '...'), v_account),
-                           ''' is limited to some services; pruning acts on all');
-        SIGNAL SQLSTATE '45002' SET MESSAGE_TEXT = v_msg;
-    END IF;
+    CALL leader_election_refuse_limited('pruning');
 
     SET v_cutoff = UTC_TIMESTAMP(6) - INTERVAL p_days DAY;
     prune: LOOP

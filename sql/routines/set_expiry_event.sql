@@ -8,19 +8,9 @@ CREATE PROCEDURE set_expiry_event(IN p_enabled DECIMAL(65,30))
 BEGIN
     DECLARE v_enabled TINYINT;
     DECLARE v_tries   INT DEFAULT 0;
-    DECLARE v_account VARCHAR(400) CHARACTER SET utf8mb4;
-    DECLARE v_msg     VARCHAR(128) CHARACTER SET utf8mb4;
     -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
     CALL leader_election_check_number('enabled', p_enabled, 0, 1);
-    SET v_account = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
-    IF EXISTS (SELECT 1 FROM leader_election_access
-                WHERE CAST(CONVERT(account USING utf8mb4) AS BINARY) = CAST(v_account AS BINARY)) THEN
-        -- At most 128 characters: the account cut to 35.
-        SET v_msg = CONCAT('mysqlleader: access denied: account ''',
-                           IF(CHAR_LENGTH(v_account) > 35, CONCAT(LEFT(v_account, 32), '...'), v_account),
-                           ''' is limited to some services; the event acts on all');
-        SIGNAL SQLSTATE '45002' SET MESSAGE_TEXT = v_msg;
-    END IF;
+    CALL leader_election_refuse_limited('the event');
     switch: LOOP
         IF p_enabled = 1 THEN
             ALTER EVENT leader_election_expire ENABLE;

@@ -108,6 +108,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_prune_history",
     Procedure "routines" "leader_election_probe_xa",
     Procedure "routines" "leader_election_recent_terms",
+    Procedure "routines" "leader_election_refuse_limited",
     Procedure "routines" "leader_election_refuse_snapshot",
     Procedure "routines" "leader_election_refuse_xa",
     Procedure "routines" "leader_election_status",
