@@ -229,6 +229,30 @@ where
     Ok(Resign { resigned: flag(&row, "resigned")?, term: col(&row, "term")? })
 }
 
+/// `CALL resign_to(service_id, node_id, to_node)`: the leader's own handover. Ends the
+/// caller's lease now if and only if it holds a valid one (the term ends `handed_over`) and
+/// reserves the vacant seat for `to_node` for one lease: only `to_node` may take it until then.
+/// `to_node` must be another node.
+pub async fn resign_to<'a, 't: 'a, C>(conn: C, service_id: &str, node_id: &str, to_node: &str) -> Result<Resign>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let row = call_row(conn, "CALL resign_to(?, ?, ?)", (service_id, node_id, to_node).into()).await?;
+    Ok(Resign { resigned: flag(&row, "resigned")?, term: col(&row, "term")? })
+}
+
+/// `CALL handover(service_id, to_node)` (operator role): ends the current term now (it ends
+/// `handed_over`), vacates the seat and reserves it for `to_node` for one lease, so that only
+/// `to_node` may take it, at its next campaign; nothing changes when `to_node` leads already.
+/// The result is the seat after the call, from `to_node`'s side (`is_leader`: it leads).
+pub async fn handover<'a, 't: 'a, C>(conn: C, service_id: &str, to_node: &str) -> Result<Campaign>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let row = call_row(conn, "CALL handover(?, ?)", (service_id, to_node).into()).await?;
+    campaign_from(&row)
+}
+
 /// `CALL assert_leader(service_id, node_id, term)`: the fencing guard. Call it on the
 /// application's own transaction before its writes: it fails with [`Error::NotLeader`] unless
 /// the node holds a valid lease at exactly `term`, and on success it keeps the election row
@@ -493,6 +517,18 @@ pub struct ServiceStatus {
     /// While leading: how long the current term has lasted; while vacant: how long the seat has
     /// been vacant. Both on the database's clock.
     pub for_how_long: Option<Duration>,
+    /// A pending handover: the node the seat is reserved for, how long the reservation has left
+    /// (database clock), and who asked (`user@host`). `None` when none is pending.
+    pub handover: Option<PendingHandover>,
+}
+
+/// A handover that has not completed yet (`handover`, `resign_to`): the seat is vacant and only
+/// `to_node` may take it for `remaining`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingHandover {
+    pub to_node: String,
+    pub remaining: Duration,
+    pub asked_by: Option<String>,
 }
 
 /// Every service (`service_id = None`, in name order) or one service: its seat, on the
@@ -508,6 +544,16 @@ pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>
         .map(|row| {
             let lease_ms: Option<i64> = col(row, "lease_ms")?;
             let for_ms: Option<i64> = col(row, "for_ms")?;
+            let handover_to: Option<String> = col(row, "handover_to")?;
+            let handover_ms: Option<i64> = col(row, "handover_remaining_ms")?;
+            let handover = match (handover_to, handover_ms) {
+                (Some(to_node), Some(ms)) => Some(PendingHandover {
+                    to_node,
+                    remaining: Duration::from_millis(ms.max(0) as u64),
+                    asked_by: col(row, "handover_by")?,
+                }),
+                _ => None,
+            };
             Ok(ServiceStatus {
                 service_id: col(row, "service_id")?,
                 leader_id: col(row, "leader_id")?,
@@ -520,6 +566,7 @@ pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>
                 ended_at: col(row, "ended_at")?,
                 ended_how: col(row, "ended_how")?,
                 for_how_long: for_ms.map(|ms| Duration::from_millis(ms.max(0) as u64)),
+                handover,
             })
         })
         .collect()
@@ -694,9 +741,9 @@ impl Role {
     /// transaction holding that lock would stop every renew.
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
-            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"],
-            Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader",
-                                "force_leader", "reelect", "set_expiry_event", "leader_election_prune_history",
+            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to"],
+            Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to",
+                                "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

@@ -15,8 +15,19 @@ use sql_support::*;
 const V1: &str = include_str!("../sql/V1__election_tables.sql");
 const V2: &str = include_str!("../sql/V2__procedures.sql");
 
-/// Every versioned migration, in order.
-const ALL: [i32; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+/// Every versioned migration, in order: the versions of the files `sql/V<n>__*.sql`.
+fn all() -> Vec<i32> {
+    let mut versions: Vec<i32> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/sql"))
+        .expect("sql/")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_prefix('V')?.split_once("__")?.0.parse().ok()
+        })
+        .collect();
+    versions.sort_unstable();
+    assert_eq!(versions, (1..=versions.len() as i32).collect::<Vec<_>>(), "versions without a gap");
+    versions
+}
 
 const PROCEDURES: [&str; 8] =
     ["am_i_leader", "assert_leader", "campaign", "current_leader", "force_leader", "reelect", "resign", "set_expiry_event"];
@@ -84,15 +95,15 @@ async fn schema_outline(c: &mut Conn) -> Vec<String> {
 async fn migrating_twice_applies_nothing_the_second_time() {
     let db = TestDb::empty("migrations_twice").await;
     let mut c = connect(&db.url).await;
-    assert_eq!(migrate(&db.pool).await, ALL.to_vec());
-    assert_eq!(recorded(&mut c).await, ALL.to_vec());
+    assert_eq!(migrate(&db.pool).await, all());
+    assert_eq!(recorded(&mut c).await, all());
     let status: String =
         c.query_first("SELECT STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()").await.unwrap().unwrap();
     assert_eq!(status, "DISABLED", "the event is installed switched off");
     let outline = schema_outline(&mut c).await;
     assert_installed(&mut c, "first migrate").await;
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new(), "the second migrate applies nothing");
-    assert_eq!(recorded(&mut c).await, ALL.to_vec());
+    assert_eq!(recorded(&mut c).await, all());
     assert_eq!(schema_outline(&mut c).await, outline);
     db.drop_db().await;
 }
@@ -109,7 +120,7 @@ async fn migrate_finishes_a_run_cut_short_in_the_middle_of_v2() {
     let made: Vec<String> = c.query("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()").await.unwrap();
     assert!(made.contains(&"campaign".to_string()) && !made.contains(&"force_leader".to_string()), "{made:?}");
 
-    assert_eq!(migrate(&db.pool).await, ALL.to_vec());
+    assert_eq!(migrate(&db.pool).await, all());
     assert_installed(&mut c, "after the cut-short run").await;
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new());
     db.drop_db().await;
@@ -130,7 +141,7 @@ async fn migrate_reapplies_unrecorded_migrations_and_keeps_the_data() {
     exec(&mut c, "DROP PROCEDURE resign").await;
     exec(&mut c, "DROP EVENT leader_election_expire").await;
 
-    assert_eq!(migrate(&db.pool).await, ALL[1..].to_vec());
+    assert_eq!(migrate(&db.pool).await, all()[1..].to_vec());
     assert_eq!(snapshot(&mut c).await, data, "re-running migrations never loses data");
     assert_eq!(schema_outline(&mut c).await, outline, "the same objects again");
     let r = resign(&mut c, "svc", "b").await;
@@ -155,9 +166,9 @@ async fn concurrent_migrations_of_one_empty_database_all_succeed() {
         applied.extend(done.iter().map(|m| m.version));
     }
     applied.sort();
-    assert_eq!(applied, ALL.to_vec(), "each migration applied exactly once");
+    assert_eq!(applied, all(), "each migration applied exactly once");
     let mut c = connect(&db.url).await;
-    assert_eq!(recorded(&mut c).await, ALL.to_vec());
+    assert_eq!(recorded(&mut c).await, all());
     assert_installed(&mut c, "after concurrent migrations").await;
     for p in pools {
         p.disconnect().await.unwrap();
@@ -186,14 +197,14 @@ async fn the_install_script_works_with_the_command_line_client() {
     let (ok, out, err) = run_client(&db.url, &db.name, &script);
     assert!(ok, "applying the script a second time failed:\n{err}\n{out}");
     assert_eq!(snapshot(&mut c).await, data, "applying it again keeps the data");
-    assert_eq!(recorded(&mut c).await, ALL.to_vec());
+    assert_eq!(recorded(&mut c).await, all());
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new(), "migrate() sees the script's migrations as applied");
     assert_eq!(schema_outline(&mut c).await, expected);
 
     // Over a database that migrate() installed, the script changes nothing either.
     let (ok, out, err) = run_client(&reference.url, &reference.name, &script);
     assert!(ok, "applying the script over migrate()'s installation failed:\n{err}\n{out}");
-    assert_eq!(recorded(&mut r).await, ALL.to_vec());
+    assert_eq!(recorded(&mut r).await, all());
     assert_eq!(migrate(&reference.pool).await, Vec::<i32>::new());
     db.drop_db().await;
     reference.drop_db().await;
@@ -259,7 +270,7 @@ async fn migrating_while_services_call_the_procedures_fails_no_call() {
         exec(&mut c, "DELETE FROM mysqlleader_schema_history WHERE version >= 6").await;
         exec(&mut c, "DELETE FROM mysqlleader_routines").await;
         let installed = mysqlleader::install(&db.pool).await.expect("install");
-        assert_eq!(installed.migrations.iter().map(|m| m.version).collect::<Vec<_>>(), vec![6, 7, 8, 9, 10]);
+        assert_eq!(installed.migrations.iter().map(|m| m.version).collect::<Vec<_>>(), all()[5..].to_vec());
         assert!(installed.routines.iter().any(|r| r == "campaign"), "{installed:?}");
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -27,6 +27,8 @@ BEGIN
     DECLARE v_needle   VARBINARY(402);
     DECLARE v_denied   VARBINARY(1024);
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_held_for VARBINARY(512);
+    DECLARE v_held_to  DATETIME(6);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -92,11 +94,12 @@ BEGIN
     END IF;
 
     IF v_renewed = 0 THEN
-    -- 2. One plain consistent read of the row, the clock and the seat's copy of access; a seat
-    --    without a copy (or no seat yet) has the account checked against leader_election_access.
+    -- 2. One plain consistent read of the row, the clock, the seat's copy of access and its
+    --    handover reservation (sql/V11__handover.sql); a seat without a copy (or no seat yet)
+    --    has the account checked against leader_election_access.
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(access_denied)
-      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied
+           MAX(access_denied), MAX(handover_to), MAX(handover_until)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied, v_held_for, v_held_to
       FROM leader_election WHERE service_id = v_sid;
     IF v_denied IS NULL OR v_needle IS NULL THEN
         SET @mysqlleader_seat_term = NULL;
@@ -133,8 +136,10 @@ BEGIN
     END IF;
 
     -- 4. The seat is vacant or expired, or the renew's guard matched nothing: decide under the
-    --    row lock, as V6 did. A follower of a valid lease never comes here.
-    IF v_renewed = 0 AND NOT (v_leader IS NOT NULL AND v_leader <> v_nid AND v_expires > v_now) THEN
+    --    row lock, as V6 did. A follower of a valid lease never comes here, nor one of a seat
+    --    reserved for another node by a handover.
+    IF v_renewed = 0 AND NOT (v_leader IS NOT NULL AND v_leader <> v_nid AND v_expires > v_now)
+       AND NOT (v_held_for IS NOT NULL AND v_held_for <> v_nid AND v_held_to > v_now) THEN
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
                 ROLLBACK;
@@ -156,7 +161,8 @@ BEGIN
             --     the lock is granted.
             SET SESSION innodb_lock_wait_timeout = 1;
             START TRANSACTION;
-            SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+            SELECT leader_id, term, lease_expires_at, handover_to, handover_until
+              INTO v_leader, v_term, v_expires, v_held_for, v_held_to
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);
@@ -166,9 +172,11 @@ BEGIN
                 UPDATE leader_election
                    SET lease_ms = v_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
                  WHERE service_id = v_sid;
-            ELSEIF v_leader IS NULL OR v_expires <= v_now THEN
-                -- Take the vacant or expired seat: close the expired term (the server's
-                -- decision: no ended_by), open the next one.
+            ELSEIF (v_leader IS NULL OR v_expires <= v_now)
+                   AND NOT (v_held_for IS NOT NULL AND v_held_for <> v_nid AND v_held_to > v_now) THEN
+                -- Take the vacant or expired seat (unless a handover reserved it for another
+                -- node): close the expired term (the server's decision: no ended_by), open the
+                -- next one, and end any reservation.
                 IF v_leader IS NOT NULL THEN
                     UPDATE leader_election_history
                        SET ended_at = v_expires, ended_how = 'expired'
@@ -178,21 +186,27 @@ BEGIN
                     v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
                    SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
-                       term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
+                       term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
+                       handover_to = NULL, handover_until = NULL, handover_by = NULL
                  WHERE service_id = v_sid;
                 INSERT INTO leader_election_history
                        (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
                 VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'elected', USER());
             END IF;
-            -- Otherwise another node took the seat meanwhile: nothing to write.
+            -- Otherwise another node took the seat meanwhile, or a handover reserved it for
+            -- another node: nothing to write.
             COMMIT;
         END;
     END IF;
     END IF;
 
     -- 5. End what the reads above opened (with autocommit off), then remember the seat this
-    --    session holds now (or that it holds none), for step 1 next time.
+    --    session holds now (or that it holds none), for step 1 next time. A seat left vacant
+    --    (reserved for another node by a handover) answers as vacant: no leader, 0 ms.
     COMMIT;
+    IF v_leader IS NULL OR v_expires IS NULL OR v_expires <= v_now THEN
+        SET v_leader = NULL, v_expires = v_now;
+    END IF;
     IF v_leader = v_nid AND v_expires > v_now THEN
         SET @mysqlleader_seat_service = v_sid, @mysqlleader_seat_node = v_nid, @mysqlleader_seat_term = v_term;
     ELSEIF @mysqlleader_seat_term IS NOT NULL THEN

@@ -1,5 +1,6 @@
 -- force_leader: install the node at once with a new term (an operator's override). A displaced
 -- valid leader's term ends 'forced_out' (ended_by: the operator); an expired one's ends 'expired'.
+-- A pending handover reservation (see handover) ends: the forced node holds the seat.
 -- Result: is_leader (1), leader_id, term, lease_remaining_ms.
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
@@ -73,7 +74,8 @@ BEGIN
             v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
         UPDATE leader_election
            SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
-               term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires
+               term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
+               handover_to = NULL, handover_until = NULL, handover_by = NULL
          WHERE service_id = v_sid;
         INSERT INTO leader_election_history
                (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)

@@ -7,7 +7,9 @@
 -- what its read opened, so it leaves no lock behind whatever the session's isolation level.
 -- An account limited to some services (leader_election_access) sees only those; one service
 -- outside its limit is refused with 45002. Columns as `status --json` shows them; times are
--- UTC text, durations milliseconds, one instant for every row (UTC_TIMESTAMP(6)).
+-- UTC text, durations milliseconds, one instant for every row (UTC_TIMESTAMP(6)). A pending
+-- handover (sql/V11__handover.sql) shows as handover_to, handover_remaining_ms, handover_by;
+-- all three are NULL when none is pending or the reservation has lapsed.
 CREATE PROCEDURE leader_election_status(IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4)
     READS SQL DATA
     SQL SECURITY DEFINER
@@ -57,7 +59,12 @@ BEGIN
                      THEN TIMESTAMPDIFF(MICROSECOND, h.began_at, UTC_TIMESTAMP(6)) DIV 1000
                 WHEN h.ended_at IS NOT NULL THEN TIMESTAMPDIFF(MICROSECOND, h.ended_at, UTC_TIMESTAMP(6)) DIV 1000
                 WHEN e.lease_expires_at IS NOT NULL
-                     THEN TIMESTAMPDIFF(MICROSECOND, e.lease_expires_at, UTC_TIMESTAMP(6)) DIV 1000 END AS for_ms
+                     THEN TIMESTAMPDIFF(MICROSECOND, e.lease_expires_at, UTC_TIMESTAMP(6)) DIV 1000 END AS for_ms,
+           IF(e.handover_until > UTC_TIMESTAMP(6),
+              CAST(e.handover_to AS CHAR CHARACTER SET utf8mb4), NULL) AS handover_to,
+           IF(e.handover_until > UTC_TIMESTAMP(6),
+              TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), e.handover_until) DIV 1000, NULL) AS handover_remaining_ms,
+           IF(e.handover_until > UTC_TIMESTAMP(6), e.handover_by, NULL) AS handover_by
       FROM leader_election e
       LEFT JOIN leader_election_history h ON h.service_id = e.service_id AND h.term = e.term
      WHERE (v_sid IS NULL OR e.service_id = v_sid)

@@ -1,5 +1,5 @@
 -- reelect: end the current lease now (its term ends 'reelected', ended_by: the caller) and vacate
--- the seat, so that the next campaign of any node wins. The term is kept; the next acquisition
+-- the seat, so that the next campaign of any node wins (a pending handover reservation ends too). The term is kept; the next acquisition
 -- raises it. Result: previous_leader_id (NULL when nobody held a valid lease), term.
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
@@ -60,6 +60,9 @@ BEGIN
             UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
              WHERE service_id = v_sid;
         END IF;
+        -- Any node may win next: a pending handover reservation ends too.
+        UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL
+         WHERE service_id = v_sid AND handover_to IS NOT NULL;
         COMMIT;
     END;
 

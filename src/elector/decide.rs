@@ -49,6 +49,9 @@ pub(crate) enum Input {
     Stop(StopReason),
     /// `resign` answered that this node's lease ended at `term`: the seat is vacant.
     Resigned { term: u64 },
+    /// `resign_to` answered that this node's term `term` ended by its handover: the seat is
+    /// vacant, reserved for the named node; this node follows.
+    HandedOver { term: u64 },
 }
 
 /// The outcome of [`decide`].
@@ -111,9 +114,22 @@ pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: 
         Input::Campaigned { result: Ok(c), watched, .. } => {
             // Another node holds a valid lease (or took ours): follow it. Look again when its
             // lease can end; without a wake-up wait on its lock, also after the retry interval.
-            d.follow(StopReason::LostSeat, c.leader_id, c.term);
+            // A vacant seat this node could not take is reserved for another node by a handover
+            // (campaign takes any other vacant seat): look again after the retry interval (the
+            // named node takes it within milliseconds, or the reservation lapses). A leader that
+            // finds its own term ended that way was handed over by an operator.
+            let handed_over = c.leader_id.is_none() && c.term == d.seat.term;
+            let reason = if handed_over { StopReason::HandedOver } else { StopReason::LostSeat };
+            let vacant = c.leader_id.is_none();
+            d.follow(reason, c.leader_id, c.term);
             let lease_end = c.lease_remaining + Duration::from_millis(1);
-            let wait = if watched { lease_end } else { timing.retry(random).min(lease_end) };
+            let wait = if vacant {
+                timing.retry(random)
+            } else if watched {
+                lease_end
+            } else {
+                timing.retry(random).min(lease_end)
+            };
             d.next = Some(now + wait);
         }
         Input::Campaigned { result: Err(_), .. } => {
@@ -144,6 +160,12 @@ pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: 
         }
         Input::Stop(reason) => d.step_down(reason, now),
         Input::Resigned { term } => d.follow(StopReason::Resigned, None, term),
+        Input::HandedOver { term } => {
+            d.follow(StopReason::HandedOver, None, term);
+            // The named node takes the seat within milliseconds of the wake-up; look after the
+            // retry interval (the reservation keeps this node out meanwhile).
+            d.next = Some(now + timing.retry(random));
+        }
     }
     d
 }
@@ -307,6 +329,46 @@ mod tests {
         assert_eq!(d.seat, leading);
         assert!(d.events.is_empty());
         assert_eq!(d.next, None);
+    }
+
+    fn vacant(term: u64) -> Result<Campaign> {
+        Ok(Campaign { is_leader: false, leader_id: None, term, lease_remaining: Duration::ZERO })
+    }
+
+    #[test]
+    fn an_operators_handover_is_seen_at_the_next_renew() {
+        // The renew finds its own term ended and the seat vacant but not its to take: reserved
+        // for another node by a handover.
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: vacant(4), watched: false }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![
+            Event::StoppedLeading { term: 4, reason: StopReason::HandedOver },
+            Event::LeaderChanged { leader_id: None, term: 4 },
+        ]);
+        assert!(!d.seat.leading);
+    }
+
+    #[test]
+    fn a_seat_reserved_for_another_node_is_looked_at_after_the_retry_interval() {
+        // Not at once (the answer says 0 ms left): the named node takes it within milliseconds,
+        // or the reservation lapses; hammering the row meanwhile helps nobody.
+        let t0 = Instant::now();
+        for watched in [false, true] {
+            let d = decide(&Seat::default(), Input::Campaigned { sent_at: t0, result: vacant(4), watched }, t0, ME, &timing(), 0.0);
+            assert_eq!(d.next, Some(t0 + ms(1000)), "watched: {watched}");
+        }
+    }
+
+    #[test]
+    fn handing_over_steps_down_first_then_follows_the_vacant_seat() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Stop(StopReason::HandedOver), t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![Event::StoppedLeading { term: 4, reason: StopReason::HandedOver }]);
+        let d = decide(&d.seat, Input::HandedOver { term: 4 }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.seat, Seat { leading: false, leader_id: None, term: 4, valid_until: None });
+        assert_eq!(d.next, Some(t0 + ms(1000)));
     }
 
     #[test]

@@ -116,6 +116,10 @@ pub enum StopReason {
     Shutdown,
     /// The elector's background task failed (see [`State::last_error`]).
     Failed,
+    /// The term ended by a handover: [`Elector::handover`] on this node, or an operator's
+    /// `handover` seen at the next renew. The seat is reserved for the named node; this node
+    /// goes on campaigning as a follower.
+    HandedOver,
 }
 
 impl StopReason {
@@ -128,6 +132,7 @@ impl StopReason {
             StopReason::Resigned => "resigned",
             StopReason::Shutdown => "shutdown",
             StopReason::Failed => "failed",
+            StopReason::HandedOver => "handed_over",
         }
     }
 }
@@ -168,6 +173,8 @@ pub enum Event {
 
 enum Command {
     Resign(oneshot::Sender<Result<bool>>),
+    /// Hand the seat over to the node `to` (it leads next); answers whether this node led.
+    Handover { to: String, reply: oneshot::Sender<Result<bool>> },
     /// Stop; resign first when `resign`, giving up on the server at `deadline`.
     Shutdown { resign: bool, done: oneshot::Sender<Result<()>>, deadline: Instant },
     /// This node's fenced transaction was refused at `term` (SQLSTATE 45001).
@@ -520,6 +527,39 @@ impl Elector {
     pub async fn resign(&self) -> Result<bool> {
         let (tx, rx) = oneshot::channel();
         self.commands.send(Command::Resign(tx)).map_err(|_| self.stopped())?;
+        rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Hands leadership over to the node `to_node`, with no overlap:
+    ///
+    /// 1. this node steps down at once (locally, before anything is sent: [`Event::StoppedLeading`]
+    ///    with [`StopReason::HandedOver`]);
+    /// 2. `CALL resign_to(service, node, to_node)` ends its term in the database (the history
+    ///    records `handed_over`) and reserves the vacant seat for `to_node` for one lease, so that
+    ///    its fence fails from then on and only `to_node` may begin the next term;
+    /// 3. it lets go of its wake-up lock, which wakes `to_node` when that node follows with a
+    ///    wake-up wait: it campaigns at once and leads within milliseconds.
+    ///
+    /// This node keeps campaigning as a follower. When `to_node` does not campaign, the
+    /// reservation lapses after one lease and the service elects as usual. Returns whether this
+    /// node led (false: nothing changed). `to_node` must be another node's id.
+    ///
+    /// ```no_run
+    /// # async fn example(elector: &mysqlleader::Elector) -> mysqlleader::Result<()> {
+    /// // Before this host's maintenance: let web-2 lead instead.
+    /// if elector.handover("web-2:4121").await? {
+    ///     println!("handed over; web-2:4121 leads next");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn handover(&self, to_node: &str) -> Result<bool> {
+        crate::config::check_id("to_node", to_node)?;
+        if to_node == self.config.node_id {
+            return Err(Error::invalid("to_node", format!(
+                "mysqlleader: to_node must name another node than this one ({to_node})")));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.commands.send(Command::Handover { to: to_node.to_string(), reply: tx }).map_err(|_| self.stopped())?;
         rx.await.map_err(|_| self.stopped())?
     }
 

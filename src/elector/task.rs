@@ -26,6 +26,8 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Campaign>> + Send;
     fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<CurrentLeader>> + Send;
     fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send;
+    /// `resign_to`: ends this node's term and reserves the seat for `to`.
+    fn resign_to(&self, server: usize, config: &Arc<ElectorConfig>, to: &str) -> impl Future<Output = Result<Resign>> + Send;
     /// Tells the wake-up lock what this node does now.
     fn set_role(&self, role: Role);
     /// Resolves when a follower should campaign now (never, without a wake-up lock).
@@ -115,6 +117,14 @@ impl Backend for Database {
     async fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
         self.call(server, config, |conn, c| {
             Box::pin(async move { procedures::resign(conn, &c.service_id, &c.node_id).await })
+        })
+        .await
+    }
+
+    async fn resign_to(&self, server: usize, config: &Arc<ElectorConfig>, to: &str) -> Result<Resign> {
+        let to = to.to_string();
+        self.call(server, config, move |conn, c| {
+            Box::pin(async move { procedures::resign_to(conn, &c.service_id, &c.node_id, &to).await })
         })
         .await
     }
@@ -360,6 +370,11 @@ impl<B: Backend> Task<B> {
                     let result = self.resign(StopReason::Resigned, limit).await;
                     let _ = reply.send(result);
                 }
+                Some(Some(Command::Handover { to, reply })) => {
+                    let limit = Instant::now() + self.config.request_timeout;
+                    let result = self.handover(&to, limit).await;
+                    let _ = reply.send(result);
+                }
                 Some(Some(Command::Shutdown { resign, done, deadline })) => {
                     // Bounded by the caller's deadline whatever the server does: the call in
                     // flight was let go already (`call_or_command`), and the resign gets what
@@ -454,6 +469,40 @@ impl<B: Backend> Task<B> {
             }
             Err(e) => {
                 tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed; the lease will lapse");
+                Err(e)
+            }
+        }
+    }
+
+    /// Steps locally first, then ends the term in the database with the seat reserved for `to`
+    /// (`resign_to`), then lets go of the wake-up lock so that `to` wakes; keeps campaigning as a
+    /// follower. `limit` bounds the call. Returns whether this node led.
+    async fn handover(&mut self, to: &str, limit: Instant) -> Result<bool> {
+        let was_leading = self.seat().leading;
+        self.apply(Input::Stop(StopReason::HandedOver));
+        let config = self.config.clone();
+        let started = Instant::now();
+        let result = match timeout_at(limit, self.backend.resign_to(self.server, &config, to)).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::timeout(limit.saturating_duration_since(started))),
+        };
+        // Only now, with the term ended in the database, wake the followers (the named one takes
+        // the seat; the others find it reserved).
+        self.backend.set_role(Role::Following { until: Instant::now() + self.timing.retry_interval });
+        self.note(&result);
+        match result {
+            Ok(r) => {
+                if r.resigned {
+                    self.apply(Input::HandedOver { term: r.term });
+                    tracing::info!(service = %config.service_id, node = %config.node_id, term = r.term, to, "handed over");
+                }
+                Ok(r.resigned)
+            }
+            Err(e) => {
+                if was_leading {
+                    tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, to,
+                        "handover failed; this node stepped down and its lease will lapse");
+                }
                 Err(e)
             }
         }

@@ -126,6 +126,14 @@ impl Backend for FakeBackend {
         }
     }
 
+    async fn resign_to(&self, server: usize, _: &Arc<ElectorConfig>, _to: &str) -> Result<Resign> {
+        match self.0.answer("resign_to", server).await {
+            Reply::Resigned { term } => Ok(Resign { resigned: true, term }),
+            Reply::Fail(e) => Err(e),
+            _ => panic!("the script answers a resign_to with a campaign"),
+        }
+    }
+
     fn set_role(&self, role: Role) {
         let mut roles = self.0.roles.lock().unwrap();
         if roles.last().map(std::mem::discriminant) != Some(std::mem::discriminant(&role)) {

@@ -225,6 +225,30 @@ pub unsafe extern "C" fn mysqlleader_resign(
     })
 }
 
+/// `CALL handover(service_id, to_node)` (operator role): ends the current term now (it ends
+/// `handed_over`), vacates the seat and reserves it for `to_node` for one lease, so that only
+/// `to_node` may begin the next term, at its next campaign. Nothing changes when `to_node` leads
+/// already. `*result_out` is the seat after the call, seen from `to_node` (`is_leader`: it leads).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_handover(
+    client: *const mysqlleader_client,
+    service_id: *const c_char,
+    to_node: *const c_char,
+    result_out: *mut mysqlleader_campaign_result,
+) -> mysqlleader_result {
+    boundary(|| {
+        let client = unsafe { arg_ref(client, "client") }?;
+        let result_out = arg_out(result_out, "result_out")?;
+        let service_id = unsafe { arg_id(service_id, "service_id") }?;
+        let to_node = unsafe { arg_id(to_node, "to_node") }?;
+        let inner = &client.inner;
+        let c = block_on_timeout(inner.request_timeout(), procedures::handover(&inner.pool, service_id, to_node))?;
+        let result = campaign_result(&c)?;
+        unsafe { write_out(result_out, result) };
+        Ok(())
+    })
+}
+
 /// `CALL assert_leader(service_id, node_id, term)` as a one-shot check, in a transaction of its
 /// own that ends at once: `MYSQLLEADER_OK` only when `node_id` holds a valid lease at exactly
 /// `term`, else `MYSQLLEADER_NOT_LEADER`.

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use super::client::{mysqlleader_client, ClientInner};
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
 use super::runtime::{block_on, block_on_timeout, block_on_within, runtime};
-use super::strings::{arg_out, arg_ref, arg_str, copy_out, id_field, ms, write_out};
+use super::strings::{arg_id, arg_out, arg_ref, arg_str, copy_out, id_field, ms, write_out};
 use super::txn::mysqlleader_txn;
 use super::MYSQLLEADER_ID_BUFFER_SIZE;
 use crate::config::ElectorConfig;
@@ -115,6 +115,9 @@ pub enum mysqlleader_stop_reason {
     MYSQLLEADER_STOP_SHUTDOWN = 4,
     /// The elector's background task failed.
     MYSQLLEADER_STOP_FAILED = 5,
+    /// The term ended by a handover (`mysqlleader_elector_handover`, or an operator's
+    /// `handover` seen at the next renew); the elector goes on campaigning as a follower.
+    MYSQLLEADER_STOP_HANDED_OVER = 6,
 }
 
 /// A leadership change, as the callback receives it. The struct and `leader_id` are valid
@@ -606,6 +609,29 @@ pub unsafe extern "C" fn mysqlleader_elector_resign(elector: *const mysqlleader_
     })
 }
 
+/// Hands leadership over to the node `to_node`, with no overlap: the elector steps down at once
+/// (`MYSQLLEADER_STOP_HANDED_OVER`), ends its term in the database with the seat reserved for
+/// `to_node` for one lease (`CALL resign_to`), then lets go of its wake-up lock so that
+/// `to_node`, when it campaigns, wakes and takes the seat within milliseconds. The elector keeps
+/// campaigning as a follower. `*handed_over_out` (may be NULL) tells whether this node led.
+/// `to_node` must be another node's id (`MYSQLLEADER_INVALID_ARGUMENT`, parameter `to_node`).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_handover(
+    elector: *const mysqlleader_elector,
+    to_node: *const c_char,
+    handed_over_out: *mut bool,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let to_node = unsafe { arg_id(to_node, "to_node") }?;
+        let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
+        let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
+        let handed_over = block_on_timeout(e.command_limit(), elector.handover(to_node))?;
+        unsafe { write_out(handed_over_out, handed_over) };
+        Ok(())
+    })
+}
+
 /// Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
 /// `assert_leader` the application ran itself, on a connection of its own driver (the fence of
 /// the Java and other bindings). When the elector still leads at `term` it steps down at once
@@ -813,11 +839,13 @@ fn stop_reason(reason: StopReason) -> mysqlleader_stop_reason {
         StopReason::Resigned => mysqlleader_stop_reason::MYSQLLEADER_STOP_RESIGNED,
         StopReason::Shutdown => mysqlleader_stop_reason::MYSQLLEADER_STOP_SHUTDOWN,
         StopReason::Failed => mysqlleader_stop_reason::MYSQLLEADER_STOP_FAILED,
+        StopReason::HandedOver => mysqlleader_stop_reason::MYSQLLEADER_STOP_HANDED_OVER,
     }
 }
 
 /// The name of a stop reason: `"lost_seat"`, `"deadline_passed"`, `"resigned"`, `"shutdown"`,
-/// `"none"`, or `"unknown"` for a number this version does not know. A static string.
+/// `"failed"`, `"handed_over"`, `"none"`, or `"unknown"` for a number this version does not
+/// know. A static string.
 #[no_mangle]
 pub extern "C" fn mysqlleader_stop_reason_name(reason: u32) -> *const c_char {
     let name = match reason {
@@ -827,6 +855,7 @@ pub extern "C" fn mysqlleader_stop_reason_name(reason: u32) -> *const c_char {
         3 => c"resigned",
         4 => c"shutdown",
         5 => c"failed",
+        6 => c"handed_over",
         _ => c"unknown",
     };
     name.as_ptr()

@@ -109,6 +109,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Move leadership to NODE with no overlap (operator): the current term ends now, the seat is
+    /// reserved for NODE for one lease, and NODE takes it at its next campaign.
+    Handover {
+        service: String,
+        /// The node that leads next.
+        #[arg(long = "to", value_name = "NODE")]
+        to: String,
+        /// Return when NODE leads (exit 0), or when the reservation lapsed without it (exit 3).
+        #[arg(long)]
+        wait: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// The optional expiry event, which closes expired terms and vacates their seats.
     Event {
         #[arg(value_enum)]

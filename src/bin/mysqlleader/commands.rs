@@ -103,7 +103,7 @@ impl Db {
 }
 
 /// Runs `f` on the database and closes it afterwards, whatever the outcome.
-async fn with_db<F>(ctx: &Ctx, f: F) -> Result<Status, CliError>
+pub(crate) async fn with_db<F>(ctx: &Ctx, f: F) -> Result<Status, CliError>
 where
     F: AsyncFnOnce(&Db) -> Result<Status, CliError>,
 {
@@ -274,6 +274,9 @@ fn status_json(s: &ServiceStatus) -> serde_json::Value {
         "ended_how": s.ended_how,
         "leading_for_ms": if leading { ms(s.for_how_long) } else { None },
         "vacant_for_ms": if leading { None } else { ms(s.for_how_long) },
+        "handover_to": s.handover.as_ref().map(|h| h.to_node.clone()),
+        "handover_remaining_ms": s.handover.as_ref().map(|h| h.remaining.as_millis() as u64),
+        "handover_by": s.handover.as_ref().and_then(|h| h.asked_by.clone()),
     })
 }
 
@@ -295,12 +298,17 @@ fn term_json(t: &TermRecord) -> serde_json::Value {
 /// How a vacant seat's last term ended, in words.
 fn ended_words(s: &ServiceStatus) -> String {
     let who = s.last_leader_id.as_deref().unwrap_or("the leader");
-    match s.ended_how.as_deref() {
+    let ended = match s.ended_how.as_deref() {
         Some("expired") => format!("the lease of {who} expired"),
         Some("resigned") => format!("{who} resigned"),
         Some("reelected") => format!("reelect ended {who}'s lease"),
         Some("forced_out") => format!("{who} was forced out"),
+        Some("handed_over") => format!("{who} handed over"),
         _ => "ended".to_string(),
+    };
+    match &s.handover {
+        Some(h) => format!("{ended}; reserved for {} ({} left)", h.to_node, human(h.remaining)),
+        None => ended,
     }
 }
 
@@ -369,15 +377,21 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
                 s.for_how_long.map(human).unwrap_or_default(),
                 s.term_started_at.as_deref().map(utc_text).unwrap_or_default()
             ),
-            None if s.term == 0 => say!("service {}: nobody has led yet", s.service_id),
+            None if s.term == 0 => match &s.handover {
+                Some(h) => say!("service {}: nobody has led yet; reserved for {} ({} left)", s.service_id, h.to_node, human(h.remaining)),
+                None => say!("service {}: nobody has led yet", s.service_id),
+            },
             None => say!(
-                "service {}: no leader; the seat has been vacant for {} since {} UTC ({} at term {}); \
-                 the next campaign takes it",
+                "service {}: no leader; the seat has been vacant for {} since {} UTC ({} at term {}); {}",
                 s.service_id,
                 s.for_how_long.map(human).unwrap_or_default(),
                 s.ended_at.as_deref().map(utc_text).unwrap_or_default(),
                 ended_words(&s),
-                s.term
+                s.term,
+                match &s.handover {
+                    Some(h) => format!("only {} may take it until the reservation lapses", h.to_node),
+                    None => "the next campaign takes it".to_string(),
+                }
             ),
         }
         if !terms.is_empty() {
@@ -438,13 +452,11 @@ pub async fn campaign(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_
             }));
         } else if c.is_leader {
             say!("{node} leads {service} at term {} (lease {} left)", c.term, human(c.lease_remaining));
+        } else if let Some(leader) = &c.leader_id {
+            say!("{node} does not lead {service}: {leader} leads at term {} (lease {} left)", c.term, human(c.lease_remaining));
         } else {
-            say!(
-                "{node} does not lead {service}: {} leads at term {} (lease {} left)",
-                c.leader_id.as_deref().unwrap_or("another node"),
-                c.term,
-                human(c.lease_remaining)
-            );
+            // Campaign takes any vacant seat but one a handover reserved for another node.
+            say!("{node} does not lead {service}: the seat is vacant but reserved for another node by a handover (term {})", c.term);
         }
         Ok(if c.is_leader { 0 } else { 1 })
     })

@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod errors;
 mod guard;
+mod handover;
 mod http;
 mod output;
 mod run;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
             Command::Force { service, node, lease, json } => commands::force(&ctx, &service, &node, lease, json).await,
             Command::Reelect { service, json } => commands::reelect(&ctx, &service, json).await,
             Command::Resign { service, node, json } => commands::resign(&ctx, &service, &node, json).await,
+            Command::Handover { service, to, wait, json } => handover::handover(&ctx, &service, &to, wait, json).await,
             Command::Event { action, json } => commands::event(&ctx, action, json).await,
             Command::Watch { service, json } => commands::watch(&ctx, &service, json).await,
             Command::Run(run_args) => run::run(&ctx, run_args).await,

@@ -1,0 +1,239 @@
+//! Handover in plain SQL (issue "Handover"): `CALL handover(service, to_node)` (operator) and
+//! `CALL resign_to(service, node, to_node)` (the leader itself) end the current term, vacate the
+//! seat and reserve it for the named node for one lease. Checked against the real server: the
+//! old fence fails at once, only the named node takes the seat (a new term) while the
+//! reservation lasts, everybody may after it lapses, two handovers race safely, and a refused
+//! call changes nothing.
+
+mod common;
+#[path = "sql_support.rs"]
+mod sql_support;
+
+use std::time::Duration;
+
+use common::TestDb;
+use mysql_async::Conn;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Opts, OptsBuilder};
+use mysqlleader::procedures::{self, Account, Role};
+use sql_support::*;
+
+async fn handover(c: &mut Conn, service: &str, to: &str) -> Result<Reply, Refusal> {
+    call(c, "CALL handover(?, ?)", (service, to)).await
+}
+
+async fn resign_to(c: &mut Conn, service: &str, node: &str, to: &str) -> Result<Reply, Refusal> {
+    call(c, "CALL resign_to(?, ?, ?)", (service, node, to)).await
+}
+
+/// (ended_how, ended_by) of `term`, and the number of terms of `service` still open.
+async fn term_end(c: &mut Conn, service: &str, term: u64) -> (Option<String>, Option<String>, i64) {
+    let end: Option<(Option<String>, Option<String>)> = c
+        .exec_first("SELECT CAST(ended_how AS CHAR), ended_by FROM leader_election_history WHERE service_id = ? AND term = ?", (service, term))
+        .await
+        .expect("history");
+    let (how, by) = end.expect("the term is in the history");
+    let open: i64 = c
+        .exec_first("SELECT COUNT(*) FROM leader_election_history WHERE service_id = ? AND ended_at IS NULL", (service,))
+        .await
+        .expect("history")
+        .unwrap();
+    (how, by, open)
+}
+
+async fn seat_rows(c: &mut Conn, service: &str) -> i64 {
+    c.exec_first("SELECT COUNT(*) FROM leader_election WHERE service_id = ?", (service,)).await.expect("seat").unwrap()
+}
+
+/// The operator's handover: the old fence fails from its commit on, a third node cannot take the
+/// seat, the named node takes it with the next term, and the history says who asked.
+#[tokio::test]
+async fn handover_ends_the_term_and_only_the_named_node_takes_the_seat() {
+    let db = TestDb::migrated("handover_basic").await;
+    let mut c = connect(&db.url).await;
+    assert_eq!(campaign(&mut c, "svc", "a", 60_000).await.flag("is_leader"), 1);
+    assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 0);
+
+    let r = handover(&mut c, "svc", "b").await.expect("handover");
+    assert_eq!((r.flag("is_leader"), r.text("leader_id"), r.term(), r.remaining_ms()), (0, None, 1, 0), "{r:?}");
+    let (how, by, open) = term_end(&mut c, "svc", 1).await;
+    assert_eq!(how.as_deref(), Some("handed_over"));
+    assert!(by.is_some_and(|by| by.contains('@')), "ended_by names the session that asked");
+    assert_eq!(open, 0, "no term is open between the two");
+
+    // The old leader's fence fails now, before anyone has the seat.
+    assert_leader(&mut c, "svc", "a", 1).await.expect_err("the old fence").assert_not_leader("old fence");
+    c.query_drop("ROLLBACK").await.unwrap();
+    // Neither the old leader nor a third node takes the reserved seat; both see it vacant.
+    for node in ["a", "c"] {
+        let r = campaign(&mut c, "svc", node, 60_000).await;
+        assert_eq!((r.flag("is_leader"), r.text("leader_id"), r.term(), r.remaining_ms()), (0, None, 1, 0), "{node}: {r:?}");
+    }
+    assert_eq!(current_leader(&mut c, "svc").await.text("leader_id"), None);
+    // The named node takes it, at the next term, elected.
+    let r = campaign(&mut c, "svc", "b", 60_000).await;
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 2), "{r:?}");
+    let began: String = c
+        .exec_first("SELECT CAST(began_how AS CHAR) FROM leader_election_history WHERE service_id = 'svc' AND term = 2", ())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(began, "elected");
+    // The reservation ended with the take: after b resigns, anybody may lead.
+    resign(&mut c, "svc", "b").await;
+    assert_eq!(campaign(&mut c, "svc", "c", 60_000).await.flag("is_leader"), 1);
+    // A handover to the leader itself changes nothing.
+    let r = handover(&mut c, "svc", "c").await.expect("handover to the leader");
+    assert_eq!((r.flag("is_leader"), r.text("leader_id").as_deref(), r.term()), (1, Some("c"), 3), "{r:?}");
+    assert_eq!(am_i_leader(&mut c, "svc", "c").await.flag("is_leader"), 1);
+    db.drop_db().await;
+}
+
+/// A handover to a node that never campaigns lapses after one lease (the old leader's), and the
+/// service elects as usual; a handover of a vacant seat, or one never led, reserves it too.
+#[tokio::test]
+async fn a_reservation_lapses_after_one_lease() {
+    let db = TestDb::migrated("handover_lapse").await;
+    let mut c = connect(&db.url).await;
+    assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 1);
+    handover(&mut c, "svc", "ghost").await.expect("handover");
+    assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 0, "reserved for ghost");
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let r = campaign(&mut c, "svc", "b", 60_000).await;
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 2), "the reservation lapsed: {r:?}");
+
+    // Never led: the seat is created and reserved (10 s by default).
+    let r = handover(&mut c, "fresh", "b").await.expect("handover of a new service");
+    assert_eq!((r.flag("is_leader"), r.term()), (0, 0));
+    assert_eq!(campaign(&mut c, "fresh", "a", 60_000).await.flag("is_leader"), 0);
+    assert_eq!(campaign(&mut c, "fresh", "b", 60_000).await.flag("is_leader"), 1);
+    db.drop_db().await;
+}
+
+/// force_leader and reelect end a pending reservation: an operator's later word wins.
+#[tokio::test]
+async fn force_and_reelect_end_a_reservation() {
+    let db = TestDb::migrated("handover_override").await;
+    let mut c = connect(&db.url).await;
+    campaign(&mut c, "svc", "a", 60_000).await;
+    handover(&mut c, "svc", "ghost").await.expect("handover");
+    reelect(&mut c, "svc").await;
+    assert_eq!(campaign(&mut c, "svc", "c", 60_000).await.flag("is_leader"), 1, "reelect: anybody wins");
+    handover(&mut c, "svc", "ghost").await.expect("handover");
+    let r = force_leader(&mut c, "svc", "d", 60_000).await;
+    assert_eq!(r.flag("is_leader"), 1);
+    resign(&mut c, "svc", "d").await;
+    assert_eq!(campaign(&mut c, "svc", "e", 60_000).await.flag("is_leader"), 1, "force ended the reservation");
+    db.drop_db().await;
+}
+
+/// Two operators hand over at once to different nodes, and both named nodes (and the old leader)
+/// campaign at once, many times: never two leaders, terms rise by one, the later handover's node
+/// or the earlier's leads, and every term but the current one is closed.
+#[tokio::test]
+async fn two_handovers_race_safely() {
+    let db = TestDb::migrated("handover_race").await;
+    let mut conns = Vec::new();
+    for _ in 0..5 {
+        conns.push(connect(&db.url).await);
+    }
+    for round in 0..20u64 {
+        let service = format!("race{round}");
+        campaign(&mut conns[0], &service, "old", 60_000).await;
+        let [c1, c2, c3, c4, c5] = &mut conns[..] else { unreachable!() };
+        let (h1, h2, r1, r2, r3) = tokio::join!(
+            handover(c1, &service, "x"),
+            handover(c2, &service, "y"),
+            call(c3, "CALL campaign(?, 'x', 60000)", (service.as_str(),)),
+            call(c4, "CALL campaign(?, 'y', 60000)", (service.as_str(),)),
+            call(c5, "CALL campaign(?, 'old', 60000)", (service.as_str(),)),
+        );
+        h1.expect("handover 1");
+        h2.expect("handover 2");
+        let winners: Vec<_> = [r1, r2, r3].into_iter().map(|r| r.expect("campaign")).filter(|r| r.flag("is_leader") == 1).collect();
+        // Campaigns that ran before both handovers renew old's seat (old may win); what matters:
+        // at most one leader at a time, and the history agrees.
+        let c = &mut conns[0];
+        for node in ["x", "y", "old"] {
+            campaign(c, &service, node, 60_000).await;
+        }
+        let leader = current_leader(c, &service).await;
+        let rows: Vec<(u64, Option<String>)> = c
+            .exec(
+                "SELECT term, CAST(ended_how AS CHAR) FROM leader_election_history WHERE service_id = ? ORDER BY term",
+                (service.as_str(),),
+            )
+            .await
+            .unwrap();
+        let open = rows.iter().filter(|(_, how)| how.is_none()).count();
+        assert!(open <= 1, "round {round}: at most one open term: {rows:?} winners {winners:?}");
+        for (i, (term, _)) in rows.iter().enumerate() {
+            assert_eq!(*term, i as u64 + 1, "round {round}: terms rise by one: {rows:?}");
+        }
+        if let Some(l) = leader.text("leader_id") {
+            assert_eq!(open, 1, "round {round}: the leader's term is open");
+            assert_eq!(leader.term(), rows.len() as u64, "round {round}: the leader holds the last term");
+            assert!(["x", "y", "old"].contains(&l.as_str()));
+        }
+    }
+    db.drop_db().await;
+}
+
+/// resign_to: the leader's own handover. A node that does not lead changes nothing; handing over
+/// to itself is bad input that names to_node; a leader's call ends its term 'handed_over' and
+/// reserves the seat. Bad input to handover names the parameter and leaves no seat behind.
+#[tokio::test]
+async fn resign_to_and_bad_input() {
+    let db = TestDb::migrated("handover_resign_to").await;
+    let mut c = connect(&db.url).await;
+    campaign(&mut c, "svc", "a", 60_000).await;
+    let r = resign_to(&mut c, "svc", "b", "c").await.expect("a follower's resign_to");
+    assert_eq!((r.flag("resigned"), r.term()), (0, 1));
+    assert_eq!(am_i_leader(&mut c, "svc", "a").await.flag("is_leader"), 1, "nothing changed");
+    resign_to(&mut c, "svc", "a", "a").await.expect_err("to itself").assert_invalid("to_node", "resign_to itself");
+    resign_to(&mut c, "svc", "a", "").await.expect_err("empty").assert_invalid("to_node", "empty to_node");
+    let r = resign_to(&mut c, "svc", "a", "b").await.expect("resign_to");
+    assert_eq!((r.flag("resigned"), r.term()), (1, 1));
+    assert_eq!(term_end(&mut c, "svc", 1).await.0.as_deref(), Some("handed_over"));
+    assert_eq!(campaign(&mut c, "svc", "a", 60_000).await.flag("is_leader"), 0, "reserved for b");
+    assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 1);
+
+    handover(&mut c, "nosuch", "").await.expect_err("empty").assert_invalid("to_node", "empty to_node");
+    handover(&mut c, "nosuch", &"n".repeat(129)).await.expect_err("long").assert_invalid("to_node", "long to_node");
+    call(&mut c, "CALL handover(NULL, 'b')", ()).await.expect_err("NULL").assert_invalid("service_id", "NULL service");
+    assert_eq!(seat_rows(&mut c, "nosuch").await, 0, "a refused handover creates no seat");
+    db.drop_db().await;
+}
+
+/// Roles: the app role may hand over its own seat (resign_to) but not another's (handover is
+/// the operator's); an operator limited to some services is refused elsewhere, with no seat left.
+#[tokio::test]
+async fn handover_is_the_operators_and_resign_to_the_leaders() {
+    let db = TestDb::migrated("handover_roles").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (app, op) = (format!("happ_{tag}"), format!("hop_{tag}"));
+    let mut accounts = Vec::new();
+    for (user, role, services) in [(&app, Role::App, vec![]), (&op, Role::Operator, vec!["billing%".to_string()])] {
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+        exec(&mut admin, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+        procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), role, &services).await.expect("grant");
+        let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+        accounts.push(Conn::new(opts).await.expect("connect"));
+    }
+    let [a, o] = &mut accounts[..] else { unreachable!() };
+    assert_eq!(campaign(a, "svc", "n1", 60_000).await.flag("is_leader"), 1);
+    let denied = handover(a, "svc", "n2").await.expect_err("the app role may not hand over");
+    assert_eq!(denied.code, 1370, "{denied:?}");
+    assert_eq!(resign_to(a, "svc", "n1", "n2").await.expect("resign_to").flag("resigned"), 1);
+
+    let refused = handover(o, "payroll", "n2").await.expect_err("outside the operator's services");
+    assert_eq!(refused.state, "45002", "{refused:?}");
+    assert_eq!(seat_rows(&mut admin, "payroll").await, 0, "a refused handover creates no seat");
+    campaign(&mut admin, "billing_eu", "n1", 60_000).await;
+    assert_eq!(handover(o, "billing_eu", "n2").await.expect("inside").flag("is_leader"), 0);
+    for user in [&app, &op] {
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    }
+    db.drop_db().await;
+}
