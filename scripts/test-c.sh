@@ -28,7 +28,8 @@ out=bindings/c/build
 mkdir -p "$out"
 
 # 1. The library (cdylib + staticlib of the crate).
-"$CARGO" build --release --lib
+# (and the tool: scripts/install.sh below installs bin/mysqlleader too)
+"$CARGO" build --release --lib --bin mysqlleader
 
 # 2. Build. Warnings are errors; the C code is instrumented, the Rust library is not (its
 #    allocations still go through the instrumented malloc, so LeakSanitizer sees them).

@@ -5,9 +5,13 @@
 #   scripts/test-dist.sh
 #
 # 0. scripts/dist.sh (reuses the release build), then a check that target/dist holds exactly the
-#    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links), one
-#    manylinux wheel, go/ and java/ (the jar carries the SDK's library);
-# 1. C: `make install PREFIX=<temp>`, then bindings/c/example.c copied out and built with
+#    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links, the
+#    tool, the licenses), one manylinux wheel (the licenses in its .dist-info), go/ (the
+#    licenses at its root) and java/ (the jar carries the SDK's library and, in META-INF, the
+#    licenses); every license file is the repository's;
+# 1. C: `make install PREFIX=<temp>`: bin/mysqlleader runs from there with a bare environment
+#    (--help, --version, then migrate, campaign and resign against the server), the licenses are
+#    under share/doc/mysqlleader; then bindings/c/example.c copied out and built with
 #    pkg-config three ways — shared (mysqlleader), static archive (mysqlleader-static) and fully
 #    static (cc -static, pkg-config --static mysqlleader) — each run as one elector against the
 #    server until it leads, then stopped with SIGINT (it resigns); the unpacked tarball's
@@ -154,7 +158,10 @@ artifacts() {
       "$sdk_name/lib/libmysqlleader.so.$abi -> libmysqlleader.so.$version" \
       "$sdk_name/lib/libmysqlleader.so.$version" \
       "$sdk_name/lib/pkgconfig/" "$sdk_name/lib/pkgconfig/mysqlleader-static.pc" \
-      "$sdk_name/lib/pkgconfig/mysqlleader.pc" | sort)
+      "$sdk_name/lib/pkgconfig/mysqlleader.pc" \
+      "$sdk_name/bin/" "$sdk_name/bin/mysqlleader" \
+      "$sdk_name/share/" "$sdk_name/share/doc/" "$sdk_name/share/doc/mysqlleader/" \
+      "$sdk_name/share/doc/mysqlleader/LICENSE-APACHE" "$sdk_name/share/doc/mysqlleader/LICENSE-MIT" | sort)
   [ "$files" = "$expected" ] || fail "the tarball holds:"$'\n'"$files"$'\n'"expected:"$'\n'"$expected"
   mkdir -p "$unpacked"
   tar -xzf "$dist/$sdk_name.tar.gz" -C "$unpacked"
@@ -165,6 +172,25 @@ artifacts() {
   if readelf -S "$unpacked/$sdk_name/lib/libmysqlleader.a" 2>/dev/null | grep '\.debug_' >/dev/null; then
     fail "libmysqlleader.a carries debug info"
   fi
+  local tool=$unpacked/$sdk_name/bin/mysqlleader
+  [ -x "$tool" ] || fail "$tool is not executable"
+  # (.debug_gdb_scripts, Rust's pretty-printer hook, is loaded data, not debug information.)
+  if readelf -W -S "$tool" | grep -E '\.debug_(info|line|str|abbrev|ranges|loc)' >/dev/null; then fail "$tool carries debug info"; fi
+  "$tool" --version | grep -qx "mysqlleader $version" || fail "$tool --version: $("$tool" --version)"
+  # The licenses: the repository's files, in the tarball, the wheel, the Go module and the jar.
+  local lic wheel_dir
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    cmp "$lic" "$unpacked/$sdk_name/share/doc/mysqlleader/$lic" || fail "the tarball's $lic"
+    cmp "$lic" "$dist/go/$lic" || fail "go/$lic"
+  done
+  mkdir -p "$unpacked/wheel"
+  (cd "$unpacked/wheel" && unzip -q "$dist/$wheels")
+  wheel_dir=$unpacked/wheel/mysqlleader-$version.dist-info
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    cmp "$lic" "$wheel_dir/licenses/$lic" || fail "the wheel's .dist-info/licenses/$lic"
+  done
+  grep -x "License-File: LICENSE-MIT" "$wheel_dir/METADATA" || fail "the wheel's METADATA names no License-File"
+  grep -x "License-Expression: MIT OR Apache-2.0" "$wheel_dir/METADATA" || fail "the wheel's METADATA has no License-Expression"
   # The header is the committed one; the Go module carries the same header and archive.
   cmp include/mysqlleader.h "$unpacked/$sdk_name/include/mysqlleader.h"
   cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
@@ -178,6 +204,9 @@ artifacts() {
   (cd "$unpacked/jar" && unzip -q "$dist/java/mysqlleader-$version.jar")
   cmp "$so" "$unpacked/jar/linux-x86-64/libmysqlleader.so" || fail "the jar's library is not the SDK's"
   [ -f "$unpacked/jar/io/mysqlleader/Elector.class" ] || fail "the jar lacks io/mysqlleader/Elector.class"
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    cmp "$lic" "$unpacked/jar/META-INF/$lic" || fail "the jar's META-INF/$lic"
+  done
   if unzip -l "$dist/java/mysqlleader-$version-sources.jar" | grep '\.so$' >/dev/null; then fail "the sources jar carries a library"; fi
   grep -q "<version>$version</version>" "$dist/java/mysqlleader-$version.pom" || fail "the pom is not version $version"
   ls -l "$dist" "$dist/go/lib" "$dist/java"
@@ -189,6 +218,18 @@ check artifacts artifacts
 c_sdk() {
   local prefix=$tmp/prefix c=$tmp/c
   make --no-print-directory install PREFIX="$prefix"
+  # The command-line tool from the prefix, with nothing of the build around: a bare environment.
+  local tool=$prefix/bin/mysqlleader out lic
+  env -i PATH=/usr/bin:/bin "$tool" --help >"$tmp/cli-help.txt" || fail "$tool --help failed"
+  grep -q "^Usage: mysqlleader" "$tmp/cli-help.txt" || fail "$tool --help: $(cat "$tmp/cli-help.txt")"
+  out=$(env -i PATH=/usr/bin:/bin "$tool" --version) || fail "$tool --version failed"
+  [ "$out" = "mysqlleader $version" ] || fail "$tool --version printed '$out', not 'mysqlleader $version'"
+  env -i PATH=/usr/bin:/bin MYSQLLEADER_URL="$MYSQLLEADER_TEST_URL" "$tool" migrate
+  env -i PATH=/usr/bin:/bin MYSQLLEADER_URL="$MYSQLLEADER_TEST_URL" "$tool" campaign "$run_id-cli" node-1 --lease 5s
+  env -i PATH=/usr/bin:/bin MYSQLLEADER_URL="$MYSQLLEADER_TEST_URL" "$tool" resign "$run_id-cli" node-1
+  for lic in LICENSE-MIT LICENSE-APACHE; do
+    cmp "$lic" "$prefix/share/doc/mysqlleader/$lic" || fail "make install: share/doc/mysqlleader/$lic"
+  done
   mkdir -p "$c"
   cp bindings/c/example.c "$c/"
   cd "$c"

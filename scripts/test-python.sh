@@ -37,9 +37,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' >/dev/nul
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # The test tools and the build backend come from PyPI once; later runs reuse them (offline too).
-if ! "$venv/bin/python" -c 'import pytest, pymysql, hatchling' >/dev/null 2>&1; then
+# (hatchling 1.27 or later: pyproject.toml's license-files, PEP 639.)
+if ! "$venv/bin/python" -c 'import pytest, pymysql
+from importlib.metadata import version as v
+assert tuple(int(x) for x in v("hatchling").split(".")[:2]) >= (1, 27)' >/dev/null 2>&1; then
   say "installing pytest, PyMySQL and hatchling into $venv"
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "hatchling>=1.18"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "hatchling>=1.27"
 fi
 # The package, built into a wheel by its own build hook (which bundles target/release's library).
 # --force-reinstall: the version number stays the same while the library changes.

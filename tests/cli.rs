@@ -130,6 +130,88 @@ async fn campaign_am_i_leader_force_reelect_resign_text_json_and_exit_codes() {
     db.drop_db().await;
 }
 
+/// `reelect` and `resign` of a service no node has ever led (a typo, most likely): exit 2 with
+/// a message naming the service, nothing on standard output, and nothing written. A service
+/// that has had a leader but has none now is no error; a row left at term 0 (never led) counts
+/// as unknown.
+#[tokio::test]
+async fn reelect_and_resign_of_a_service_nobody_ever_led_are_errors() {
+    let db = common::TestDb::migrated("cli_unknown").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    assert_eq!(cli(url, &["campaign", "billing", "web-1"]).code, 0);
+
+    for args in [
+        vec!["reelect", "biling"],
+        vec!["reelect", "biling", "--json"],
+        vec!["resign", "biling", "web-1"],
+        vec!["resign", "biling", "web-1", "--json"],
+    ] {
+        let out = cli(url, &args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(out.stderr.contains("unknown service 'biling'"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("'billing'"), "names the known services: {}", out.stderr);
+        assert!(out.stderr.contains("nothing was changed"), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{args:?}: nothing on standard output");
+    }
+    let rows: Option<i64> = admin.query_first("SELECT COUNT(*) FROM leader_election WHERE service_id = 'biling'").await.unwrap();
+    assert_eq!(rows, Some(0), "the calls wrote nothing");
+
+    // A row that was never led (term 0) is unknown too.
+    admin.query_drop("INSERT INTO leader_election (service_id) VALUES ('ghost')").await.unwrap();
+    let out = cli(url, &["reelect", "ghost"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("unknown service 'ghost'"), "{}", out.stderr);
+    assert_eq!(cli(url, &["resign", "ghost", "n1"]).code, 2);
+
+    // Known services: leading, or vacant after a term, are no error.
+    assert_eq!(cli(url, &["resign", "billing", "web-2"]).code, 0, "a node that does not lead");
+    let out = cli(url, &["reelect", "billing"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("ended the lease of web-1"), "{}", out.stdout);
+    let out = cli(url, &["reelect", "billing"]);
+    assert_eq!(out.code, 0, "a vacant seat: {out:?}");
+    assert!(out.stdout.contains("nobody led billing (term 1)"), "{}", out.stdout);
+    let out = cli(url, &["resign", "billing", "web-1", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!((out.json()["resigned"].as_u64(), out.json()["term"].as_u64()), (Some(0), Some(1)));
+    drop(admin);
+    db.drop_db().await;
+}
+
+/// `grant` without `--apply` only prints: it needs no server, no URL when `--database` names the
+/// schema's database, and never connects (an unreachable URL still works: its database is used).
+#[test]
+fn grant_without_apply_needs_no_connection() {
+    let grant = "GRANT EXECUTE ON PROCEDURE `shop`.`campaign` TO 'app'@'%';";
+    let out = cli(None, &["grant", "app", "--role", "app", "--database", "shop"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.lines().any(|l| l == grant), "{}", out.stdout);
+    assert!(out.stdout.contains("`shop`.`leader_election_grants`"), "{}", out.stdout);
+
+    // A URL nobody listens at: only its database is read from it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = cli(Some(&format!("mysql://root:pw@127.0.0.1:{port}/shop")), &["grant", "app", "--role", "app"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.lines().any(|l| l == grant), "{}", out.stdout);
+    // --database wins over the URL's.
+    let out = cli(Some(&format!("mysql://root:pw@127.0.0.1:{port}/other")), &["grant", "app", "--role", "app", "--database", "shop"]);
+    assert!(out.stdout.lines().any(|l| l == grant), "{out:?}");
+
+    // Nothing names the database: exit 2, and the message says what to pass.
+    let out = cli(None, &["grant", "app", "--role", "app"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--database NAME"), "{}", out.stderr);
+    let out = cli(Some(&format!("mysql://root:pw@127.0.0.1:{port}")), &["grant", "app", "--role", "app"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("names no database") && out.stderr.contains("--database"), "{}", out.stderr);
+    assert_eq!(cli(None, &["grant", "app", "--role", "app", "--database", ""]).code, 2);
+    // --apply acts on the URL's database: --database does not go with it.
+    let out = cli(None, &["grant", "app", "--role", "app", "--database", "shop", "--apply"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--apply"), "{}", out.stderr);
+}
+
 #[tokio::test]
 async fn status_of_every_service_and_of_one_with_its_terms() {
     let db = common::TestDb::migrated("cli_status").await;

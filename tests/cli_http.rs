@@ -72,6 +72,30 @@ async fn http_endpoints_follow_a_failover_and_never_say_leader_twice() {
     db.drop_db().await;
 }
 
+/// `--http` on a port already taken: exit 2 naming the address, before any campaign (the
+/// service's history stays empty: no term won and resigned at once).
+#[tokio::test]
+async fn a_taken_http_port_fails_before_any_campaign() {
+    use mysql_async::prelude::Queryable;
+    let db = common::TestDb::migrated("run_http_taken").await;
+    let dir = Scratch::new("run_http_taken");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("127.0.0.1:{}", taken.local_addr().unwrap().port());
+    let started = dir.path("started");
+    let mut run = RunProc::start(&db.url, &dir.0, "taken", "node-a", &["--lease", "2s", "--http", &addr],
+                                 &["touch", started.to_str().unwrap()]);
+    assert_eq!(run.wait(PATIENCE), Some(2), "{}", run.log());
+    assert!(run.log().contains(&format!("--http {addr}")), "the message names the address: {}", run.log());
+    assert!(!started.exists(), "COMMAND ran");
+    let mut admin = db.conn().await;
+    let terms: Option<i64> = admin.query_first("SELECT COUNT(*) FROM leader_election_history WHERE service_id = 'taken'").await.unwrap();
+    let seats: Option<i64> = admin.query_first("SELECT COUNT(*) FROM leader_election WHERE service_id = 'taken'").await.unwrap();
+    assert_eq!((terms, seats), (Some(0), Some(0)), "a campaign happened: {}", run.log());
+    drop(admin);
+    drop(taken);
+    db.drop_db().await;
+}
+
 #[tokio::test]
 async fn signals_run_does_not_use_are_forwarded_to_command() {
     let db = common::TestDb::migrated("run_signals").await;

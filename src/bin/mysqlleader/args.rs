@@ -39,7 +39,8 @@ pub enum Command {
         server: ServerKind,
     },
     /// Access for an account by role, per procedure (never EXECUTE on the whole schema): prints
-    /// the statements, or runs them with --apply.
+    /// the statements (no connection: the database is --database's or the URL's), or runs them
+    /// with --apply.
     Grant {
         /// The account: `user` (any host), `user@host` or `'user'@'host'`.
         account: String,
@@ -60,6 +61,10 @@ pub enum Command {
         /// Run the statements instead of printing them (needs the GRANT OPTION).
         #[arg(long)]
         apply: bool,
+        /// The database that holds the election schema, for the printed statements (without
+        /// --apply nothing connects: the database is this, else the one the URL names).
+        #[arg(long, value_name = "NAME", conflicts_with = "apply")]
+        database: Option<String>,
     },
     /// Who leads every service, or one service and its recent terms.
     Status {

@@ -148,7 +148,15 @@ pub fn sql(server: crate::args::ServerKind) -> Result<Status, CliError> {
     Ok(0)
 }
 
-pub async fn grant(ctx: &Ctx, account: &str, role: &str, patterns: &[String], exact: &[String], apply: bool) -> Result<Status, CliError> {
+pub async fn grant(
+    ctx: &Ctx,
+    account: &str,
+    role: &str,
+    patterns: &[String],
+    exact: &[String],
+    apply: bool,
+    database: Option<&str>,
+) -> Result<Status, CliError> {
     let account = Account::parse(account).map_err(crate::errors::offline)?;
     let role = procedures::Role::parse(role).map_err(crate::errors::offline)?;
     // One list of LIKE patterns: the exact names escaped.
@@ -184,9 +192,10 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, patterns: &[String], ex
         text
     };
     if !apply {
-        let (_, target) = ctx.url()?;
-        let database = target.database.clone().unwrap_or_default();
-        let statements = procedures::grant_sql(&account, &database, role, services).map_err(|e| target.explain(e))?;
+        // Printed only: nothing connects (no server, login or password needed), so the database
+        // comes from --database, else from the URL's path.
+        let database = printed_grant_database(ctx, database)?;
+        let statements = procedures::grant_sql(&account, &database, role, services).map_err(crate::errors::offline)?;
         let limit = (!services.is_empty()).then_some(services);
         say!("{}", describe(&database, limit));
         say!("-- Create the account first if it does not exist:");
@@ -227,6 +236,31 @@ pub async fn grant(ctx: &Ctx, account: &str, role: &str, patterns: &[String], ex
         }
     })
     .await
+}
+
+/// The database the printed GRANT statements name: `--database`, else the one the URL names
+/// (the URL is only parsed, never connected to).
+fn printed_grant_database(ctx: &Ctx, database: Option<&str>) -> Result<String, CliError> {
+    if let Some(name) = database {
+        if name.trim().is_empty() {
+            return Err(CliError::new("invalid --database: it is empty; name the database that holds the election schema"));
+        }
+        return Ok(name.to_string());
+    }
+    let Some(url) = ctx.url.as_deref().filter(|u| !u.trim().is_empty()) else {
+        return Err(CliError::new(
+            "grant prints statements for the database that holds the election schema: pass --database NAME \
+             (or a --url / MYSQLLEADER_URL that names the database; without --apply nothing connects to it)",
+        ));
+    };
+    let target = crate::errors::Target::from_url(url)
+        .map_err(|e| CliError::new(format!("{e}; or pass --database NAME (grant without --apply needs only the database name)")))?;
+    match target.database.filter(|d| !d.is_empty()) {
+        Some(name) => Ok(name),
+        None => Err(CliError::new(
+            "the URL names no database (mysql://user:password@host:port/DATABASE): add it, or pass --database NAME",
+        )),
+    }
 }
 
 /// Says on standard error what the account holds beyond its role in the schema (grants that
@@ -438,6 +472,11 @@ async fn unknown_service(db: &Db, service: &str) -> CliError {
     ))
 }
 
+/// `e`, saying that the call changed nothing.
+fn changed_nothing(e: CliError) -> CliError {
+    CliError::new(format!("{e}; nothing was changed"))
+}
+
 // ---- one call each: campaign, am-i-leader, force, reelect, resign ----
 
 pub async fn campaign(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_json: bool) -> Result<Status, CliError> {
@@ -509,6 +548,11 @@ pub async fn force(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_jso
 pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
         let r = procedures::reelect(&db.pool, service).await.map_err(|e| db.explain(e))?;
+        // Term 0: no node has ever led the service (a mistyped name, most likely); the call
+        // changed nothing.
+        if r.term == 0 {
+            return Err(changed_nothing(unknown_service(db, service).await));
+        }
         if as_json {
             print_json(&json!({ "previous_leader_id": r.previous_leader_id, "term": r.term }));
         } else {
@@ -528,6 +572,9 @@ pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, 
 pub async fn resign(ctx: &Ctx, service: &str, node: &str, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
         let r = procedures::resign(&db.pool, service, node).await.map_err(|e| db.explain(e))?;
+        if r.term == 0 {
+            return Err(changed_nothing(unknown_service(db, service).await));
+        }
         if as_json {
             print_json(&json!({ "resigned": flag(r.resigned), "term": r.term }));
         } else if r.resigned {

@@ -39,10 +39,20 @@ impl View {
     }
 }
 
-/// Binds `addr` now (so a taken port is an error at start-up), then serves in the background.
-pub async fn start(addr: &str, view: View) -> Result<SocketAddr, String> {
-    let listener = TcpListener::bind(addr).await.map_err(|e| format!("--http {addr}: {e}"))?;
+/// Binds `addr`: `run` does it before it connects or campaigns, so that a taken port (or a bad
+/// address) is an error at start-up that leaves no term behind. Connections that arrive before
+/// [`serve`] starts wait in the listen queue.
+/// Returns the listener and the address it listens on.
+pub async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), String> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("--http {addr}: cannot listen there ({e}); choose a free HOST:PORT"))?;
     let bound = listener.local_addr().map_err(|e| format!("--http {addr}: {e}"))?;
+    Ok((listener, bound))
+}
+
+/// Serves the endpoints on `listener` in the background.
+pub fn serve(listener: TcpListener, view: View) {
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else { continue };
@@ -52,7 +62,6 @@ pub async fn start(addr: &str, view: View) -> Result<SocketAddr, String> {
             });
         }
     });
-    Ok(bound)
 }
 
 async fn answer(mut stream: TcpStream, view: &View) -> std::io::Result<()> {

@@ -47,8 +47,8 @@ fn main() -> ExitCode {
         match command {
             Command::Migrate => commands::migrate(&ctx).await,
             Command::Sql { server } => commands::sql(server),
-            Command::Grant { account, role, services, services_exact, apply } => {
-                commands::grant(&ctx, &account, &role, &services, &services_exact, apply).await
+            Command::Grant { account, role, services, services_exact, apply, database } => {
+                commands::grant(&ctx, &account, &role, &services, &services_exact, apply, database.as_deref()).await
             }
             Command::Status { service, json } => commands::status(&ctx, service.as_deref(), json).await,
             Command::Campaign { service, node, lease, json } => commands::campaign(&ctx, &service, &node, lease, json).await,

@@ -1,8 +1,9 @@
 //! `mysqlleader run`: campaign with an [`Elector`], and run COMMAND only while this node leads.
 //!
 //! The supervision loop, in order:
-//! 1. check the arguments (lease, renew, grace, that COMMAND exists), the server, the login and
-//!    the schema, so that mistakes are reported before anything runs;
+//! 1. check the arguments (lease, renew, grace, that COMMAND exists), bind `--http`'s address,
+//!    check the server, the login and the schema, so that mistakes are reported before anything
+//!    runs (and before any campaign);
 //! 2. campaign (the elector renews in the background) until this node leads with more than the
 //!    deadline stop's lead (min(grace, lease - drift margin - 2 x renew)) left before its deadline;
 //! 3. start COMMAND through a guard process (see `guard.rs`) with `MYSQLLEADER_SERVICE`,
@@ -241,8 +242,14 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<u8, CliError> {
     ctx.url()?;
     check_command(&args.command[0])?;
     let fallbacks = fallback_pools(&args.fallback_urls)?;
+    // --http's port before anything else touches the database: a taken port must not cost a
+    // term (a campaign won, then resigned at once).
+    let listener = match &args.http {
+        Some(addr) => Some(crate::http::bind(addr).await.map_err(CliError::new)?),
+        None => None,
+    };
     let db = ctx.connect().await?;
-    let outcome = supervise(&db, &fallbacks, args).await;
+    let outcome = supervise(&db, &fallbacks, args, listener).await;
     db.close().await;
     for pool in fallbacks {
         let _ = pool.disconnect().await;
@@ -263,7 +270,12 @@ fn fallback_pools(urls: &[String]) -> Result<Vec<mysql_async::Pool>, CliError> {
         .collect()
 }
 
-async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> Result<u8, CliError> {
+async fn supervise(
+    db: &Db,
+    fallbacks: &[mysql_async::Pool],
+    args: RunArgs,
+    listener: Option<(tokio::net::TcpListener, std::net::SocketAddr)>,
+) -> Result<u8, CliError> {
     let mut builder = Elector::builder(db.pool.clone(), args.service.clone())
         .lease(args.lease)
         .resign_on_drop(true)
@@ -298,20 +310,16 @@ async fn supervise(db: &Db, fallbacks: &[mysql_async::Pool], args: RunArgs) -> R
     let (node, service) = (config.node_id.clone(), config.service_id.clone());
     let mut signals = Signals::new()?;
     let mut elector = builder.clone().start().map_err(config_error)?;
-    if let Some(addr) = &args.http {
+    if let Some(listener) = listener {
         let view = crate::http::View {
             state: elector.watch(),
             metrics: elector.metrics().clone(),
             service: service.clone(),
             lease: config.lease,
         };
-        match crate::http::start(addr, view).await {
-            Ok(bound) => note!("serving /leader, /healthz and /metrics on http://{bound}"),
-            Err(e) => {
-                resign_and_stop(elector, &node, &service).await;
-                return Err(CliError::new(e));
-            }
-        }
+        let (listener, bound) = listener;
+        crate::http::serve(listener, view);
+        note!("serving /leader, /healthz and /metrics on http://{bound}");
     }
     let mut state = elector.watch();
     let mut errors = ErrorLog::default();
