@@ -5,8 +5,9 @@
 #
 # 1. builds the release library when needed (cargo build --release --lib; a no-op when current);
 # 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
-#    PyPI, pytest, PyMySQL and the build backend (hatchling), then the package itself from
-#    bindings/python — as a wheel that carries libmysqlleader.so, as a user gets it;
+#    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence) and the build backend
+#    (hatchling), then the package itself from bindings/python — as a wheel that carries
+#    libmysqlleader.so, as a user gets it;
 # 3. runs examples/python/elect.py with the installed package (it must exit 0), then pytest on
 #    bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
 #    runs itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
@@ -37,9 +38,9 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' >/dev/nul
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # The test tools and the build backend come from PyPI once; later runs reuse them (offline too).
-if ! "$venv/bin/python" -c 'import pytest, pymysql, hatchling' >/dev/null 2>&1; then
-  say "installing pytest, PyMySQL and hatchling into $venv"
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "hatchling>=1.18"
+if ! "$venv/bin/python" -c 'import pytest, pymysql, aiomysql, hatchling' >/dev/null 2>&1; then
+  say "installing pytest, PyMySQL, aiomysql and hatchling into $venv"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "aiomysql>=0.2" "hatchling>=1.18"
 fi
 # The package, built into a wheel by its own build hook (which bundles target/release's library).
 # --force-reinstall: the version number stays the same while the library changes.
