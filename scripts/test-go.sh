@@ -10,9 +10,12 @@
 #    that the default (static) build needs no libmysqlleader at run time and the
 #    mysqlleader_dynamic build does, and runs it against the server (it must exit 0);
 # 4. go test -race -count=1 ./... against MYSQLLEADER_TEST_URL. When that is not set, it runs
-#    itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
+#    itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it;
+# 5. the same (vet, then test -race) in bindings/go/sqldrivertest, a test-only module of its own:
+#    Elector.Fence on a transaction of github.com/go-sql-driver/mysql.
 #
-# Go modules (none beyond the standard library today) come from the Go module proxy as usual.
+# The package needs nothing beyond the standard library; the test module's driver comes from the
+# Go module proxy as usual (once; then from the module cache).
 # Exits non-zero when anything fails, including the package's tests not running at all.
 set -euo pipefail
 
@@ -69,6 +72,22 @@ if [ "$status" -ne 0 ]; then
 fi
 if ! grep -Eq '^ok[[:space:]]+github.com/mysqlleader/mysqlleader/bindings/go[[:space:]]' "$tmp/test.log"; then
   say "the package's tests did not run"
+  exit 1
+fi
+
+# 5. Elector.Fence with a real database/sql driver, in a module of its own (so that the package's
+# go.mod requires no driver and no newer Go).
+say "bindings/go/sqldrivertest: go vet, go test -race -count=1 $*"
+cd "$root/bindings/go/sqldrivertest"
+go vet ./...
+status=0
+go test -race -count=1 -timeout 5m "$@" ./... 2>&1 | tee "$tmp/test-driver.log" || status=$?
+if [ "$status" -ne 0 ]; then
+  say "sqldrivertest failed (go test exit status $status)"
+  exit "$status"
+fi
+if ! grep -Eq '^ok[[:space:]]+github.com/mysqlleader/mysqlleader/bindings/go/sqldrivertest[[:space:]]' "$tmp/test-driver.log"; then
+  say "the sqldrivertest tests did not run"
   exit 1
 fi
 say "passed"

@@ -581,6 +581,72 @@ async fn a_refusal_told_by_the_application_steps_the_elector_down_before_it_retu
     db.drop_db().await;
 }
 
+/// `Elector::fence` on the application's own `mysql_async` transaction (issue 26, item 3): it
+/// passes while the node leads (on a `Transaction` and on a `Conn` after the application's own
+/// `START TRANSACTION`); outside a transaction it fails and changes nothing; after an operator
+/// moved the seat it fails with NotLeader, the elector no longer leads the moment it returns
+/// (its next renew is 4 s away), and the caller's insert before the fence does not commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fence_on_the_applications_own_transaction() {
+    let db = common::TestDb::migrated("elfence").await;
+    let a = Elector::builder(db.pool.clone(), "fence")
+        .node_id("a")
+        .lease(Duration::from_secs(20))
+        .wakeup_lock(false)
+        .resign_on_drop(false)
+        .start()
+        .unwrap();
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let term = a.term();
+    let mut conn = db.conn().await;
+    conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, term BIGINT UNSIGNED NOT NULL)").await.unwrap();
+    let count = |id: u32| {
+        let pool = db.pool.clone();
+        async move {
+            let mut c = pool.get_conn().await.unwrap();
+            c.exec_first::<u64, _, _>("SELECT COUNT(*) FROM ledger WHERE id = ?", (id,)).await.unwrap().unwrap()
+        }
+    };
+
+    // 1. Leading: the fence passes inside the caller's transaction, which then commits.
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    tx.exec_drop("INSERT INTO ledger VALUES (1, ?)", (term,)).await.unwrap();
+    assert_eq!(a.fence(&mut tx).await.unwrap(), term);
+    tx.commit().await.unwrap();
+    assert_eq!(count(1).await, 1);
+    // The same on the connection itself, in a transaction the application began in SQL.
+    conn.query_drop("START TRANSACTION").await.unwrap();
+    conn.exec_drop("INSERT INTO ledger VALUES (2, ?)", (term,)).await.unwrap();
+    assert_eq!(a.fence(&mut conn).await.unwrap(), term);
+    conn.query_drop("COMMIT").await.unwrap();
+    assert_eq!(count(2).await, 1);
+
+    // 2. No transaction open (autocommit): the fence would fence nothing, so it fails (MariaDB
+    // tells) — and that is no refusal: the elector still leads.
+    let err = a.fence(&mut conn).await.unwrap_err();
+    assert_eq!(err.kind(), mysqlleader::ErrorKind::Usage, "{err}");
+    assert!(a.is_leader());
+
+    // 3. An operator moves the seat; a's next renew is 4 s away.
+    procedures::force_leader(&db.pool, "fence", "b", Duration::from_secs(20)).await.unwrap();
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    tx.exec_drop("INSERT INTO ledger VALUES (3, ?)", (term,)).await.unwrap();
+    let err = a.fence(&mut tx).await.unwrap_err();
+    // Right after the refusal, not at the next renew.
+    assert!(!a.is_leader(), "still leading right after the refused fence returned");
+    assert_eq!(err.kind(), mysqlleader::ErrorKind::NotLeader, "{err}");
+    assert_eq!(err.current_term(), Some(term + 1));
+    tx.rollback().await.unwrap();
+    assert_eq!(count(3).await, 0, "the insert before the refused fence committed");
+    // Not leading: refused without a round trip.
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    assert_eq!(a.fence(&mut tx).await.unwrap_err().kind(), mysqlleader::ErrorKind::NotLeader);
+    tx.rollback().await.unwrap();
+    drop(conn);
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loopback_url_connects_where_it_says_not_to_the_unix_socket() {
     // A proxy on loopback in front of the local server: the URL names the proxy's port, and the

@@ -126,6 +126,7 @@ type Error struct {
 	Message string
 
 	extra error // ErrClosed or ErrNotCampaigning, for the errors this package makes itself
+	cause error // the driver's error, for a refusal Elector.Fence read from it
 }
 
 // Error returns "mysqlleader: OP: MESSAGE", and for a rejected parameter
@@ -145,16 +146,21 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the sentinel of the code (and ErrClosed or ErrNotCampaigning when that is
-// the reason), so that errors.Is works.
+// the reason; for an error of Elector.Fence, the driver's error it was read from), so that
+// errors.Is and errors.As work.
 func (e *Error) Unwrap() []error {
 	s, ok := sentinels[e.Code]
 	if !ok {
 		s = ErrUnknown
 	}
+	out := []error{s}
 	if e.extra != nil {
-		return []error{s, e.extra}
+		out = append(out, e.extra)
 	}
-	return []error{s}
+	if e.cause != nil {
+		out = append(out, e.cause)
+	}
+	return out
 }
 
 // newError builds an *Error from a code and the library's message; param is the C ABI's name

@@ -185,7 +185,6 @@ var notWrapped = map[string]string{
 	"mysqlleader_last_error_copy":      "the message is read with mysqlleader_last_error on the same locked OS thread",
 	"mysqlleader_last_error_code":      "the code is the failed call's own return value",
 	"mysqlleader_elector_wait":         "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
-	"mysqlleader_elector_note_refusal": "for a fence run on the application's own connection (Java's Elector.fence): the contract's Elector.Fence(ctx, *sql.Tx) is not written yet and will call it",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or

@@ -435,7 +435,8 @@ impl Elector {
 
     /// Tells the elector that the database refused its term (a [`Error::NotLeader`] from
     /// `assert_leader` in a fenced transaction): it steps down at once, without waiting for its
-    /// next renew. Any other error is ignored. [`Elector::assert_leader`] calls this itself.
+    /// next renew. Any other error is ignored. [`Elector::fence`] steps down itself (and waits for it:
+    /// see [`Elector::refused`]).
     pub fn note_refusal(&self, error: &Error, term: u64) {
         if matches!(error, Error::NotLeader { .. }) {
             let _ = self.commands.send(Command::Refused { term });
@@ -460,15 +461,53 @@ impl Elector {
         self.term_ended(term).await
     }
 
-    /// The fencing guard with this node's current term, inside the caller's open transaction:
-    /// `CALL assert_leader(service, node, term)`. A refusal steps this node down at once.
-    /// Returns the term that was asserted.
-    pub async fn assert_leader<'a, 't: 'a, C>(&self, conn: C) -> Result<u64>
+    /// The fence on the application's own transaction: runs `CALL assert_leader(service, node,
+    /// term)` on `conn` with the term this node leads at now, inside the transaction the caller
+    /// opened on it with its own `mysql_async` connection. `conn` is what a `mysql_async` user
+    /// holds there: `&mut Transaction` (from `Conn::start_transaction`) or `&mut Conn` after a
+    /// `START TRANSACTION` of its own. On success the election row stays share-locked until that
+    /// transaction ends, so no takeover can commit before its writes do; it returns the term
+    /// fenced.
+    ///
+    /// * This node does not lead now (by its local deadline): [`Error::NotLeader`], without a
+    ///   round trip.
+    /// * The database refuses the term (SQLSTATE 45001: another node took over): the server has
+    ///   rolled the caller's transaction back; the elector steps down *before* this returns
+    ///   ([`Elector::is_leader`] is false at once, its next call learns who leads), and the
+    ///   error is [`Error::NotLeader`] with [`Error::current_term`].
+    /// * Any other error passes through unchanged, and the elector goes on as it was: e.g.
+    ///   [`ErrorKind::Usage`](crate::ErrorKind::Usage) (SQLSTATE 45000) on MariaDB when no
+    ///   transaction is open on `conn`, since a fence there would fence nothing. Treat every
+    ///   error as the end of the transaction: roll it back.
+    ///
+    /// ```no_run
+    /// # async fn demo(pool: mysql_async::Pool, elector: mysqlleader::Elector) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mysql_async::prelude::Queryable;
+    /// let mut conn = pool.get_conn().await?;
+    /// let mut tx = conn.start_transaction(Default::default()).await?;
+    /// match elector.fence(&mut tx).await {
+    ///     Ok(term) => {
+    ///         tx.exec_drop("UPDATE invoices SET state = 'sent', term = ? WHERE id = 42", (term,)).await?;
+    ///         tx.commit().await?; // no takeover committed in between
+    ///     }
+    ///     Err(e) => {
+    ///         tx.rollback().await.ok();
+    ///         // e.kind() == ErrorKind::NotLeader: another node leads; elector.is_leader() is false
+    ///         return Err(e.into());
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn fence<'a, 't: 'a, C>(&self, conn: C) -> Result<u64>
     where
         C: mysql_async::prelude::ToConnection<'a, 't> + 'a,
     {
-        let term = self.term();
-        if !self.is_leader() {
+        // This node's view at one instant: the term and whether it leads at it now.
+        let (term, leads) = {
+            let state = self.state.borrow();
+            (state.term, state.leads_at(Instant::now()))
+        };
+        if !leads {
             return Err(Error::NotLeader {
                 message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})",
                                  self.config.node_id, self.config.service_id),
@@ -478,10 +517,23 @@ impl Elector {
         match crate::procedures::assert_leader(conn, &self.config.service_id, &self.config.node_id, term).await {
             Ok(_) => Ok(term),
             Err(e) => {
-                self.note_refusal(&e, term);
+                if matches!(e, Error::NotLeader { .. }) {
+                    // Step down before the caller hears of it: `is_leader()` is false on return.
+                    self.refused(term).await;
+                }
                 Err(e)
             }
         }
+    }
+
+    /// The fencing guard with this node's current term, inside the caller's open transaction:
+    /// the same as [`Elector::fence`] (kept under its first name). Returns the term that was
+    /// asserted.
+    pub async fn assert_leader<'a, 't: 'a, C>(&self, conn: C) -> Result<u64>
+    where
+        C: mysql_async::prelude::ToConnection<'a, 't> + 'a,
+    {
+        self.fence(conn).await
     }
 
     /// Resolves the moment this node is no longer leader: a transition, or the local deadline

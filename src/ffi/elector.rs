@@ -639,6 +639,42 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 /// any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
 /// leading at `term` (waiting at most for a renew already in flight, bounded by twice the
 /// request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
+///
+/// **Fencing a transaction of the application's own client library** (libmariadb,
+/// libmysqlclient): the library's own fenced transactions are `mysqlleader_elector_txn_begin`;
+/// on a connection of your own, inside the transaction you opened on it, before `COMMIT` (and
+/// after its last `ROLLBACK TO SAVEPOINT`):
+///
+/// 1. take the term this node leads at now, at one instant: `mysqlleader_elector_snapshot`;
+///    when `is_leader` is false, do not write (roll back);
+/// 2. run `CALL assert_leader('<service>', '<node>', <term>)` on your connection (escape the
+///    ids, or bind them in a prepared statement) and read every result it returns
+///    (`mysql_store_result`/`mysql_free_result` while `mysql_next_result` returns 0): a row
+///    with `is_leader` = 1 means the election row is share-locked until your transaction ends,
+///    so no takeover can commit before your writes;
+/// 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 1644 with a message that begins
+///    `mysqlleader: not the leader`) is the refusal of the term: the server has rolled your
+///    transaction back; call `mysqlleader_elector_note_refusal(elector, term)`, after which
+///    `mysqlleader_elector_is_leader` is false. 45000 `mysqlleader: assert_leader needs an open
+///    transaction` means no transaction was open (MariaDB; it would have fenced nothing).
+///    After any error, `ROLLBACK`.
+///
+/// In C, with the snapshot's `term` (the repository's README, "Fencing a transaction of your own
+/// driver", has it with the snapshot):
+///
+/// ```c
+/// mysql_query(db, "START TRANSACTION");
+/// mysql_query(db, "INSERT INTO ledger VALUES (7, 'sent')");
+/// snprintf(sql, sizeof sql, "CALL assert_leader('billing', 'web-3', %llu)", (unsigned long long)term);
+/// if (mysql_query(db, sql) != 0) {
+///     if (strcmp(mysql_sqlstate(db), "45001") == 0)
+///         mysqlleader_elector_note_refusal(elector, term); // is_leader is false now
+///     mysql_query(db, "ROLLBACK");
+/// } else {
+///     do { mysql_free_result(mysql_store_result(db)); } while (mysql_next_result(db) == 0);
+///     mysql_query(db, "COMMIT");
+/// }
+/// ```
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_elector_note_refusal(elector: *const mysqlleader_elector, term: u64) -> mysqlleader_result {
     boundary(|| {

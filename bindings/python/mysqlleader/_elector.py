@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, TypeVar, Union
 
-from . import _args
+from . import _args, _fence
 from ._args import Duration
 from ._client import Client, Transaction
 from ._errors import (
@@ -35,6 +35,8 @@ from ._errors import (
     InvalidArgumentError,
     InvalidStateError,
     LeadershipLostError,
+    MysqlLeaderError,
+    NotLeaderError,
     check,
     last_error,
 )
@@ -733,6 +735,96 @@ class Elector:
         with self._handle.use() as ptr:
             self._check(library().mysqlleader_elector_txn_begin(ptr, byref(out), byref(term)))
         return Transaction._adopt(out.value or 0, int(term.value))
+
+    def fence(self, conn: Any) -> int:
+        """The fence on a transaction the application opened with its own driver: runs
+        ``CALL assert_leader(service, node, term)`` on ``conn`` (any PEP 249 connection:
+        PyMySQL, mysqlclient, mysql-connector, ...) with the term this node leads at now, inside
+        the transaction open on it. On success the election row stays share-locked until that
+        transaction ends, so no takeover can commit before its writes do. Returns the term
+        fenced::
+
+            conn.begin()                      # PyMySQL; or autocommit off
+            with conn.cursor() as cur:
+                cur.execute("INSERT INTO ledger (id, term) VALUES (%s, %s)", (7, elector.term))
+            try:
+                elector.fence(conn)           # before COMMIT, after the last ROLLBACK TO SAVEPOINT
+            except mysqlleader.MysqlLeaderError:
+                conn.rollback()
+                raise
+            conn.commit()
+
+        Call it after the transaction's last ``ROLLBACK TO SAVEPOINT`` (one taken before the
+        fence releases its lock). The statement carries its values as literals, so it works
+        under every paramstyle; its results are read to the end, so ``conn`` runs the next
+        statement as usual.
+
+        Raises:
+            NotLeaderError: this node does not lead now (no round trip then), or the database
+                refused the term (SQLSTATE 45001: the server has rolled the transaction back).
+                After a refusal :attr:`is_leader` is ``False`` at once: the elector has stepped
+                down (:meth:`note_refusal`) before this raises. ``current_term`` tells the
+                term that leads now.
+            UsageError: no transaction is open on ``conn`` (autocommit on, no ``BEGIN``):
+                MariaDB refuses a fence that would fence nothing (MySQL cannot tell, and lets
+                it pass: there, open the transaction first).
+            AccessDeniedError: SQLSTATE 45002, the account may not act on this service.
+            Any other exception of the driver passes through unchanged (a lost connection,
+            ...). After any error, roll the transaction back.
+        """
+        term = self._fence_term()
+        cursor = conn.cursor()
+        try:
+            cursor.execute(_fence.statement(self._service_id, self._node_id, term))
+            rows = cursor.fetchall()
+            _fence.drain(cursor)
+        except Exception as e:
+            try:
+                cursor.close()
+            except Exception:
+                pass
+            mapped = self._fence_failed(e, term)
+            if mapped is None:
+                raise
+            raise mapped from e
+        cursor.close()
+        _fence.check_rows(rows)
+        return term
+
+    def _fence_term(self) -> int:
+        """The term this node leads at now (one snapshot); NotLeaderError when it does not."""
+        state = self.snapshot()
+        if not state.is_leader:
+            raise _fence.not_leading(self._node_id, self._service_id, state.term)
+        return state.term
+
+    def _fence_failed(self, error: Exception, term: int) -> Optional[MysqlLeaderError]:
+        """This package's exception for one of the procedures' refusals (after stepping down on
+        45001), or None: the driver's exception passes through unchanged."""
+        mapped = _fence.mapped(error)
+        if isinstance(mapped, NotLeaderError):
+            self._note_refusal_quietly(term)
+        return mapped
+
+    def _note_refusal_quietly(self, term: int) -> None:
+        try:
+            self.note_refusal(term)
+        except MysqlLeaderError:  # closed meanwhile, or a renew in flight outlasted the wait
+            _log.debug("the elector could not be told of the refusal of term %d", term, exc_info=True)
+
+    def note_refusal(self, term: int) -> None:
+        """Tells the elector that the database refused this node's ``term`` (SQLSTATE 45001
+        from an ``assert_leader`` the application ran itself): when it still leads at that
+        term it steps down at once, and its next call, sent at once, learns who leads; a
+        refusal of any other term changes nothing. Returns once :attr:`is_leader` no longer
+        reports leading at ``term`` (waiting at most for a renew already in flight, bounded by
+        the request timeout). :meth:`fence` does this itself."""
+        term = _args.term(term)
+        try:
+            with self._handle.use() as ptr:
+                self._check(library().mysqlleader_elector_note_refusal(ptr, c_uint64(term)))
+        finally:
+            self._hub.poke()
 
     def events(self, maxsize: int = 1024) -> EventStream:
         """An :class:`EventStream` of the leadership changes from now on (earlier ones are not

@@ -29,7 +29,7 @@ import datetime
 import weakref
 from typing import Any, Awaitable, Callable, List, Optional, TypeVar
 
-from . import _elector
+from . import _elector, _fence
 from ._args import Duration
 from ._errors import ElectorStoppedError, InvalidStateError, LeadershipLostError
 from ._client import Transaction
@@ -192,6 +192,36 @@ class Elector:
         """:meth:`mysqlleader.Elector.fenced` in a worker thread. The transaction's own calls
         block: run them with ``asyncio.to_thread`` too."""
         return await asyncio.to_thread(self._sync.fenced)
+
+    async def fence(self, conn: Any) -> int:
+        """:meth:`mysqlleader.Elector.fence` on a connection of an asyncio driver (aiomysql,
+        asyncmy: its cursor's calls are awaited), inside the transaction open on it
+        (``await conn.begin()``). The same errors; after a refusal :attr:`is_leader` is
+        ``False`` at once. For a blocking PEP 249 connection use
+        ``await asyncio.to_thread(elector.sync.fence, conn)`` (called here, it would block the
+        loop for its round trip)."""
+        term = self._sync._fence_term()
+        cursor = await _fence.maybe_await(conn.cursor())
+        try:
+            await _fence.maybe_await(cursor.execute(_fence.statement(self._sync.service_id, self._sync.node_id, term)))
+            rows = await _fence.maybe_await(cursor.fetchall())
+            await _fence.drain_async(cursor)
+        except Exception as e:
+            try:
+                await _fence.maybe_await(cursor.close())
+            except Exception:
+                pass
+            mapped = await asyncio.to_thread(self._sync._fence_failed, e, term)
+            if mapped is None:
+                raise
+            raise mapped from e
+        await _fence.maybe_await(cursor.close())
+        _fence.check_rows(rows)
+        return term
+
+    async def note_refusal(self, term: int) -> None:
+        """:meth:`mysqlleader.Elector.note_refusal` in a worker thread."""
+        await asyncio.to_thread(self._sync.note_refusal, term)
 
     # ---- waiting ----
     async def wait_for_leadership(self, timeout: Optional[Duration] = None) -> WaitOutcome:

@@ -1,0 +1,159 @@
+"""The fence on the application's own transaction (``Elector.fence``): the statement, what its
+result must look like, and how a driver's exception becomes this package's.
+
+Any PEP 249 driver: the statement carries no placeholders (the ids are hex literals, the term
+digits, as the Rust core writes them), so it means the same under every paramstyle (format,
+pyformat, qmark, numeric, named), every ``sql_mode`` and every connection character set, and
+no driver interpolates anything into it.
+
+A driver's exception is read by duck typing, without importing any driver:
+
+* the SQLSTATE from ``.sqlstate`` (mysql-connector, MariaDB Connector/Python); PyMySQL and
+  mysqlclient do not keep it;
+* the error number from ``.errno``, else ``.args[0]`` (PyMySQL, mysqlclient: ``(1644, msg)``);
+* the message from ``.msg`` / ``.errmsg``, else ``.args[1]``.
+
+The procedures' own refusals are ``SIGNAL`` s (error 1644) whose message begins with
+``mysqlleader:``: SQLSTATE 45001 (``mysqlleader: not the leader ...``) becomes
+:class:`NotLeaderError`, 45002 (``mysqlleader: access denied ...``) :class:`AccessDeniedError`,
+45000 :class:`UsageError` (a fence outside a transaction, or inside XA) or
+:class:`InvalidArgumentError`. Without a SQLSTATE the message's prefix decides. Every other
+exception of the driver passes through unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional, Sequence, Tuple
+
+from ._errors import AccessDeniedError, InvalidArgumentError, MysqlLeaderError, NotLeaderError, ServerError, UsageError
+from ._native import ResultCode
+
+#: ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own.
+SIGNAL_ERRNO = 1644
+REFUSAL_PREFIX = "mysqlleader: not the leader"
+DENIAL_PREFIX = "mysqlleader: access denied"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a literal that means exactly these characters whatever the session's
+    character set and ``sql_mode`` (``NO_BACKSLASH_ESCAPES``, ``ANSI_QUOTES``)."""
+    return "_utf8mb4 X'" + text.encode("utf-8").hex().upper() + "'"
+
+
+def statement(service_id: str, node_id: str, term: int) -> str:
+    """``CALL assert_leader(service, node, term)`` with its values written in."""
+    return f"CALL assert_leader({_literal(service_id)}, {_literal(node_id)}, {int(term)})"
+
+
+def not_leading(node_id: str, service_id: str, term: int) -> NotLeaderError:
+    """The refusal made without a round trip: this node does not lead now."""
+    return NotLeaderError(
+        f"mysqlleader: not the leader: node {node_id} does not lead service {service_id} now (term seen last: {term})",
+        code=ResultCode.NOT_LEADER,
+    )
+
+
+def check_rows(rows: Optional[Sequence[Any]]) -> None:
+    """The guard's result: one row whose ``is_leader`` is 1 (a tuple, or a mapping from a
+    dictionary cursor). Anything else is an error, never a silent pass."""
+    row = rows[0] if rows else None
+    if isinstance(row, Mapping):
+        value = row.get("is_leader")
+    elif row is not None and len(row) > 0:
+        value = row[0]
+    else:
+        value = None
+    try:
+        leading = value is not None and int(value) == 1
+    except (TypeError, ValueError):
+        leading = False
+    if not leading:
+        raise ServerError(
+            f"mysqlleader: assert_leader returned no row saying is_leader = 1 (got {rows!r})", code=ResultCode.SERVER
+        )
+
+
+def _fields(error: BaseException) -> Tuple[Optional[str], Optional[int], str]:
+    """(SQLSTATE or None, error number or None, message) of a driver's exception."""
+    sqlstate = getattr(error, "sqlstate", None)
+    if not isinstance(sqlstate, str) or not sqlstate:
+        sqlstate = None
+    args = getattr(error, "args", ())
+    errno = getattr(error, "errno", None)
+    if not isinstance(errno, int) or isinstance(errno, bool):
+        errno = args[0] if args and isinstance(args[0], int) and not isinstance(args[0], bool) else None
+    message = None
+    for name in ("msg", "errmsg"):
+        value = getattr(error, name, None)
+        if isinstance(value, str) and value:
+            message = value
+            break
+    if message is None:
+        message = args[1] if len(args) >= 2 and isinstance(args[1], str) else str(error)
+    return sqlstate, errno, message
+
+
+def _current_term(message: str) -> Optional[int]:
+    """The term in a 45001 refusal: the procedure writes it as ``(current term N)``."""
+    marker = "current term "
+    at = message.find(marker)
+    if at < 0:
+        return None
+    digits = ""
+    for ch in message[at + len(marker):]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
+
+
+def mapped(error: BaseException) -> Optional[MysqlLeaderError]:
+    """This package's exception for a driver's exception from the guard, or ``None`` when it is
+    not one of the procedures' refusals (it then passes through unchanged)."""
+    sqlstate, errno, message = _fields(error)
+    ours = message.startswith("mysqlleader:")
+    if sqlstate is None and not (errno == SIGNAL_ERRNO and ours):
+        return None
+    fields: dict = {"sqlstate": sqlstate, "server_code": errno}
+    if sqlstate == "45001" or (sqlstate is None and message.startswith(REFUSAL_PREFIX)):
+        fields["sqlstate"] = "45001"
+        return NotLeaderError(message, current_term=_current_term(message), code=ResultCode.NOT_LEADER, **fields)
+    if sqlstate == "45002" or (sqlstate is None and message.startswith(DENIAL_PREFIX)):
+        fields["sqlstate"] = "45002"
+        return AccessDeniedError(message, code=ResultCode.ACCESS_DENIED, **fields)
+    if sqlstate == "45000" or (sqlstate is None and ours):
+        fields["sqlstate"] = "45000"
+        first = message[len("mysqlleader:"):].split(None, 1)
+        word = first[0] if first else ""
+        if word in ("assert_leader", "am_i_leader", "current_leader"):
+            # A fence outside a transaction (it would fence nothing), or inside XA.
+            return UsageError(message, code=ResultCode.USAGE, **fields)
+        return InvalidArgumentError(message, parameter=word or None, code=ResultCode.INVALID_ARGUMENT, **fields)
+    return None
+
+
+def drain(cursor: Any) -> None:
+    """Reads the statement's remaining results (a CALL answers with its row, then a status),
+    so that the connection can run the next statement."""
+    nextset = getattr(cursor, "nextset", None)
+    if nextset is None:
+        return
+    while nextset():
+        pass
+
+
+async def drain_async(cursor: Any) -> None:
+    """:func:`drain` for an asyncio driver (``await cursor.nextset()``), or a blocking one."""
+    nextset = getattr(cursor, "nextset", None)
+    if nextset is None:
+        return
+    while await maybe_await(nextset()):
+        pass
+
+
+async def maybe_await(value: Any) -> Any:
+    """``await value`` when it is awaitable (an asyncio driver's call), else ``value``."""
+    if hasattr(value, "__await__"):
+        return await value
+    return value
