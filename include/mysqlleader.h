@@ -253,6 +253,11 @@ enum mysqlleader_stop_reason
      * The elector's background task failed.
      */
     MYSQLLEADER_STOP_FAILED = 5,
+    /**
+     * The term ended by a handover (`mysqlleader_elector_handover`, or an operator's
+     * `handover` seen at the next renew); the elector goes on campaigning as a follower.
+     */
+    MYSQLLEADER_STOP_HANDED_OVER = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -725,6 +730,17 @@ mysqlleader_result mysqlleader_resign(const mysqlleader_client *client,
                                       mysqlleader_resign_result *result_out);
 
 /**
+ * `CALL handover(service_id, to_node)` (operator role): ends the current term now (it ends
+ * `handed_over`), vacates the seat and reserves it for `to_node` for one lease, so that only
+ * `to_node` may begin the next term, at its next campaign. Nothing changes when `to_node` leads
+ * already. `*result_out` is the seat after the call, seen from `to_node` (`is_leader`: it leads).
+ */
+mysqlleader_result mysqlleader_handover(const mysqlleader_client *client,
+                                        const char *service_id,
+                                        const char *to_node,
+                                        mysqlleader_campaign_result *result_out);
+
+/**
  * `CALL assert_leader(service_id, node_id, term)` as a one-shot check, in a transaction of its
  * own that ends at once: `MYSQLLEADER_OK` only when `node_id` holds a valid lease at exactly
  * `term`, else `MYSQLLEADER_NOT_LEADER`.
@@ -909,6 +925,18 @@ mysqlleader_result mysqlleader_elector_resign(const mysqlleader_elector *elector
                                               bool *resigned_out);
 
 /**
+ * Hands leadership over to the node `to_node`, with no overlap: the elector steps down at once
+ * (`MYSQLLEADER_STOP_HANDED_OVER`), ends its term in the database with the seat reserved for
+ * `to_node` for one lease (`CALL resign_to`), then lets go of its wake-up lock so that
+ * `to_node`, when it campaigns, wakes and takes the seat within milliseconds. The elector keeps
+ * campaigning as a follower. `*handed_over_out` (may be NULL) tells whether this node led.
+ * `to_node` must be another node's id (`MYSQLLEADER_INVALID_ARGUMENT`, parameter `to_node`).
+ */
+mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elector,
+                                                const char *to_node,
+                                                bool *handed_over_out);
+
+/**
  * Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
  * `assert_leader` the application ran itself, on a connection of its own driver (the fence of
  * the Java and other bindings). When the elector still leads at `term` it steps down at once
@@ -1030,7 +1058,8 @@ void mysqlleader_elector_free(mysqlleader_elector *elector);
 
 /**
  * The name of a stop reason: `"lost_seat"`, `"deadline_passed"`, `"resigned"`, `"shutdown"`,
- * `"none"`, or `"unknown"` for a number this version does not know. A static string.
+ * `"failed"`, `"handed_over"`, `"none"`, or `"unknown"` for a number this version does not
+ * know. A static string.
  */
 const char *mysqlleader_stop_reason_name(uint32_t reason);
 
