@@ -254,6 +254,8 @@ async fn run(args: Args) -> Res<bool> {
                 failover::Kind::Crash => "failover after SIGKILL",
                 failover::Kind::Resign => "failover after resign",
                 failover::Kind::Force => "force_leader of a quiet follower noticed",
+                failover::Kind::Handover => "leader-initiated handover to a named follower",
+                failover::Kind::OpHandover => "operator-initiated handover to a named follower",
             };
             targets.push(Target {
                 name: format!("{what}, {}", r.config.name),

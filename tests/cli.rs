@@ -660,3 +660,65 @@ async fn the_mistakes_people_make_have_clear_messages() {
     assert!(!out.stdout.contains("__guard"), "the internal subcommand is hidden");
     db.drop_db().await;
 }
+
+/// `handover SERVICE --to NODE`: the seat is reserved for NODE (status shows it), another node's
+/// campaign cannot take it, NODE's can; `--wait` returns 0 once NODE leads and 3 when the
+/// reservation lapsed without it; `--json` has the seat's columns.
+#[tokio::test]
+async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
+    let db = common::TestDb::migrated("cli_handover").await;
+    let url = Some(db.url.as_str());
+    assert_eq!(cli(url, &["campaign", "billing", "web-1", "--lease", "1s"]).code, 0);
+
+    let out = cli(url, &["handover", "billing", "--to", "web-2", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(keys(&v), strs(&["is_leader", "leader_id", "term", "lease_remaining_ms"]));
+    assert_eq!((v["is_leader"].as_u64(), v["leader_id"].is_null(), v["term"].as_u64()), (Some(0), true, Some(1)));
+    let status = cli(url, &["status", "billing", "--json"]);
+    let s: serde_json::Value = serde_json::from_str(status.stdout.trim()).unwrap();
+    let seat = &s;
+    assert_eq!(seat["handover_to"].as_str(), Some("web-2"), "{}", status.stdout);
+    assert_eq!(seat["ended_how"].as_str(), Some("handed_over"), "{}", status.stdout);
+    // The displaced leader's campaign sees the handover; a third node cannot take the seat.
+    assert_eq!(cli(url, &["campaign", "billing", "web-1"]).code, 1);
+    let third = cli(url, &["campaign", "billing", "web-3"]);
+    assert_eq!(third.code, 1, "{third:?}");
+    assert!(third.stdout.contains("reserved for another node"), "{}", third.stdout);
+    assert_eq!(cli(url, &["campaign", "billing", "web-2"]).code, 0);
+    // To the current leader: nothing changes.
+    let same = cli(url, &["handover", "billing", "--to", "web-2"]);
+    assert_eq!(same.code, 0, "{same:?}");
+    assert!(same.stdout.contains("leads billing already"), "{}", same.stdout);
+
+    // --wait until the named node leads: a campaign of web-4 in the background, after web-2's
+    // renew has seen the handover.
+    let url2 = db.url.clone();
+    let taker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(cli(Some(&url2), &["campaign", "billing", "web-2", "--lease", "1s"]).code, 1);
+        assert_eq!(cli(Some(&url2), &["campaign", "billing", "web-4", "--lease", "1s"]).code, 0);
+    });
+    let waited = cli(url, &["handover", "billing", "--to", "web-4", "--wait", "--json"]);
+    taker.join().unwrap();
+    assert_eq!(waited.code, 0, "{waited:?}");
+    let v: serde_json::Value = serde_json::from_str(waited.stdout.trim()).unwrap();
+    assert_eq!((v["is_leader"].as_u64(), v["leader_id"].as_str()), (Some(1), Some("web-4")), "{v}");
+    assert!(v["waited_ms"].as_u64().is_some());
+
+    // --wait for a node that never comes: exit 3 once the reservation lapsed (one 1 s lease
+    // after web-4's renew sees the handover).
+    let url3 = db.url.clone();
+    let renewer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        cli(Some(&url3), &["campaign", "billing", "web-4", "--lease", "1s"]);
+    });
+    let lapsed = cli(url, &["handover", "billing", "--to", "ghost", "--wait"]);
+    renewer.join().unwrap();
+    assert_eq!(lapsed.code, 3, "{lapsed:?}");
+    assert!(lapsed.stderr.contains("lapsed") && lapsed.stderr.contains("ghost"), "{}", lapsed.stderr);
+    let bad = cli(url, &["handover", "billing", "--to", ""]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("to_node"), "{}", bad.stderr);
+    db.drop_db().await;
+}

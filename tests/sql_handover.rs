@@ -64,7 +64,12 @@ async fn handover_ends_the_term_and_only_the_named_node_takes_the_seat() {
     // The old leader's fence fails now, before anyone has the seat.
     assert_leader(&mut c, "svc", "a", 1).await.expect_err("the old fence").assert_not_leader("old fence");
     c.query_drop("ROLLBACK").await.unwrap();
-    // Neither the old leader nor a third node takes the reserved seat; both see it vacant.
+    // The named node waits until the old leader has seen the handover (it still believes it
+    // leads until its next renew), or its lease has run out.
+    let r = campaign(&mut c, "svc", "b", 60_000).await;
+    assert_eq!((r.flag("is_leader"), r.text("leader_id")), (0, None), "b before a's renew: {r:?}");
+    // Neither the old leader (whose campaign sees the handover) nor a third node takes the
+    // reserved seat; both see it vacant.
     for node in ["a", "c"] {
         let r = campaign(&mut c, "svc", node, 60_000).await;
         assert_eq!((r.flag("is_leader"), r.text("leader_id"), r.term(), r.remaining_ms()), (0, None, 1, 0), "{node}: {r:?}");
@@ -97,10 +102,21 @@ async fn a_reservation_lapses_after_one_lease() {
     let mut c = connect(&db.url).await;
     assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 1);
     handover(&mut c, "svc", "ghost").await.expect("handover");
+    // a's campaign sees the handover: the reservation's lease counts from now.
+    assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 0, "a saw the handover");
     assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 0, "reserved for ghost");
     tokio::time::sleep(Duration::from_millis(450)).await;
     let r = campaign(&mut c, "svc", "b", 60_000).await;
     assert_eq!((r.flag("is_leader"), r.term()), (1, 2), "the reservation lapsed: {r:?}");
+
+    // The displaced leader never renews again (it crashed): the named node may take the seat
+    // once the old lease has run out, and has it to itself for one lease after that.
+    assert_eq!(campaign(&mut c, "dead", "a", 400).await.flag("is_leader"), 1);
+    handover(&mut c, "dead", "n").await.expect("handover");
+    assert_eq!(campaign(&mut c, "dead", "n", 60_000).await.flag("is_leader"), 0, "a's lease still runs");
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(campaign(&mut c, "dead", "b", 60_000).await.flag("is_leader"), 0, "reserved for n after a's lease");
+    assert_eq!(campaign(&mut c, "dead", "n", 60_000).await.flag("is_leader"), 1, "n once a's lease ran out");
 
     // Never led: the seat is created and reserved (10 s by default).
     let r = handover(&mut c, "fresh", "b").await.expect("handover of a new service");

@@ -8,7 +8,8 @@
 //!
 //! Output lines (times in microseconds since the Unix epoch, this host's clock):
 //! `ready`, `lead TERM T`, `stop TERM T`, `resigning T`, `resigned 0|1 T`.
-//! Commands on standard input, one per line: `resign` (resign now; the elector then stops
+//! Commands on standard input, one per line: `handover NODE` (hand over to NODE: `resigning`
+//! and `resigned` lines as for resign; the elector goes on as a follower), `resign` (resign now; the elector then stops
 //! campaigning), `rejoin` (a new elector for the same node), `quit`. End of input also quits.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -59,6 +60,14 @@ pub fn main(args: Vec<String>) -> i32 {
                     if let Some(e) = &elector {
                         println!("resigning {}", now_us());
                         let ok = e.resign().await.unwrap_or(false);
+                        println!("resigned {} {}", u8::from(ok), now_us());
+                    }
+                }
+                cmd if cmd.starts_with("handover ") => {
+                    if let Some(e) = &elector {
+                        let to = cmd["handover ".len()..].trim();
+                        println!("resigning {}", now_us());
+                        let ok = e.handover(to).await.unwrap_or(false);
                         println!("resigned {} {}", u8::from(ok), now_us());
                     }
                 }

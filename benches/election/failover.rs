@@ -22,6 +22,12 @@ pub enum Kind {
     Resign,
     /// `force_leader` of a quiet follower, called by the benchmark as an operator would.
     Force,
+    /// The leader's own `Elector::handover` to a named follower (not the one that would wake
+    /// first): from the start of the call to the named node's start.
+    Handover,
+    /// An operator's `CALL handover` naming a follower: from the call to the named node's start
+    /// (the leader learns at its next renew).
+    OpHandover,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -183,6 +189,37 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
                 }
                 (t0.unwrap_or(0), found)
             }
+            Kind::Handover => {
+                let target = (leader + 2) % 3;
+                g.send(leader, &format!("handover {}", g.node_id(target))).await?;
+                let mut t0 = None;
+                let deadline = tokio::time::Instant::now() + limit;
+                let mut found = None;
+                while found.is_none() {
+                    match tokio::time::timeout_at(deadline, g.rx.recv()).await {
+                        Ok(Some((i, Line::Resigning { t_us }))) if i == leader => t0 = Some(t_us),
+                        Ok(Some((i, Line::Lead { t_us }))) if i == target => found = Some((i, t_us)),
+                        Ok(Some(_)) => {}
+                        _ => break,
+                    }
+                }
+                (t0.unwrap_or(0), found)
+            }
+            Kind::OpHandover => {
+                let target = (leader + 2) % 3;
+                let t0 = now_us();
+                mysqlleader::procedures::handover(&operator, &g.service, &g.node_id(target)).await?;
+                let deadline = tokio::time::Instant::now() + limit;
+                let mut found = None;
+                while found.is_none() {
+                    match tokio::time::timeout_at(deadline, g.rx.recv()).await {
+                        Ok(Some((i, Line::Lead { t_us }))) if i == target => found = Some((i, t_us)),
+                        Ok(Some(_)) => {}
+                        _ => break,
+                    }
+                }
+                (t0, found)
+            }
             Kind::Force => {
                 // Install the next follower; time until that process starts leading (it learns
                 // of it when the old leader's next renew fails and it lets go of the wake-up lock).
@@ -217,8 +254,8 @@ async fn group_trials(url: String, service: String, cfg: Config, kind: Kind, tri
                 match kind {
                     Kind::Resign => g.send(leader, "rejoin").await?,
                     Kind::Crash => g.spawn(leader)?,
-                    // Forced out, the old leader goes on as a follower.
-                    Kind::Force => {}
+                    // Forced out or handed over, the old leader goes on as a follower.
+                    Kind::Force | Kind::Handover | Kind::OpHandover => {}
                 }
                 leader = i;
             }
@@ -253,6 +290,10 @@ impl FailoverResult {
             Kind::Crash => (self.config.lease + self.config.retry).as_secs_f64() * 1000.0,
             // Issue 18: a quiet follower notices within one retry interval.
             Kind::Force => self.config.retry.as_secs_f64() * 1000.0,
+            // Issue "Handover": leader-initiated p99 < 50 ms, operator-initiated p99 <= one
+            // renew interval + 50 ms.
+            Kind::Handover => 50.0,
+            Kind::OpHandover => self.config.renew.as_secs_f64() * 1000.0 + 50.0,
         }
     }
 }
@@ -267,6 +308,10 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
             (ONE_SECOND, Kind::Crash, 3, 2),
             (DEFAULTS, Kind::Force, 1, 4),
             (ONE_SECOND, Kind::Force, 1, 5),
+            (DEFAULTS, Kind::Handover, 1, 5),
+            (ONE_SECOND, Kind::Handover, 1, 5),
+            (DEFAULTS, Kind::OpHandover, 1, 4),
+            (ONE_SECOND, Kind::OpHandover, 1, 5),
         ]
     } else {
         vec![
@@ -276,6 +321,10 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
             (ONE_SECOND, Kind::Crash, 5, 10),
             (DEFAULTS, Kind::Force, 2, 15),
             (ONE_SECOND, Kind::Force, 1, 30),
+            (DEFAULTS, Kind::Handover, 2, 25),
+            (ONE_SECOND, Kind::Handover, 1, 50),
+            (DEFAULTS, Kind::OpHandover, 2, 15),
+            (ONE_SECOND, Kind::OpHandover, 1, 50),
         ]
     };
     let mut results = Vec::new();
@@ -319,6 +368,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Failover
             Kind::Crash => "SIGKILL",
             Kind::Resign => "resign",
             Kind::Force => "force_leader",
+            Kind::Handover => "handover (leader)",
+            Kind::OpHandover => "handover (operator)",
         };
         let target = r.target_ms();
         let met = r.failed == 0 && r.p99 < target;

@@ -29,6 +29,9 @@ BEGIN
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_held_for VARBINARY(512);
     DECLARE v_held_to  DATETIME(6);
+    DECLARE v_from     VARBINARY(512);
+    DECLARE v_from_to  DATETIME(6);
+    DECLARE v_barred   BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -98,8 +101,10 @@ BEGIN
     --    handover reservation (sql/V11__handover.sql); a seat without a copy (or no seat yet)
     --    has the account checked against leader_election_access.
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(access_denied), MAX(handover_to), MAX(handover_until)
-      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied, v_held_for, v_held_to
+           MAX(access_denied), MAX(handover_to), MAX(handover_until), MAX(handover_from),
+           MAX(handover_from_until)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied, v_held_for, v_held_to, v_from,
+           v_from_to
       FROM leader_election WHERE service_id = v_sid;
     IF v_denied IS NULL OR v_needle IS NULL THEN
         SET @mysqlleader_seat_term = NULL;
@@ -108,6 +113,31 @@ BEGIN
         SET @mysqlleader_seat_term = NULL;
         CALL leader_election_deny(p_service_id);
     END IF;
+
+    -- 2b. An operator's handover (sql/V11__handover.sql, note 1). This node is the leader it
+    --     displaced and learns of it now: record that (the named node may take the seat from
+    --     this commit on, for one lease from now) and take nothing. Otherwise the reservation bars this node while it
+    --     lasts if it is for another node, or for this one while the displaced leader has
+    --     neither seen the handover nor run out of lease.
+    IF v_from = v_nid AND v_leader IS NULL THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+                ROLLBACK;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                RESIGNAL;
+            END;
+            SET v_wait = @@session.innodb_lock_wait_timeout;
+            SET SESSION innodb_lock_wait_timeout = 1;
+            UPDATE leader_election
+               SET handover_from = NULL, handover_from_until = NULL,
+                   handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
+             WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
+            COMMIT;
+        END;
+        SET v_from_to = NULL;
+    END IF;
+    SET v_barred = COALESCE(v_held_to > v_now AND (v_held_for <> v_nid OR v_from_to > v_now), FALSE);
 
     -- 3. The caller holds a valid lease: renew it with one guarded write (sql/V7__lean_hot_paths.sql, note 3).
     IF v_leader = v_nid AND v_expires > v_now THEN
@@ -136,10 +166,10 @@ BEGIN
     END IF;
 
     -- 4. The seat is vacant or expired, or the renew's guard matched nothing: decide under the
-    --    row lock, as V6 did. A follower of a valid lease never comes here, nor one of a seat
-    --    reserved for another node by a handover.
+    --    row lock, as V6 did. A follower of a valid lease never comes here, nor a node a
+    --    handover's reservation bars (2b).
     IF v_renewed = 0 AND NOT (v_leader IS NOT NULL AND v_leader <> v_nid AND v_expires > v_now)
-       AND NOT (v_held_for IS NOT NULL AND v_held_for <> v_nid AND v_held_to > v_now) THEN
+       AND NOT v_barred THEN
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
                 ROLLBACK;
@@ -161,20 +191,20 @@ BEGIN
             --     the lock is granted.
             SET SESSION innodb_lock_wait_timeout = 1;
             START TRANSACTION;
-            SELECT leader_id, term, lease_expires_at, handover_to, handover_until
-              INTO v_leader, v_term, v_expires, v_held_for, v_held_to
+            SELECT leader_id, term, lease_expires_at, handover_to, handover_until, handover_from_until
+              INTO v_leader, v_term, v_expires, v_held_for, v_held_to, v_from_to
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);
+            SET v_barred = COALESCE(v_held_to > v_now AND (v_held_for <> v_nid OR v_from_to > v_now), FALSE);
             IF v_leader = v_nid AND v_expires > v_now THEN
                 -- Renew our own valid lease: the term stays.
                 SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
                    SET lease_ms = v_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
                  WHERE service_id = v_sid;
-            ELSEIF (v_leader IS NULL OR v_expires <= v_now)
-                   AND NOT (v_held_for IS NOT NULL AND v_held_for <> v_nid AND v_held_to > v_now) THEN
-                -- Take the vacant or expired seat (unless a handover reserved it for another
+            ELSEIF (v_leader IS NULL OR v_expires <= v_now) AND NOT v_barred THEN
+                -- Take the vacant or expired seat (unless a handover's reservation bars this
                 -- node): close the expired term (the server's decision: no ended_by), open the
                 -- next one, and end any reservation.
                 IF v_leader IS NOT NULL THEN
@@ -187,14 +217,15 @@ BEGIN
                 UPDATE leader_election
                    SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                        term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
-                       handover_to = NULL, handover_until = NULL, handover_by = NULL
+                       handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                       handover_from = NULL, handover_from_until = NULL
                  WHERE service_id = v_sid;
                 INSERT INTO leader_election_history
                        (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
                 VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'elected', USER());
             END IF;
-            -- Otherwise another node took the seat meanwhile, or a handover reserved it for
-            -- another node: nothing to write.
+            -- Otherwise another node took the seat meanwhile, or a handover's reservation bars
+            -- this node: nothing to write.
             COMMIT;
         END;
     END IF;

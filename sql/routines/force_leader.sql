@@ -75,7 +75,8 @@ BEGIN
         UPDATE leader_election
            SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
-               handover_to = NULL, handover_until = NULL, handover_by = NULL
+               handover_to = NULL, handover_until = NULL, handover_by = NULL,
+               handover_from = NULL, handover_from_until = NULL
          WHERE service_id = v_sid;
         INSERT INTO leader_election_history
                (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)

@@ -6,7 +6,9 @@
 --   * the seat is vacant or expired (an expired term ends 'expired', as a takeover would end it);
 -- then the seat is reserved for p_to_node for one lease (the seat's last lease length, 10 s if
 -- it never had one): only p_to_node may take it (at its next campaign, a new term) until the
--- reservation lapses, everybody may after. A later handover replaces the reservation;
+-- reservation lapses, everybody may after. A displaced leader still believes it leads until its
+-- next renew: p_to_node may take the seat only once that renew has seen the handover (or the
+-- old lease has run out), so the two never both count themselves leader. A later handover replaces the reservation;
 -- force_leader and reelect clear it. The old leader learns at its next renew that it does not
 -- lead; its library then steps down and wakes the named node.
 -- Result, for the seat as it is after the call: is_leader (1 when p_to_node leads), leader_id,
@@ -69,7 +71,8 @@ BEGIN
         SET SESSION innodb_lock_wait_timeout = v_wait;
         SET v_now = UTC_TIMESTAMP(6);
         IF v_leader = v_to AND v_expires > v_now THEN
-            UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL
+            UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                                       handover_from = NULL, handover_from_until = NULL
              WHERE service_id = v_sid AND handover_to IS NOT NULL;
         ELSE
             IF v_leader IS NOT NULL AND v_expires <= v_now THEN
@@ -77,8 +80,13 @@ BEGIN
                    SET ended_at = v_expires, ended_how = 'expired'
                  WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
             END IF;
-            CALL leader_election_reserve_seat(v_sid, v_to, v_term,
-                                              v_leader IS NOT NULL AND v_expires > v_now, v_now);
+            IF v_leader IS NOT NULL AND v_expires > v_now THEN
+                -- The old leader believes it leads until its next renew: the named node waits
+                -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).
+                CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, v_leader, v_expires);
+            ELSE
+                CALL leader_election_reserve_seat(v_sid, v_to, v_term, FALSE, v_now, NULL, NULL);
+            END IF;
             SET v_leader = NULL, v_expires = v_now;
         END IF;
         COMMIT;

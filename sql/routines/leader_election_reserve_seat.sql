@@ -2,13 +2,20 @@
 -- its row lock on the seat: ends the current term p_term as 'handed_over' at p_now when
 -- p_end_term (ended_by: the session that asked), vacates the seat and reserves it for p_to for
 -- one lease (the seat's last lease length; 10 s when it never had one), measured from p_now.
+-- p_from / p_from_until: an operator's handover of a valid leader names it and the end of its
+-- lease; the named node then waits until that leader's campaign has seen the handover or its
+-- lease has run out (sql/V11__handover.sql, note 1), and the reservation's one lease counts
+-- from then: from p_from_until here, from the moment it saw the handover once it does
+-- (campaign, 2b). NULL for the leader's own handover.
 -- Internal.
 CREATE PROCEDURE leader_election_reserve_seat(
     IN p_sid      VARBINARY(512),
     IN p_to       VARBINARY(512),
     IN p_term     BIGINT UNSIGNED,
     IN p_end_term BOOLEAN,
-    IN p_now      DATETIME(6))
+    IN p_now      DATETIME(6),
+    IN p_from     VARBINARY(512),
+    IN p_from_until DATETIME(6))
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
     COMMENT 'mysqlleader internal: end a term as handed_over and reserve the seat'
@@ -21,7 +28,8 @@ BEGIN
     UPDATE leader_election
        SET leader_id = NULL, lease_expires_at = NULL,
            handover_to = p_to,
-           handover_until = p_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND,
-           handover_by = USER()
+           handover_until = COALESCE(p_from_until, p_now) + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND,
+           handover_by = USER(),
+           handover_from = p_from, handover_from_until = p_from_until
      WHERE service_id = p_sid;
 END;

@@ -61,7 +61,8 @@ BEGIN
              WHERE service_id = v_sid;
         END IF;
         -- Any node may win next: a pending handover reservation ends too.
-        UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL
+        UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                                   handover_from = NULL, handover_from_until = NULL
          WHERE service_id = v_sid AND handover_to IS NOT NULL;
         COMMIT;
     END;

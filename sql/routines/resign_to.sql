@@ -68,7 +68,8 @@ BEGIN
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);
             IF v_leader = v_nid AND v_expires > v_now THEN
-                CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now);
+                -- The caller stepped down before it called: the named node may take the seat at once.
+                CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, NULL, NULL);
                 SET v_resigned = 1;
             END IF;
             COMMIT;

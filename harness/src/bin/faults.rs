@@ -66,7 +66,7 @@ struct Args {
 const USAGE: &str = "usage: faults [--seed S] [--faults N] [--candidates N] [--services N] [--lease D] [--renew D] [--retry D] \
 [--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--title T]
   durations D: 500ms, 1s, 1.5s, 2m. Fault kinds: kill-leader kill-follower stop-leader server-kill server-pause
-  net-cut net-stall net-delay net-lossy op-resign op-reelect op-force (all by default; server faults need the harness's own server),
+  net-cut net-stall net-delay net-lossy op-resign op-reelect op-force op-handover (all by default; server faults need the harness's own server),
   node-kill node-isolate (only with --galera: a running scripts/galera.sh cluster in DIR, or one started there)";
 
 fn usage(msg: &str) -> ! {
@@ -188,6 +188,11 @@ enum Kind {
     OpResign,
     OpReelect,
     OpForce,
+    /// An operator's `handover` of the service to a node drawn by `pick` (the leader itself
+    /// sometimes: then nothing changes). The displaced leader's term ends `handed_over`; the
+    /// named node may lead only after that leader's next renew has seen it, so unlike a force
+    /// this must never show an overlap.
+    OpHandover,
     /// Only in the clock-step experiment: the server's clock jumps forward.
     ClockStep,
     /// A cluster node killed (SIGKILL of mariadbd), restarted after the drawn duration.
@@ -207,7 +212,7 @@ enum Kind {
 
 /// The node kinds are filtered out unless the servers support them, so adding them changed no
 /// seed's draws for the single server.
-const ALL_KINDS: [(Kind, &str, u32); 16] = [
+const ALL_KINDS: [(Kind, &str, u32); 17] = [
     (Kind::KillLeader, "kill-leader", 10),
     (Kind::KillFollower, "kill-follower", 6),
     (Kind::StopLeader, "stop-leader", 10),
@@ -224,6 +229,7 @@ const ALL_KINDS: [(Kind, &str, u32); 16] = [
     (Kind::NodeIsolate, "node-isolate", 6),
     (Kind::FencedTxOpen, "fenced-tx-open", 3),
     (Kind::CampaignAbandon, "campaign-abandon", 3),
+    (Kind::OpHandover, "op-handover", 4),
 ];
 
 fn kind_name(k: Kind) -> &'static str {
@@ -274,7 +280,7 @@ fn plan(rng: &mut Rng, kinds: &[(Kind, &str, u32)], t: &Timing, gap_mean: Durati
         // A slow link: up to 45% of the request timeout each way.
         Kind::NetDelay => (between(0.5, 2.5), (t.timeout.as_millis() as f64 * (0.05 + 0.40 * v)) as u64),
         Kind::NetLossy => (between(0.5, 2.5), (100.0 + 300.0 * v) as u64),
-        Kind::OpResign | Kind::OpReelect | Kind::OpForce => (Duration::ZERO, 0),
+        Kind::OpResign | Kind::OpReelect | Kind::OpForce | Kind::OpHandover => (Duration::ZERO, 0),
         // How long the node stays down or cut off before its return: 1.5 to 2.5 leases, so
         // that the return does not begin before a failover the fault caused has played out.
         Kind::NodeKill | Kind::NodeIsolate => (between(1.5, 2.5), 0),
@@ -913,7 +919,7 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
             h.busy.lock().unwrap().remove(&usize::MAX);
             None
         }
-        Kind::OpResign | Kind::OpReelect | Kind::OpForce => {
+        Kind::OpResign | Kind::OpReelect | Kind::OpForce | Kind::OpHandover => {
             let limit = h.timing.lease * 2;
             let lease = h.timing.lease;
             let (target, outcome) = match p.kind {
@@ -928,6 +934,11 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
                 Kind::OpReelect => {
                     let r = tokio::time::timeout(limit, procedures::reelect(&h.admin(), &svc_name)).await;
                     (leader.map_or("-".into(), |l| h.nodes[l].name.clone()), format!("{r:?}"))
+                }
+                Kind::OpHandover => {
+                    let node = h.nodes[p.pick % h.nodes.len()].name.clone();
+                    let r = tokio::time::timeout(limit, procedures::handover(&h.admin(), &svc_name, &node)).await;
+                    (node, format!("{r:?}"))
                 }
                 _ => {
                     let node = h.nodes[p.pick % h.nodes.len()].name.clone();
