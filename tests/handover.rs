@@ -15,11 +15,11 @@ use mysqlleader::{procedures, Elector, Event, StopReason};
 use tokio::time::Instant;
 
 /// An elector whose followers poll only every 5 s: anything faster is the wake-up lock's doing.
-fn slow_poller(pool: &mysql_async::Pool, service: &str, node: &str, lease: Duration) -> Elector {
+fn slow_poller(pool: &mysql_async::Pool, service: &str, node: &str, lease: Duration, renew: Duration) -> Elector {
     Elector::builder(pool.clone(), service)
         .node_id(node)
         .lease(lease)
-        .renew_interval(lease / 5)
+        .renew_interval(renew)
         .retry_interval(Duration::from_secs(5))
         .retry_jitter(0.0)
         .resign_on_drop(false)
@@ -88,7 +88,7 @@ async fn ended_how(db: &common::TestDb, service: &str, term: u64) -> Option<Stri
 async fn the_leader_hands_over_to_the_named_follower_with_no_overlap() {
     let db = common::TestDb::migrated("holeader").await;
     let electors: Vec<Elector> =
-        (0..4).map(|i| slow_poller(&db.pool, "ho", &format!("n{i}"), Duration::from_secs(20))).collect();
+        (0..4).map(|i| slow_poller(&db.pool, "ho", &format!("n{i}"), Duration::from_secs(20), Duration::from_secs(4))).collect();
     let refs: Vec<&Elector> = electors.iter().collect();
     let monitor = OverlapMonitor::start(&refs);
     let mut leader = one_leader(&refs, Duration::from_secs(10)).await;
@@ -137,7 +137,7 @@ async fn the_leader_hands_over_to_the_named_follower_with_no_overlap() {
 async fn an_operators_handover_reaches_the_leader_at_its_next_renew() {
     let db = common::TestDb::migrated("hooperator").await;
     let electors: Vec<Elector> =
-        (0..3).map(|i| slow_poller(&db.pool, "hop", &format!("p{i}"), Duration::from_secs(2))).collect();
+        (0..3).map(|i| slow_poller(&db.pool, "hop", &format!("p{i}"), Duration::from_secs(6), Duration::from_millis(400))).collect();
     let refs: Vec<&Elector> = electors.iter().collect();
     let monitor = OverlapMonitor::start(&refs);
     let leader = one_leader(&refs, Duration::from_secs(10)).await;
