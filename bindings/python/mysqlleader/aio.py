@@ -15,8 +15,8 @@ loop stays free:
 
 * reads (``is_leader``, ``term``, ...) and the core's answers to "do I lead?" and "has my term
   ended?" never wait on anything: they run on the loop;
-* calls that talk to the database (``resign``, ``close``, ``fenced``) run in a worker thread
-  (``asyncio.to_thread``);
+* calls that talk to the database (``resign``, ``handover``, ``close``, ``fenced``) run in a
+  worker thread (``asyncio.to_thread``);
 * waiting is a future on the loop, resolved from the elector's callback thread with
   ``loop.call_soon_threadsafe`` at each change the core publishes (and at the local deadline),
   after which the core is asked again. A waiting coroutine can be cancelled at once.
@@ -187,6 +187,12 @@ class Elector:
         """Steps down and ends this node's lease now: another node takes over at once.
         Returns whether this node held the seat."""
         return await asyncio.to_thread(self._sync.resign)
+
+    async def handover(self, to_node: str) -> bool:
+        """:meth:`mysqlleader.Elector.handover` in a worker thread: steps down at once with the
+        seat reserved for ``to_node``, which takes it within milliseconds; this elector goes
+        on as a follower. Returns whether this node led."""
+        return await asyncio.to_thread(self._sync.handover, to_node)
 
     async def fenced(self) -> Transaction:
         """:meth:`mysqlleader.Elector.fenced` in a worker thread. The transaction's own calls
