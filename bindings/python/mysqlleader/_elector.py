@@ -653,7 +653,7 @@ class Elector:
 
         Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a
         :class:`threading.Event`, set by a watcher thread the moment the core says leadership of
-        that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        that term ended (lost seat, deadline passed without a renew, resigned, handed over, shut down,
         failed). A thread cannot be stopped from outside, so ``fn`` must look at ``stop``
         between steps (``stop.is_set()``, or ``stop.wait(seconds)`` instead of ``sleep``) and
         return soon after it is set; fence its database writes (:meth:`fenced`) so that a write

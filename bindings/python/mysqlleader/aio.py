@@ -245,7 +245,7 @@ class Elector:
 
     async def run_while_leader(self, work: Callable[[], Awaitable[T]]) -> T:
         """Waits for leadership, then runs ``await work()``; the moment the core says leadership
-        of that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        of that term ended (lost seat, deadline passed without a renew, resigned, handed over, shut down,
         failed) the work is cancelled and :class:`LeadershipLostError` (``.term``, ``.reason``)
         is raised. Returns the work's result when it finished while this node still led; an
         exception of the work passes through. :class:`ElectorStoppedError` when the node no
