@@ -48,12 +48,16 @@ go vet -tags mysqlleader_dynamic ./...
 # 3. Static by default: a built program needs no libmysqlleader at run time.
 say "go build examples/go/elect (static, then -tags mysqlleader_dynamic)"
 (cd "$root/examples/go/elect" && go build -o "$tmp/elect" . && go build -tags mysqlleader_dynamic -o "$tmp/elect-dynamic" .)
-if ldd "$tmp/elect" | grep -q libmysqlleader; then
+# (ldd's output is read whole first: `ldd | grep -q` under pipefail fails when grep stops early
+# and ldd dies of SIGPIPE.)
+static_deps=$(ldd "$tmp/elect")
+dynamic_deps=$(ldd "$tmp/elect-dynamic")
+if grep -q libmysqlleader <<<"$static_deps"; then
   ldd "$tmp/elect" >&2
   say "the static build needs libmysqlleader at run time"
   exit 1
 fi
-if ! ldd "$tmp/elect-dynamic" | grep -q 'libmysqlleader.so => /'; then
+if ! grep -q 'libmysqlleader.so => /' <<<"$dynamic_deps"; then
   ldd "$tmp/elect-dynamic" >&2
   say "the mysqlleader_dynamic build does not load target/release/libmysqlleader.so"
   exit 1

@@ -125,6 +125,9 @@ static void test_version_and_names(void) {
     CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_DEADLINE_PASSED), "deadline_passed");
     CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_RESIGNED), "resigned");
     CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_SHUTDOWN), "shutdown");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_FAILED), "failed");
+    CHECK_STR(mysqlleader_stop_reason_name(MYSQLLEADER_STOP_HANDED_OVER), "handed_over");
+    CHECK(MYSQLLEADER_STOP_HANDED_OVER == 6);
     CHECK_STR(mysqlleader_stop_reason_name(77), "unknown");
 }
 
@@ -1174,6 +1177,140 @@ static void test_elector_note_refusal(mysqlleader_client *client) {
     mysqlleader_elector_free(e);
 }
 
+/* Terms of `service` that ended `ended_how`, counted by deleting them in a transaction rolled back. */
+static long long history_rows(mysqlleader_client *client, const char *service, const char *term, const char *ended_how) {
+    mysqlleader_txn *txn = NULL;
+    uint64_t affected = 0;
+    const char *params[3] = {service, term, ended_how};
+    if (mysqlleader_txn_begin(client, &txn) != MYSQLLEADER_OK) return -1;
+    mysqlleader_result rc = mysqlleader_txn_execute(
+        txn, "DELETE FROM leader_election_history WHERE service_id = ? AND term = ? AND ended_how = ?", params, 3, &affected);
+    mysqlleader_txn_free(txn); /* rolls back */
+    return rc == MYSQLLEADER_OK ? (long long)affected : -1;
+}
+
+/* Waits until `e` sees `leader` lead (or the slack passes). */
+static void await_leader_seen(mysqlleader_elector *e, const char *leader) {
+    char id[MYSQLLEADER_ID_BUFFER_SIZE] = "";
+    long long until = now_ms() + SLACK_MS;
+    while (now_ms() < until) {
+        mysqlleader_elector_leader_id(e, id, sizeof id, NULL);
+        if (strcmp(id, leader) == 0) break;
+        sleep_ms(20);
+    }
+    CHECK_STR(id, leader);
+}
+
+/* Handover (the contract's "Handover"). Followers here poll only every 5 s, so a new leader
+ * within 3 s was woken by the leader's wake-up lock, not polled. Timings are printed. */
+static void test_handover(mysqlleader_client *client) {
+    const long long WOKEN_MS = 3000;
+    recorder ra;
+    recorder_init(&ra);
+    mysqlleader_elector *a = NULL, *b = NULL;
+    mysqlleader_elector_config ca = quick_config("handover", "ha");
+    ca.lease_ms = 20000;
+    ca.renew_ms = 4000;
+    ca.retry_ms = 5000;
+    ca.request_timeout_ms = 1000;
+    ca.flags = MYSQLLEADER_ELECTOR_NO_JITTER;
+    mysqlleader_elector_config cb = ca;
+    cb.node_id = "hb";
+    cb.renew_ms = 500; /* hb learns of the operator's handover below within 500 ms */
+    bool leading = false, handed = false, flag = false;
+    uint64_t term = 0, b_term = 0;
+
+    CHECK_OK(mysqlleader_elector_new(client, &ca, on_event, &ra, &a));
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(a, SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_term(a, &term));
+    CHECK_OK(mysqlleader_elector_new(client, &cb, NULL, NULL, &b));
+    await_leader_seen(b, "ha");
+    sleep_ms(500); /* hb waits on ha's wake-up lock */
+
+    /* Arguments: NULLs, and a handover to itself, refused by name; nothing changes. */
+    CHECK_RC(mysqlleader_elector_handover(NULL, "hb", &handed), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_handover(a, NULL, &handed), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_MSG("to_node");
+    CHECK_RC(mysqlleader_elector_handover(a, "ha", &handed), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("to_node");
+    CHECK_OK(mysqlleader_elector_is_leader(a, &flag));
+    CHECK(flag);
+
+    /* ha hands over to hb: it steps down before the call returns; hb is woken and leads. */
+    long long t0 = now_ms();
+    CHECK_OK(mysqlleader_elector_handover(a, "hb", &handed));
+    CHECK(handed);
+    CHECK_OK(mysqlleader_elector_is_leader(a, &flag));
+    CHECK(!flag);
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(b, SLACK_MS + 5000, &leading));
+    long long took = now_ms() - t0;
+    printf("c: leader-initiated handover ha -> hb: hb leads after %lld ms (followers poll every 5 s)\n", took);
+    CHECK(leading);
+    CHECK(took < WOKEN_MS);
+    CHECK_OK(mysqlleader_elector_term(b, &b_term));
+    CHECK(b_term == term + 1);
+    mysqlleader_elector_state status;
+    CHECK_OK(mysqlleader_elector_snapshot(a, &status));
+    CHECK(!status.is_leader && status.campaigning); /* goes on as a follower */
+    long long until = now_ms() + SLACK_MS;
+    int stopped = -1;
+    while ((stopped = find_event(&ra, 0, MYSQLLEADER_EVENT_STOPPED_LEADING)) < 0 && now_ms() < until) sleep_ms(10);
+    CHECK(stopped >= 0);
+    if (stopped >= 0) CHECK(ra.terms[stopped] == term && ra.reasons[stopped] == MYSQLLEADER_STOP_HANDED_OVER);
+    char term_s[24];
+    snprintf(term_s, sizeof term_s, "%llu", (unsigned long long)term);
+    CHECK(history_rows(client, "handover", term_s, "handed_over") == 1);
+
+    /* A follower's handover changes nothing (the out-pointer may be NULL). */
+    await_leader_seen(a, "hb");
+    handed = true;
+    CHECK_OK(mysqlleader_elector_handover(a, "hb", &handed));
+    CHECK(!handed);
+    CHECK_OK(mysqlleader_elector_handover(a, "hb", NULL));
+    CHECK_OK(mysqlleader_elector_is_leader(b, &flag));
+    CHECK(flag);
+
+    /* An operator's handover back to ha: hb learns at its next renew; ha is woken. */
+    mysqlleader_campaign_result seat;
+    CHECK_RC(mysqlleader_handover(client, "handover", NULL, &seat), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_handover(client, "handover", "ha", NULL), MYSQLLEADER_NULL_ARGUMENT);
+    t0 = now_ms();
+    CHECK_OK(mysqlleader_handover(client, "handover", "ha", &seat));
+    CHECK(!seat.is_leader && seat.leader_id[0] == '\0');
+    mysqlleader_leader_check check;
+    CHECK_OK(mysqlleader_am_i_leader(client, "handover", "hb", &check));
+    CHECK(!check.is_leader);
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(a, SLACK_MS + 5000, &leading));
+    took = now_ms() - t0;
+    printf("c: operator-initiated handover hb -> ha: ha leads after %lld ms (hb renews every 500 ms)\n", took);
+    CHECK(leading);
+    CHECK(took < WOKEN_MS); /* hb's next renew, then the wake-up */
+    CHECK_OK(mysqlleader_elector_term(a, &term));
+    CHECK(term == b_term + 1);
+    CHECK_OK(mysqlleader_elector_is_leader(b, &flag));
+    CHECK(!flag);
+
+    /* The bare calls: the seat reserved for "hz" is not taken by another node; hz takes it. */
+    CHECK_OK(mysqlleader_campaign(client, "handover-calls", "x", 20000, &seat));
+    CHECK(seat.is_leader);
+    CHECK_OK(mysqlleader_handover(client, "handover-calls", "hz", &seat));
+    CHECK(!seat.is_leader);
+    CHECK_OK(mysqlleader_am_i_leader(client, "handover-calls", "x", &check));
+    CHECK(!check.is_leader);
+    CHECK_OK(mysqlleader_campaign(client, "handover-calls", "y", 20000, &seat));
+    CHECK(!seat.is_leader);
+    CHECK_OK(mysqlleader_campaign(client, "handover-calls", "hz", 20000, &seat));
+    CHECK(seat.is_leader && seat.term == 2);
+    CHECK_STR(seat.leader_id, "hz");
+    CHECK_OK(mysqlleader_handover(client, "handover-calls", "hz", &seat)); /* leads already: nothing changes */
+    CHECK(seat.is_leader && seat.term == 2);
+
+    mysqlleader_elector_free(a);
+    mysqlleader_elector_free(b);
+    recorder_destroy(&ra);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *url = getenv("MYSQLLEADER_TEST_URL");
@@ -1215,6 +1352,7 @@ int main(int argc, char **argv) {
         test_elector_note_refusal(client);
         test_elector_arguments(client);
         test_elector(client);
+        test_handover(client);
         test_free_inside_callback(client);
         test_elector_outlives_client();
         test_failover_between_processes(client);

@@ -203,6 +203,29 @@ func (c *Client) Resign(ctx context.Context, service, node string) (ResignResult
 	return ResignResult{Resigned: bool(out.resigned), Term: uint64(out.term)}, nil
 }
 
+// Handover is CALL handover(service_id, to_node) (operator role): ends the current term now (it
+// ends handed_over), vacates the seat and reserves it for toNode for one lease, so that only
+// toNode may begin the next term, at its next campaign. Nothing changes when toNode leads
+// already. The result is the seat after the call, seen from toNode (IsLeader: it leads). The
+// leader learns at its next renew (StopHandedOver); a node run by an Elector hands over with
+// Elector.Handover instead.
+func (c *Client) Handover(ctx context.Context, service, toNode string) (CampaignResult, error) {
+	const op = "handover"
+	if err := checkIDs(op, "service_id", service, "to_node", toNode); err != nil {
+		return CampaignResult{}, err
+	}
+	var out C.mysqlleader_campaign_result
+	err := c.do(ctx, op, func(p *C.mysqlleader_client) C.mysqlleader_result {
+		var cs cStrings
+		defer cs.free()
+		return C.mysqlleader_handover(p, cs.add(service), cs.add(toNode), &out)
+	})
+	if err != nil {
+		return CampaignResult{}, err
+	}
+	return campaignResult(&out), nil
+}
+
 // AssertLeader is CALL assert_leader(service_id, node_id, term) as a one-shot check: nil only
 // when node holds a valid lease at exactly term, else ErrNotLeader.
 //

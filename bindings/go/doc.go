@@ -39,8 +39,9 @@
 // # Calls
 //
 // Client holds a connection pool. Its methods call one procedure each (Campaign, AmILeader,
-// CurrentLeader, ForceLeader, Reelect, Resign, AssertLeader, SetExpiryEvent) and return its
-// row as a small struct with the contract's column names; durations are time.Duration. Migrate
+// CurrentLeader, ForceLeader, Reelect, Resign, Handover, AssertLeader, SetExpiryEvent) and
+// return its row as a small struct with the contract's column names; durations are
+// time.Duration. Migrate
 // installs or upgrades the schema; InstallSQL returns it as a script for a DBA. BeginTx and
 // Txn run transactions for fenced writes.
 //
@@ -48,7 +49,7 @@
 // RenewInterval, followers retry every RetryInterval and are woken at once when a leader
 // resigns. IsLeader, Term, Leader, NodeID, ValidFor and State answer without a round trip.
 // Changes delivers StartedLeading, StoppedLeading (with a StopReason) and LeaderChanged events
-// in order, each once, and never drops one. WaitForLeadership, RunWhileLeader, Resign,
+// in order, each once, and never drops one. WaitForLeadership, RunWhileLeader, Resign, Handover,
 // BeginFencedTx and RunFencedTx complete the set.
 //
 // # Contexts

@@ -381,6 +381,39 @@ func (e *Elector) Resign(ctx context.Context) (bool, error) {
 	return bool(out), nil
 }
 
+// Handover hands leadership over to the node toNode, with no overlap: this node steps down at
+// once (a StoppedLeading event with StopHandedOver), ends its term in the database with the seat
+// reserved for toNode for one lease (CALL resign_to), then lets go of its wake-up lock, so that
+// toNode, when it campaigns, takes the seat within milliseconds. Unlike Resign, the elector goes
+// on campaigning as a follower. It returns whether this node led (a follower's handover changes
+// nothing). toNode must be another node's id: this node's own is ErrInvalidArgument naming
+// "to_node". It blocks for at most twice the request timeout; when ctx ends first it returns
+// ctx.Err() and the handover completes in the background.
+func (e *Elector) Handover(ctx context.Context, toNode string) (bool, error) {
+	const op = "elector_handover"
+	if err := checkIDs(op, "to_node", toNode); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var out C.bool
+	err := await(ctx, func() error {
+		defer e.h.events.notify()
+		return e.h.with(op, func(p *C.mysqlleader_elector) error {
+			return ccall(op, func() C.mysqlleader_result {
+				var cs cStrings
+				defer cs.free()
+				return C.mysqlleader_elector_handover(p, cs.add(toNode), &out)
+			})
+		})
+	})
+	if err != nil {
+		return false, err
+	}
+	return bool(out), nil
+}
+
 // backstopPoll bounds how long a waiter relies on events alone.
 const backstopPoll = time.Second
 

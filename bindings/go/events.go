@@ -69,10 +69,11 @@ const (
 	StopResigned       StopReason = 3 // this node resigned (Elector.Resign)
 	StopShutdown       StopReason = 4 // the elector was closed
 	StopFailed         StopReason = 5 // the elector's background task failed
+	StopHandedOver     StopReason = 6 // the term ended by a handover (Elector.Handover, or an operator's Client.Handover seen at the next renew)
 )
 
 // String returns the library's name of the reason: "none", "lost_seat", "deadline_passed",
-// "resigned", "shutdown", or "unknown".
+// "resigned", "shutdown", "failed", "handed_over", or "unknown".
 func (r StopReason) String() string {
 	return C.GoString(C.mysqlleader_stop_reason_name(C.uint32_t(r)))
 }

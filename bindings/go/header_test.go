@@ -95,6 +95,7 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_STOP_RESIGNED":        uint64(StopResigned),
 	"MYSQLLEADER_STOP_SHUTDOWN":        uint64(StopShutdown),
 	"MYSQLLEADER_STOP_FAILED":          uint64(StopFailed),
+	"MYSQLLEADER_STOP_HANDED_OVER":     uint64(StopHandedOver),
 
 	"MYSQLLEADER_WAIT_LEADING":         1,
 	"MYSQLLEADER_WAIT_TIMED_OUT":       2,
@@ -164,7 +165,8 @@ func TestNamesComeFromTheLibrary(t *testing.T) {
 	}
 	for reason, name := range map[StopReason]string{
 		StopNone: "none", StopLostSeat: "lost_seat", StopDeadlinePassed: "deadline_passed",
-		StopResigned: "resigned", StopShutdown: "shutdown", StopReason(99): "unknown",
+		StopResigned: "resigned", StopShutdown: "shutdown", StopFailed: "failed",
+		StopHandedOver: "handed_over", StopReason(99): "unknown",
 	} {
 		if reason.String() != name {
 			t.Errorf("StopReason(%d).String() = %q, want %q", uint32(reason), reason.String(), name)
@@ -182,9 +184,9 @@ func TestNamesComeFromTheLibrary(t *testing.T) {
 
 // notWrapped are the header's functions the Go package does not call, and why.
 var notWrapped = map[string]string{
-	"mysqlleader_last_error_copy":      "the message is read with mysqlleader_last_error on the same locked OS thread",
-	"mysqlleader_last_error_code":      "the code is the failed call's own return value",
-	"mysqlleader_elector_wait":         "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
+	"mysqlleader_last_error_copy": "the message is read with mysqlleader_last_error on the same locked OS thread",
+	"mysqlleader_last_error_code": "the code is the failed call's own return value",
+	"mysqlleader_elector_wait":    "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or

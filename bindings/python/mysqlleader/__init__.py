@@ -18,13 +18,13 @@ Quick tour::
 
 * :func:`migrate`, :func:`install_sql` and one function per procedure (:func:`campaign`,
   :func:`am_i_leader`, :func:`current_leader`, :func:`force_leader`, :func:`reelect`,
-  :func:`resign`, :func:`assert_leader`, :func:`set_expiry_event`) for one-shot use; each
+  :func:`resign`, :func:`handover`, :func:`assert_leader`, :func:`set_expiry_event`) for one-shot use; each
   opens a :class:`Client` for the call. A :class:`Client` (connection pool) has the same calls
   as methods, plus transactions (:meth:`Client.transaction`, :meth:`Client.fenced`).
 * :class:`Elector` keeps one node's leadership alive in the background: :attr:`~Elector.is_leader`,
   :attr:`~Elector.term`, :attr:`~Elector.leader_id`, :meth:`~Elector.wait_for_leadership` (the
   core's :class:`WaitOutcome`), :meth:`~Elector.run_while_leader`, :meth:`~Elector.events` /
-  ``on_event=`` for leadership changes, :meth:`~Elector.resign`, :meth:`~Elector.fenced`,
+  ``on_event=`` for leadership changes, :meth:`~Elector.resign`, :meth:`~Elector.handover`, :meth:`~Elector.fenced`,
   :meth:`~Elector.resign_on_sigterm`. :mod:`mysqlleader.aio` offers the same for asyncio.
 * The library's log records go to :mod:`logging`, logger ``"mysqlleader"``.
 * Durations given to the package are ``datetime.timedelta`` or seconds (``int``/``float``,
@@ -175,6 +175,12 @@ def resign(url: str, service_id: str, node_id: str) -> ResignResult:
         return client.resign(service_id, node_id)
 
 
+def handover(url: str, service_id: str, to_node: str) -> CampaignResult:
+    """``CALL handover(service_id, to_node)`` (see :meth:`Client.handover`)."""
+    with Client(url) as client:
+        return client.handover(service_id, to_node)
+
+
 def assert_leader(url: str, service_id: str, node_id: str, term: int) -> LeaderCheck:
     """``CALL assert_leader(service_id, node_id, term)`` as a one-shot check (see
     :meth:`Client.assert_leader`; to fence writes use :meth:`Client.fenced`)."""
@@ -198,6 +204,7 @@ __all__ = [
     "force_leader",
     "reelect",
     "resign",
+    "handover",
     "assert_leader",
     "set_expiry_event",
     "version",

@@ -184,6 +184,20 @@ class Client:
             check(library().mysqlleader_resign(ptr, service, node, byref(out)))
         return ResignResult._from_c(out)
 
+    def handover(self, service_id: str, to_node: str) -> CampaignResult:
+        """``CALL handover(service_id, to_node)`` (operator role): ends the current term now (it
+        ends ``handed_over``), vacates the seat and reserves it for ``to_node`` for one lease, so
+        that only ``to_node`` may begin the next term, at its next campaign. Nothing changes
+        when ``to_node`` leads already. Returns the seat after the call, seen from ``to_node``
+        (``is_leader``: it leads). The leader learns at its next renew
+        (``StopReason.HANDED_OVER``)."""
+        service = _args.text(service_id, "service_id")
+        to = _args.text(to_node, "to_node")
+        out = CampaignResultStruct()
+        with self._handle.use() as ptr:
+            check(library().mysqlleader_handover(ptr, service, to, byref(out)))
+        return CampaignResult._from_c(out)
+
     def assert_leader(self, service_id: str, node_id: str, term: int) -> LeaderCheck:
         """``CALL assert_leader(service_id, node_id, term)`` as a one-shot check: returns when
         ``node_id`` holds a valid lease at exactly ``term``, else raises :class:`NotLeaderError`.

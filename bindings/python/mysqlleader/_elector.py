@@ -550,6 +550,24 @@ class Elector:
             self._hub.poke()  # a follower's resign comes with no event: waiters look again
         return bool(out.value)
 
+    def handover(self, to_node: str) -> bool:
+        """Hands leadership over to the node ``to_node``, with no overlap: this node steps down
+        at once (``STOPPED_LEADING``, ``StopReason.HANDED_OVER``), ends its term in the database
+        with the seat reserved for ``to_node`` for one lease (``CALL resign_to``), then lets go
+        of its wake-up lock, so that ``to_node``, when it campaigns, takes the seat within
+        milliseconds. Unlike :meth:`resign`, the elector goes on campaigning as a follower.
+        Returns whether this node led (a follower's handover changes nothing). ``to_node``
+        must be another node's id: this node's own raises :class:`InvalidArgumentError`
+        (``parameter == "to_node"``). Blocks for at most twice the request timeout."""
+        to = _args.text(to_node, "to_node")
+        out = c_bool()
+        try:
+            with self._handle.use() as ptr:
+                self._check(library().mysqlleader_elector_handover(ptr, to, byref(out)))
+        finally:
+            self._hub.poke()  # waiters look again (a follower's call comes with no event)
+        return bool(out.value)
+
     # --- waiting: the core answers, the hub says when to ask again -----------------------------
     #
     # A C wait cannot be interrupted, and ``close()`` must not free the elector while a call is
@@ -635,7 +653,7 @@ class Elector:
 
         Waits for leadership, then calls ``fn(stop)`` in this thread. ``stop`` is a
         :class:`threading.Event`, set by a watcher thread the moment the core says leadership of
-        that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        that term ended (lost seat, deadline passed without a renew, resigned, handed over, shut down,
         failed). A thread cannot be stopped from outside, so ``fn`` must look at ``stop``
         between steps (``stop.is_set()``, or ``stop.wait(seconds)`` instead of ``sleep``) and
         return soon after it is set; fence its database writes (:meth:`fenced`) so that a write

@@ -179,7 +179,7 @@ class LeadershipLostError(MysqlLeaderError):
     Attributes:
         term: the term that ended.
         reason: why, as the core tells it (:class:`StopReason`: ``LOST_SEAT``,
-            ``DEADLINE_PASSED``, ``RESIGNED``, ``SHUTDOWN``, ``FAILED``).
+            ``DEADLINE_PASSED``, ``RESIGNED``, ``SHUTDOWN``, ``FAILED``, ``HANDED_OVER``).
     """
 
     def __init__(self, term: int, reason: StopReason) -> None:

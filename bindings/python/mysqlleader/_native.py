@@ -168,6 +168,9 @@ class StopReason(_OpenIntEnum):
     SHUTDOWN = 4
     #: The elector's background task failed.
     FAILED = 5
+    #: The term ended by a handover (this node's :meth:`~mysqlleader.Elector.handover`, or an
+    #: operator's ``handover`` seen at the next renew); the elector goes on as a follower.
+    HANDED_OVER = 6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,6 +293,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_force_leader": (_RC, [_P, c_char_p, c_char_p, c_uint64, POINTER(CampaignResultStruct)]),
     "mysqlleader_reelect": (_RC, [_P, c_char_p, POINTER(ReelectResultStruct)]),
     "mysqlleader_resign": (_RC, [_P, c_char_p, c_char_p, POINTER(ResignResultStruct)]),
+    "mysqlleader_handover": (_RC, [_P, c_char_p, c_char_p, POINTER(CampaignResultStruct)]),
     "mysqlleader_assert_leader": (_RC, [_P, c_char_p, c_char_p, c_uint64, POINTER(LeaderCheckStruct)]),
     "mysqlleader_set_expiry_event": (_RC, [_P, c_bool, POINTER(c_bool)]),
     "mysqlleader_client_new": (_RC, [c_char_p, POINTER(c_void_p)]),
@@ -306,6 +310,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_elector_snapshot": (_RC, [_P, POINTER(ElectorStateStruct)]),
     "mysqlleader_elector_last_call_error": (_RC, [_P, POINTER(c_char), c_size_t, _SIZE_P]),
     "mysqlleader_elector_resign": (_RC, [_P, POINTER(c_bool)]),
+    "mysqlleader_elector_handover": (_RC, [_P, c_char_p, POINTER(c_bool)]),
     "mysqlleader_elector_wait_for_leadership": (_RC, [_P, c_uint64, POINTER(c_bool)]),
     "mysqlleader_elector_wait": (_RC, [_P, c_uint64, POINTER(c_uint32)]),
     "mysqlleader_elector_wait_term_end": (_RC, [_P, c_uint64, c_uint64, POINTER(c_bool), POINTER(c_uint32)]),

@@ -15,8 +15,8 @@ loop stays free:
 
 * reads (``is_leader``, ``term``, ...) and the core's answers to "do I lead?" and "has my term
   ended?" never wait on anything: they run on the loop;
-* calls that talk to the database (``resign``, ``close``, ``fenced``) run in a worker thread
-  (``asyncio.to_thread``);
+* calls that talk to the database (``resign``, ``handover``, ``close``, ``fenced``) run in a
+  worker thread (``asyncio.to_thread``);
 * waiting is a future on the loop, resolved from the elector's callback thread with
   ``loop.call_soon_threadsafe`` at each change the core publishes (and at the local deadline),
   after which the core is asked again. A waiting coroutine can be cancelled at once.
@@ -188,6 +188,12 @@ class Elector:
         Returns whether this node held the seat."""
         return await asyncio.to_thread(self._sync.resign)
 
+    async def handover(self, to_node: str) -> bool:
+        """:meth:`mysqlleader.Elector.handover` in a worker thread: steps down at once with the
+        seat reserved for ``to_node``, which takes it within milliseconds; this elector goes
+        on as a follower. Returns whether this node led."""
+        return await asyncio.to_thread(self._sync.handover, to_node)
+
     async def fenced(self) -> Transaction:
         """:meth:`mysqlleader.Elector.fenced` in a worker thread. The transaction's own calls
         block: run them with ``asyncio.to_thread`` too."""
@@ -239,7 +245,7 @@ class Elector:
 
     async def run_while_leader(self, work: Callable[[], Awaitable[T]]) -> T:
         """Waits for leadership, then runs ``await work()``; the moment the core says leadership
-        of that term ended (lost seat, deadline passed without a renew, resigned, shut down,
+        of that term ended (lost seat, deadline passed without a renew, resigned, handed over, shut down,
         failed) the work is cancelled and :class:`LeadershipLostError` (``.term``, ``.reason``)
         is raised. Returns the work's result when it finished while this node still led; an
         exception of the work passes through. :class:`ElectorStoppedError` when the node no

@@ -101,6 +101,19 @@ public final class Client implements AutoCloseable {
     }
 
     /**
+     * {@code CALL handover(service, to_node)} (operator role): ends the current term now (it ends
+     * {@code handed_over}), vacates the seat and reserves it for {@code toNode} for one lease, so that
+     * only {@code toNode} may begin the next term, at its next campaign. Nothing changes when
+     * {@code toNode} leads already. Returns the seat after the call, seen from {@code toNode}
+     * ({@code isLeader}: it leads). The leader learns at its next renew ({@link StopReason#HANDED_OVER}).
+     */
+    public CampaignResult handover(String serviceId, String toNode) {
+        Lib.CampaignRow row = new Lib.CampaignRow();
+        handle.check(p -> Lib.C.mysqlleader_handover(p, serviceId, toNode, row));
+        return new CampaignResult(row.is_leader != 0, Args.id(row.leader_id), row.term, Duration.ofMillis(row.lease_remaining_ms));
+    }
+
+    /**
      * {@code CALL assert_leader(service, node, term)} as a one-shot check in a transaction of its
      * own ({@link NotLeaderException} unless the node leads at exactly {@code term}). To fence
      * writes, use {@link Elector#fence(java.sql.Connection)} inside their transaction.

@@ -128,6 +128,28 @@ public final class Elector implements AutoCloseable {
         return out.getValue() != 0;
     }
 
+    /**
+     * Hands leadership over to the node {@code toNode}, with no overlap: this node steps down at
+     * once (a {@code STOPPED_LEADING} event with {@link StopReason#HANDED_OVER}), ends its term in
+     * the database with the seat reserved for {@code toNode} for one lease ({@code CALL resign_to}),
+     * then lets go of its wake-up lock, so that {@code toNode}, when it campaigns, takes the seat
+     * within milliseconds. Unlike {@link #resign()}, the elector goes on campaigning as a follower.
+     * Returns whether this node led (a follower's handover changes nothing). Blocks for at most
+     * twice the request timeout.
+     *
+     * @throws InvalidArgumentException {@code toNode} is this node's own id (or null, or too long);
+     *         {@link InvalidArgumentException#parameter()} is {@code "to_node"}
+     */
+    public boolean handover(String toNode) {
+        ByteByReference out = new ByteByReference();
+        try {
+            handle.check(p -> Lib.C.mysqlleader_elector_handover(p, toNode, out));
+        } finally {
+            hub.changed(); // waiters ask again (a follower's call comes with no event)
+        }
+        return out.getValue() != 0;
+    }
+
     /** The term seen last: while leading, the fencing token. */
     public long term() {
         LongByReference out = new LongByReference();
@@ -238,7 +260,7 @@ public final class Elector implements AutoCloseable {
     /**
      * Runs {@code work} on this thread while this node leads: waits for leadership (without a
      * limit), then calls it. When the library says that term ended (lost seat, deadline passed,
-     * resigned, closed, failed), this thread is interrupted at once, so blocking calls in
+     * resigned, handed over, closed, failed), this thread is interrupted at once, so blocking calls in
      * {@code work} end with {@link InterruptedException}; code that does not block should look at
      * {@link Thread#isInterrupted()} between steps. Fence database writes ({@link #fence}).
      *

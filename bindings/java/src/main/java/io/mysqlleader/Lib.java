@@ -50,6 +50,7 @@ interface Lib extends Library {
     int mysqlleader_force_leader(Pointer client, String serviceId, String nodeId, long leaseMs, CampaignRow out);
     int mysqlleader_reelect(Pointer client, String serviceId, ReelectRow out);
     int mysqlleader_resign(Pointer client, String serviceId, String nodeId, ResignRow out);
+    int mysqlleader_handover(Pointer client, String serviceId, String toNode, CampaignRow out);
     int mysqlleader_assert_leader(Pointer client, String serviceId, String nodeId, long term, CheckRow out);
     int mysqlleader_set_expiry_event(Pointer client, byte enabled, ByteByReference enabledOut);
 
@@ -64,6 +65,7 @@ interface Lib extends Library {
     int mysqlleader_elector_snapshot(Pointer elector, StateRow out);
     int mysqlleader_elector_last_call_error(Pointer elector, byte[] buf, long bufLen, LongByReference neededOut);
     int mysqlleader_elector_resign(Pointer elector, ByteByReference resignedOut);
+    int mysqlleader_elector_handover(Pointer elector, String toNode, ByteByReference handedOverOut);
     int mysqlleader_elector_wait(Pointer elector, long timeoutMs, IntByReference outcomeOut);
     int mysqlleader_elector_wait_for_leadership(Pointer elector, long timeoutMs, ByteByReference leadingOut);
     int mysqlleader_elector_wait_term_end(Pointer elector, long term, long timeoutMs, ByteByReference endedOut,

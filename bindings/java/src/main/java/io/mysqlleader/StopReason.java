@@ -13,7 +13,12 @@ public enum StopReason {
     /** The elector was closed. */
     SHUTDOWN(4, "shutdown"),
     /** The elector's background task failed. */
-    FAILED(5, "failed");
+    FAILED(5, "failed"),
+    /**
+     * The term ended by a handover ({@link Elector#handover(String)}, or an operator's
+     * {@link Client#handover(String, String)} seen at the next renew); the elector goes on as a follower.
+     */
+    HANDED_OVER(6, "handed_over");
 
     final int code;
     /** The library's name of the reason ({@code "lost_seat"}, ...). */
