@@ -468,9 +468,9 @@ pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, service_id
 // ---- Queries of the `mysqlleader` command-line tool ----
 //
 // Read-only views for operators (`status`, `event status`), the connection check, and the text
-// of `grant`. Unlike the procedures above, the status queries read the tables and the
-// `leader_election_terms` view directly, so they need SELECT on the schema: an account that
-// holds only EXECUTE cannot run them (it can still call `current_leader`). Every time is taken
+// of `grant`. The status queries call definer routines (`leader_election_status`,
+// `leader_election_recent_terms`, `leader_election_event_status`) that the operator and observer
+// roles may call; no role holds SELECT on the tables. Every time is taken
 // or computed on the database's clock and returned as UTC text (`2025-01-31T12:00:00.123456Z`);
 // every length of time is computed by the database, never against a local clock.
 // =====================================================================================
@@ -903,12 +903,19 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
         let Some((privileges, object)) = head.strip_prefix("GRANT ").and_then(|h| h.split_once(" ON ")) else { continue };
         // A schema name may be printed with its wildcards escaped (`app\_db`).
         let object_name = object.replace('\\', "");
+        // What reaches the election: a global privilege, one on the whole schema, one on an
+        // election table, or EXECUTE on one of its routines. The application's own tables and
+        // routines in the same schema are its business, not the role's.
+        let name_in_schema = |o: &str| o.strip_prefix(in_schema.as_str()).map(|n| n.trim_matches('`').to_string());
         let reaches = match object_name.as_str() {
             "*.*" => privileges != "USAGE",
-            o => {
-                let o = o.strip_prefix("PROCEDURE ").or_else(|| o.strip_prefix("FUNCTION ")).unwrap_or(o);
-                o.starts_with(&in_schema)
-            }
+            o => match o.strip_prefix("PROCEDURE ").or_else(|| o.strip_prefix("FUNCTION ")) {
+                Some(routine) => name_in_schema(routine)
+                    .is_some_and(|n| crate::migrate::routines::ROUTINES.iter().any(|r| r.name == n)),
+                None => name_in_schema(o).is_some_and(|n| {
+                    n == "*" || n.starts_with("leader_election") || n.starts_with("mysqlleader_")
+                }),
+            },
         };
         if reaches && !ours.iter().any(|g| g == head) {
             out.push(head.to_string());
@@ -928,7 +935,18 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
             // A failure inside the access rows' transaction changes none of them; the connection
             // goes back to the pool with no transaction open.
             let _ = "ROLLBACK".ignore(&mut conn).await;
-            return Err(Error::from_mysql(e).with_context(&grant_stopped_at(sql)));
+            let e = Error::from_mysql(e);
+            // 1044/1142/1227/1370/1410: the connecting account may not grant. Say what it lacks.
+            let e = if sql.starts_with("GRANT ") && matches!(e.server_code(), Some(1044 | 1142 | 1227 | 1370 | 1410)) {
+                e.with_context(
+                    "the account this connects as may not grant: it needs GRANT OPTION (and EXECUTE) on the \
+                     election's procedures, or on the schema; run grant --apply as an administrator, or print the \
+                     statements without --apply and have one run them",
+                )
+            } else {
+                e
+            };
+            return Err(e.with_context(&grant_stopped_at(sql)));
         }
     }
     Ok(statements)
@@ -969,8 +987,10 @@ mod tests {
             "GRANT USAGE ON *.* TO `app`@`%` IDENTIFIED BY PASSWORD '*F71FF2DCE3D1E50FE93199DF2EE830DEA2BFC803'",
             "GRANT EXECUTE ON `shop`.* TO `app`@`%`",
             "GRANT SELECT, INSERT ON `shop`.`invoices` TO `app`@`%`",
+            "GRANT SELECT ON `shop`.`leader_election` TO `app`@`%`",
             "GRANT EXECUTE ON PROCEDURE `shop`.`campaign` TO `app`@`%`",
             "GRANT EXECUTE ON PROCEDURE `shop`.`force_leader` TO `app`@`%`",
+            "GRANT EXECUTE ON PROCEDURE `shop`.`monthly_report` TO `app`@`%`",
             "GRANT SELECT ON `other`.* TO `app`@`%`",
             "GRANT `reporting` TO `app`@`%`",
         ]
@@ -979,9 +999,10 @@ mod tests {
         .collect();
         assert_eq!(grants_beyond_role(&lines, "shop", Role::App), vec![
             "GRANT EXECUTE ON `shop`.*".to_string(),
-            "GRANT SELECT, INSERT ON `shop`.`invoices`".to_string(),
+            "GRANT SELECT ON `shop`.`leader_election`".to_string(),
             "GRANT EXECUTE ON PROCEDURE `shop`.`force_leader`".to_string(),
         ]);
+        // The application's own table and routine in the same schema are not flagged.
         // For an operator, force_leader is the role's; a global privilege reaches every schema,
         // and no password hash is ever part of what is returned.
         let admin = vec!["GRANT ALL PRIVILEGES ON *.* TO `ops`@`%` IDENTIFIED BY PASSWORD '*F71F' WITH GRANT OPTION".to_string(),

@@ -722,3 +722,23 @@ async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
     assert!(bad.stderr.contains("to_node"), "{}", bad.stderr);
     db.drop_db().await;
 }
+
+/// `grant --apply` by an account that may not grant (all privileges on the schema, no GRANT
+/// OPTION): exit 2, and the message says what the account lacks.
+#[tokio::test]
+async fn grant_apply_without_grant_option_says_what_is_missing() {
+    let db = common::TestDb::migrated("cli_grant_option").await;
+    let mut admin = db.conn().await;
+    let installer = format!("inst_{}", std::process::id());
+    admin.query_drop(format!("DROP USER IF EXISTS '{installer}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{installer}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
+    admin.query_drop(format!("GRANT ALL PRIVILEGES ON `{}`.* TO '{installer}'@'%'", db.name)).await.unwrap();
+    admin.query_drop("CREATE USER IF NOT EXISTS 'someapp'@'%' IDENTIFIED BY 'pw'").await.unwrap();
+    let url = with_credentials(&db.url, &installer, "pw");
+    let out = cli(Some(&url), &["grant", "'someapp'@'%'", "--role", "app", "--apply"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("GRANT OPTION"), "{}", out.stderr);
+    admin.query_drop(format!("DROP USER IF EXISTS '{installer}'@'%'")).await.unwrap();
+    admin.query_drop("DROP USER IF EXISTS 'someapp'@'%'").await.unwrap();
+    db.drop_db().await;
+}

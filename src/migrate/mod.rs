@@ -19,7 +19,7 @@
 //! edited: a change to a table is a new `V{n}__name.sql`; a change to a routine is an edit of
 //! its one file.
 
-mod routines;
+pub(crate) mod routines;
 mod script;
 
 use std::collections::HashMap;

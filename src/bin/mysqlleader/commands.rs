@@ -19,6 +19,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const RECENT_TERMS: u32 = 10;
 /// How often `watch` asks who leads.
 const WATCH_POLL: Duration = Duration::from_millis(200);
+/// How long `watch` waits for one answer before it says the server does not answer.
+const WATCH_CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Exit status 0 (success, or "leads"), 1 ("does not lead").
 pub type Status = u8;
@@ -269,10 +271,18 @@ fn warn_beyond_role(account: &procedures::Account, role: procedures::Role, beyon
     match beyond {
         Some([]) => {}
         Some(grants) => {
+            // Say why only for what is there: a schema-wide EXECUTE opens every routine; a
+            // privilege on an election table lets a session lock a seat.
+            let why = if grants.iter().any(|g| g.contains(".*") && (g.contains("EXECUTE") || g.contains("ALL"))) {
+                " (EXECUTE on the whole schema opens every routine, force_leader and the application's own included)"
+            } else if grants.iter().any(|g| !g.contains(" PROCEDURE ")) {
+                " (a privilege on the election's tables lets a session read or lock a seat: SELECT ... FOR UPDATE stops every renew)"
+            } else {
+                ""
+            };
             eprintln!(
-                "mysqlleader: warning: {} also holds privileges beyond role {} that reach this schema, and they still apply \
-                 (EXECUTE on the whole schema opens every routine, force_leader and the application's own included). \
-                 Revoke what it should not have:",
+                "mysqlleader: warning: {} also holds privileges beyond role {} on the election's routines or tables, and \
+                 they still apply{why}. Revoke what it should not have:",
                 account.quoted(),
                 role.name()
             );
@@ -705,7 +715,13 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
             _ = sigterm.recv() => break,
             _ = tokio::time::sleep(WATCH_POLL) => {}
         }
-        match procedures::current_leader(&db.pool, service).await {
+        // A server that hangs must not make watch silent: a call that has no answer within
+        // WATCH_CALL_TIMEOUT counts as failed (and says so once), and the next poll tries again.
+        let answer = match tokio::time::timeout(WATCH_CALL_TIMEOUT, procedures::current_leader(&db.pool, service)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(mysqlleader::Error::Timeout { after: WATCH_CALL_TIMEOUT }),
+        };
+        match answer {
             Ok(c) => {
                 if failing {
                     eprintln!("mysqlleader: in contact with the server again");

@@ -94,9 +94,10 @@ impl Target {
                 "the URL names no database: write it as mysql://user:password@host:port/database".to_string()
             }
             Error::Privilege { message, .. } => format!(
-                "user '{}' lacks a privilege for this ({}); `status` and `event status` read the tables and need \
-                 SELECT, `migrate` needs the right to create tables, routines and events, an application \
-                 account needs only EXECUTE (see `mysqlleader grant`)",
+                "user '{}' lacks a privilege for this ({}); each role may call only its procedures (`status`, \
+                 `watch` and `event status` need the operator or observer role; `force`, `reelect`, `handover` \
+                 and `event on|off` the operator's), `migrate` needs the right to create tables, routines and \
+                 events (see `mysqlleader grant`)",
                 self.user, message
             ),
             Error::InvalidArgument { parameter, message } => {
