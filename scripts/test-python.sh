@@ -63,7 +63,7 @@ PY
 
 # The user example, with the installed package: elects, makes one fenced write, resigns, exit 0.
 say "running examples/python/elect.py against the test server"
-MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$venv/bin/python" -I "$root/examples/python/elect.py" \
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$venv/bin/python" -I "$root/examples/python/elect.py" --migrate \
   || { say "examples/python/elect.py failed"; exit 1; }
 
 # 3. The tests, run by the venv's own interpreter: not by its `pytest` script, whose #! line
