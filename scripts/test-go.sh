@@ -64,7 +64,7 @@ if ! grep -q 'libmysqlleader.so => /' <<<"$dynamic_deps"; then
 fi
 say "static example: $(ldd "$tmp/elect" | awk '{print $1}' | tr '\n' ' ')"
 say "running examples/go/elect against the test server"
-MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$tmp/elect" || { say "examples/go/elect failed"; exit 1; }
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$tmp/elect" -migrate || { say "examples/go/elect failed"; exit 1; }
 
 # 4. The tests, with the race detector.
 say "go test -race -count=1 ./... $*"

@@ -5,10 +5,11 @@
 #
 # 1. builds the release library when needed (cargo build --release --lib; a no-op when current);
 # 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
-#    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence) and the build backend
-#    (hatchling), then the package itself from bindings/python — as a wheel that carries
+#    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence), mypy and the build
+#    backend (hatchling), then the package itself from bindings/python — as a wheel that carries
 #    libmysqlleader.so, as a user gets it;
-# 3. runs examples/python/elect.py with the installed package (it must exit 0), then pytest on
+# 3. runs `mypy --strict -p mysqlleader` on the package's sources (0 errors, or it fails), then
+#    examples/python/elect.py with the installed package (it must exit 0), then pytest on
 #    bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
 #    runs itself again under scripts/testdb.sh, which starts a throwaway mariadbd and stops it.
 #
@@ -39,11 +40,11 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # The test tools and the build backend come from PyPI once; later runs reuse them (offline too).
 # (hatchling 1.27 or later: pyproject.toml's license-files, PEP 639.)
-if ! "$venv/bin/python" -c 'import pytest, pymysql, aiomysql
+if ! "$venv/bin/python" -c 'import pytest, pymysql, aiomysql, mypy
 from importlib.metadata import version as v
 assert tuple(int(x) for x in v("hatchling").split(".")[:2]) >= (1, 27)' >/dev/null 2>&1; then
-  say "installing pytest, PyMySQL, aiomysql and hatchling into $venv"
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "aiomysql>=0.2" "hatchling>=1.27"
+  say "installing pytest, PyMySQL, aiomysql, mypy and hatchling into $venv"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "aiomysql>=0.2" "mypy>=1.0" "hatchling>=1.27"
 fi
 # The package, built into a wheel by its own build hook (which bundles target/release's library).
 # --force-reinstall: the version number stays the same while the library changes.
@@ -61,9 +62,14 @@ assert os.path.dirname(lib) == here, f"the installed package loaded {lib}, not i
 print(f"test-python: mysqlleader {mysqlleader.__version__} with {lib} (library {mysqlleader.version()})")
 PY
 
+# The type hints: `mypy --strict` on the sources must report nothing (the package ships py.typed).
+say "mypy --strict -p mysqlleader (bindings/python)"
+(cd "$root/bindings/python" && "$venv/bin/python" -m mypy --strict --no-incremental --cache-dir /dev/null -p mysqlleader) \
+  || { say "mypy --strict -p mysqlleader reported errors"; exit 1; }
+
 # The user example, with the installed package: elects, makes one fenced write, resigns, exit 0.
 say "running examples/python/elect.py against the test server"
-MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$venv/bin/python" -I "$root/examples/python/elect.py" \
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$venv/bin/python" -I "$root/examples/python/elect.py" --migrate \
   || { say "examples/python/elect.py failed"; exit 1; }
 
 # 3. The tests, run by the venv's own interpreter: not by its `pytest` script, whose #! line

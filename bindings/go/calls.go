@@ -14,8 +14,8 @@ import (
 // LeaseRemaining, a time.Duration).
 //
 // Ids are 1 to 128 characters of UTF-8, compared byte for byte; a lease is 1 ms to 24 h in
-// whole milliseconds. Rejected input is ErrInvalidArgument (Error.Param names it: service_id,
-// node_id, lease_ms), a missing schema ErrNotMigrated, an unreachable server or a timeout
+// whole milliseconds (an Elector's, ElectorConfig.Lease, at least 100 ms). Rejected input is ErrInvalidArgument (Error.Param names it: service_id,
+// node_id, lease), a missing schema ErrNotMigrated, an unreachable server or a timeout
 // ErrConnection, any other server error ErrServer.
 
 // CampaignResult is the row of campaign and force_leader.
@@ -85,7 +85,7 @@ func (c *Client) Campaign(ctx context.Context, service, node string, lease time.
 	if err := checkIDs(op, "service_id", service, "node_id", node); err != nil {
 		return CampaignResult{}, err
 	}
-	leaseMs, err := millis(op, "lease_ms", lease)
+	leaseMs, err := millis(op, "lease", lease)
 	if err != nil {
 		return CampaignResult{}, err
 	}
@@ -148,7 +148,7 @@ func (c *Client) ForceLeader(ctx context.Context, service, node string, lease ti
 	if err := checkIDs(op, "service_id", service, "node_id", node); err != nil {
 		return CampaignResult{}, err
 	}
-	leaseMs, err := millis(op, "lease_ms", lease)
+	leaseMs, err := millis(op, "lease", lease)
 	if err != nil {
 		return CampaignResult{}, err
 	}

@@ -26,7 +26,9 @@ func lastError(op string, rc C.mysqlleader_result) *Error {
 	transient := bool(C.mysqlleader_last_error_is_transient())
 	e := newError(op, Code(rc), serverCode, transient, msg)
 	if p := C.mysqlleader_last_error_parameter(); p != nil {
-		e.Param = goParam(C.GoString(p))
+		c := C.GoString(p)
+		e.Param = goParam(c)
+		e.Message = inGoWords(e.Message, c, e.Param)
 	}
 	e.SQLState = C.GoString(C.mysqlleader_last_error_sqlstate())
 	e.CurrentTerm = uint64(C.mysqlleader_last_error_current_term())

@@ -44,7 +44,7 @@ func TestErrorValues(t *testing.T) {
 	}
 	// The C ABI's parameter names (carried as a field, never parsed) become the Go names.
 	for c, goName := range map[string]string{
-		"lease_ms":                    "lease_ms",
+		"lease_ms":                    "lease",
 		"config->renew_ms":            "RenewInterval",
 		"config->fallback_clients[2]": "Fallbacks[2]",
 		"client_out":                  "client_out",
@@ -237,13 +237,13 @@ func TestInvalidArguments(t *testing.T) {
 		{"service_id", func() error { _, err := c.Campaign(ctx, "a\x00b", "a", time.Second); return err }},
 		{"node_id", func() error { _, err := c.Campaign(ctx, s, "", time.Second); return err }},
 		{"node_id", func() error { _, err := c.Campaign(ctx, s, long, time.Second); return err }},
-		{"lease_ms", func() error { _, err := c.Campaign(ctx, s, "a", 0); return err }},
-		{"lease_ms", func() error { _, err := c.Campaign(ctx, s, "a", LeaseMax+time.Millisecond); return err }},
-		{"lease_ms", func() error { _, err := c.Campaign(ctx, s, "a", -time.Second); return err }},
-		{"lease_ms", func() error { _, err := c.Campaign(ctx, s, "a", 1500*time.Microsecond); return err }},
+		{"lease", func() error { _, err := c.Campaign(ctx, s, "a", 0); return err }},
+		{"lease", func() error { _, err := c.Campaign(ctx, s, "a", LeaseMax+time.Millisecond); return err }},
+		{"lease", func() error { _, err := c.Campaign(ctx, s, "a", -time.Second); return err }},
+		{"lease", func() error { _, err := c.Campaign(ctx, s, "a", 1500*time.Microsecond); return err }},
 		{"node_id", func() error { _, err := c.AmILeader(ctx, s, ""); return err }},
 		{"service_id", func() error { _, err := c.CurrentLeader(ctx, long); return err }},
-		{"lease_ms", func() error { _, err := c.ForceLeader(ctx, s, "a", 0); return err }},
+		{"lease", func() error { _, err := c.ForceLeader(ctx, s, "a", 0); return err }},
 		{"node_id", func() error { _, err := c.ForceLeader(ctx, s, long, time.Second); return err }},
 		{"service_id", func() error { _, err := c.Reelect(ctx, ""); return err }},
 		{"node_id", func() error { _, err := c.Resign(ctx, s, "n\x00"); return err }},

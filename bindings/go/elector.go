@@ -43,8 +43,9 @@ type ElectorConfig struct {
 	// NodeID is this node's name as others see it: 1 to 128 characters. Default
 	// DefaultNodeID(), "hostname:pid".
 	NodeID string
-	// Lease is how long a lease lasts after each acquisition or renew, 1 ms to 24 h. It bounds
-	// failover after a crash. Default 10 s.
+	// Lease is how long a lease lasts after each acquisition or renew, 100 ms to 24 h (an
+	// elector refuses a shorter lease; the one-shot Client.Campaign takes one from 1 ms). It
+	// bounds failover after a crash. Default 10 s.
 	Lease time.Duration
 	// RenewInterval is how often the leader renews. Default Lease/5; at most
 	// (Lease-DriftMargin)/3.

@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -121,8 +122,8 @@ type Error struct {
 	SQLState string
 	// CurrentTerm is, for CodeNotLeader, the service's current term when the refusal told it.
 	CurrentTerm uint64
-	// Message is the library's message (never containing a password), e.g. "invalid argument
-	// `lease_ms`: lease_ms must be between 1 and 86400000 ms, got 0".
+	// Message is the library's message (never containing a password), with the parameter named
+	// as in Go, e.g. "invalid argument `lease`: lease must be between 1 and 86400000 ms, got 0".
 	Message string
 
 	extra error // ErrClosed or ErrNotCampaigning, for the errors this package makes itself
@@ -130,9 +131,14 @@ type Error struct {
 }
 
 // Error returns "mysqlleader: OP: MESSAGE", and for a rejected parameter
-// "mysqlleader: OP: invalid PARAM: MESSAGE" (PARAM as a Go user wrote it).
+// "mysqlleader: OP: invalid PARAM: MESSAGE" (PARAM as a Go user wrote it). The prefix comes
+// once: a message that already begins with "mysqlleader: " (the procedures' refusals, e.g.
+// "mysqlleader: access denied ...") does not repeat it.
 func (e *Error) Error() string {
 	msg := e.Message
+	for strings.HasPrefix(msg, "mysqlleader: ") {
+		msg = strings.TrimPrefix(msg, "mysqlleader: ")
+	}
 	if msg == "" {
 		msg = e.Code.String()
 	}
@@ -183,6 +189,8 @@ var goParamNames = map[string]string{
 	"config->flags":              "Flags",
 	"config->fallback_clients":   "Fallbacks",
 	"sql":                        "query",
+	// Client.Campaign and Client.ForceLeader take the lease as a time.Duration named lease.
+	"lease_ms": "lease",
 }
 
 // goParam is the Go name of the C ABI's parameter name.
@@ -195,6 +203,20 @@ func goParam(c string) string {
 		return name
 	}
 	return c
+}
+
+// inGoWords is msg with the C ABI's name of a parameter (its last part: lease_ms, or
+// renew_ms of config->renew_ms) replaced, as a whole word, by its Go name.
+func inGoWords(msg, c, goName string) string {
+	bare := c
+	if i := strings.LastIndex(c, "->"); i >= 0 {
+		bare = c[i+len("->"):]
+	}
+	if bare == "" || bare == goName {
+		return msg
+	}
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(bare) + `\b`)
+	return word.ReplaceAllLiteralString(msg, goName)
 }
 
 // invalidArg is a rejection made by this package before calling the library, worded like the

@@ -141,5 +141,5 @@ func ExampleError() {
 		fmt.Println(e.Code, e.Param)
 	}
 	// Output:
-	// MYSQLLEADER_INVALID_ARGUMENT lease_ms
+	// MYSQLLEADER_INVALID_ARGUMENT lease
 }

@@ -1,12 +1,19 @@
 """elect.py: the shortest complete use of mysqlleader from Python.
 
-It connects, installs the schema, becomes leader of the service "example-py", makes one fenced
-write (a write that commits only while this node still leads at its term), resigns and exits 0.
+It connects, becomes leader of the service "example-py", makes one fenced write (a write that
+commits only while this node still leads at its term), resigns and exits 0.
+
+The election schema is installed once per database by an operator, before any copy of the
+program runs: `mysqlleader migrate` (the CLI). The application's account (`mysqlleader grant
+ACCOUNT --role app`) may not install it, so the program does not migrate, except with
+`--migrate`, for a development database whose account may (the test scripts use that).
 
     pip install bindings/python        # after `cargo build --release --lib`
+    mysqlleader --url mysql://admin:secret@127.0.0.1:3306/app migrate     # once, as the operator
     MYSQLLEADER_URL=mysql://app:secret@127.0.0.1:3306/app python3 examples/python/elect.py
 """
 
+import argparse
 import os
 import sys
 
@@ -14,14 +21,21 @@ import mysqlleader
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description="Elects, makes one fenced write, resigns.")
+    parser.add_argument("--migrate", action="store_true",
+                        help="install the election schema first (a development database; "
+                             "in production an operator runs `mysqlleader migrate` once)")
+    args = parser.parse_args()
     # mysql://user:password@host:port/database
     url = os.environ.get("MYSQLLEADER_URL") or os.environ.get("MYSQLLEADER_TEST_URL")
     if not url:
         print("usage: MYSQLLEADER_URL=mysql://user:pass@host:port/db python3 elect.py", file=sys.stderr)
         return 2
 
-    # 1. Install the election schema (tables, procedures): idempotent, cheap when current.
-    mysqlleader.migrate(url)
+    # 1. The election schema: installed by the operator (`mysqlleader migrate`); here only with
+    #    --migrate (idempotent, cheap when current).
+    if args.migrate:
+        mysqlleader.migrate(url)
 
     with mysqlleader.Client(url) as client:
         # An application table for the example (DDL, so outside the fenced transaction).

@@ -45,7 +45,7 @@ from ctypes import byref, c_size_t, c_void_p, create_string_buffer, string_at
 from typing import Optional
 
 from ._args import Duration
-from ._client import Client, Transaction
+from ._client import Client, FencedTransaction, Transaction
 from ._elector import Elector, EventStream
 from ._errors import (
     BufferTooSmallError,
@@ -212,6 +212,7 @@ __all__ = [
     "library_path",
     # classes
     "Client",
+    "FencedTransaction",
     "Transaction",
     "Elector",
     "EventStream",

@@ -4,7 +4,8 @@ Wrong *types* (bytes for an id, a string for a lease, ``None`` where a value is 
 bool where a number is meant) raise ``TypeError``; values that cannot be represented in C at
 all (a NUL inside a string, a negative or fractional-millisecond duration, a term beyond 64
 bits) raise :class:`~mysqlleader.InvalidArgumentError` (a ``ValueError``). Every other rule —
-ids of 1 to 128 characters, a lease of 1 ms to one day, a consistent elector configuration —
+ids of 1 to 128 characters, a lease of 1 ms to one day for a call (100 ms to one day for an
+elector), a consistent elector configuration —
 is the library's to enforce, and its error is passed on unchanged.
 """
 

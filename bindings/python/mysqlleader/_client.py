@@ -8,11 +8,11 @@ import weakref
 from ctypes import byref, c_bool, c_char_p, c_size_t, c_uint64, c_void_p
 from types import TracebackType
 from collections.abc import Sequence
-from typing import Any, Optional, Type
+from typing import Any, Optional, Type, TypeVar
 
 from . import _args
 from ._args import Duration
-from ._errors import check
+from ._errors import InvalidStateError, check
 from ._handle import Handle
 from ._native import (
     DEFAULT_REQUEST_TIMEOUT_MS,
@@ -231,12 +231,15 @@ class Client:
         when it raises. For fenced writes call :meth:`Transaction.assert_leader` first, or use
         :meth:`fenced`.
         """
+        return self._begin(Transaction)
+
+    def _begin(self, cls: Type["_Txn"]) -> "_Txn":
         out = c_void_p()
         with self._handle.use() as ptr:
             check(library().mysqlleader_txn_begin(ptr, byref(out)))
-        return Transaction._adopt(out.value or 0, None)
+        return cls._adopt(out.value or 0, None)
 
-    def fenced(self, service_id: str, node_id: str, term: int) -> "Transaction":
+    def fenced(self, service_id: str, node_id: str, term: int) -> "FencedTransaction":
         """Begins a transaction in which ``assert_leader(service_id, node_id, term)`` has
         succeeded: the election row stays share-locked until it ends, so no takeover can commit
         before its writes do::
@@ -250,7 +253,7 @@ class Client:
         service = _args.text(service_id, "service_id")
         node = _args.text(node_id, "node_id")
         t = _args.term(term)
-        tx = self.transaction()
+        tx = self._begin(FencedTransaction)
         try:
             tx._assert_leader_bytes(service, node, t)
         except BaseException:
@@ -287,7 +290,7 @@ class Transaction:
         raise TypeError("Transaction objects are made by Client.transaction(), Client.fenced() or Elector.fenced()")
 
     @classmethod
-    def _adopt(cls, ptr: int, term: Optional[int]) -> "Transaction":
+    def _adopt(cls: Type["_Txn"], ptr: int, term: Optional[int]) -> "_Txn":
         self = object.__new__(cls)
         self._handle = Handle(ptr, _free_txn, "Transaction")
         self._finalizer = weakref.finalize(self, self._handle.release)
@@ -381,7 +384,24 @@ class Transaction:
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("ended" if self._ended else "open")
         fenced = f" fenced at term {self._term}" if self._term is not None else ""
-        return f"<mysqlleader.Transaction {state}{fenced}>"
+        return f"<mysqlleader.{type(self).__name__} {state}{fenced}>"
 
 
-__all__ = ["Client", "Transaction"]
+_Txn = TypeVar("_Txn", bound=Transaction)
+
+
+class FencedTransaction(Transaction):
+    """A :class:`Transaction` begun fenced, by :meth:`Client.fenced` or :meth:`Elector.fenced`:
+    ``assert_leader`` has succeeded in it, so its :attr:`term` is always an ``int`` (the
+    fencing token), never ``None``."""
+
+    @property
+    def term(self) -> int:
+        """The term this transaction is fenced with."""
+        term = self._term
+        if term is None:  # never: a FencedTransaction is handed out only once fenced
+            raise InvalidStateError("the transaction is not fenced")
+        return term
+
+
+__all__ = ["Client", "FencedTransaction", "Transaction"]

@@ -28,7 +28,7 @@ from typing import Any, Callable, Deque, Iterator, List, Optional, Set, Type, Ty
 
 from . import _args, _fence
 from ._args import Duration
-from ._client import Client, Transaction
+from ._client import Client, FencedTransaction
 from ._errors import (
     BufferTooSmallError,
     ElectorStoppedError,
@@ -324,8 +324,9 @@ class Elector:
         service_id: the election group, 1 to 128 characters.
         node_id: this node's name as others see it, 1 to 128 characters; default ``hostname:pid``.
         lease: how long a lease lasts after each acquisition or renew (timedelta or seconds,
-            whole milliseconds, 1 ms to one day); default 10 s. Failover after a crash takes at
-            most one lease.
+            whole milliseconds, 100 ms to one day: an elector refuses a shorter lease, though
+            the one-shot :meth:`Client.campaign` takes one from 1 ms); default 10 s. Failover
+            after a crash takes at most one lease.
         renew_interval: how often the leader renews; default lease / 5, at most
             (lease - drift margin) / 3.
         retry_interval: the longest a follower waits between attempts; default lease / 10.
@@ -738,10 +739,10 @@ class Elector:
             raise ElectorStoppedError(error.message, code=rc)
         raise error
 
-    def fenced(self) -> Transaction:
+    def fenced(self) -> FencedTransaction:
         """Begins a fenced transaction: ``assert_leader(service, node, term)`` has succeeded in
-        it with the term this node leads at now (:attr:`Transaction.term`), so no takeover can
-        commit before its writes::
+        it with the term this node leads at now (:attr:`FencedTransaction.term`, an ``int``),
+        so no takeover can commit before its writes::
 
             with elector.fenced() as tx:
                 tx.execute("UPDATE jobs SET owner = ? WHERE id = ?", [elector.node_id, 7])
@@ -752,7 +753,7 @@ class Elector:
         term = c_uint64()
         with self._handle.use() as ptr:
             self._check(library().mysqlleader_elector_txn_begin(ptr, byref(out), byref(term)))
-        return Transaction._adopt(out.value or 0, int(term.value))
+        return FencedTransaction._adopt(out.value or 0, int(term.value))
 
     def fence(self, conn: Any) -> int:
         """The fence on a transaction the application opened with its own driver: runs

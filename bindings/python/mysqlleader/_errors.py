@@ -285,18 +285,23 @@ def error_for(
     cls = _BY_CODE.get(rc, MysqlLeaderError)
     if not message:
         message = f"{rc.name} ({int(rc)})"
-    fields = {"code": rc, "transient": transient, "sqlstate": sqlstate or None, "server_code": None}
+    state = sqlstate or None
+    server: Optional[int] = None
     if rc in (ResultCode.SERVER, ResultCode.USAGE, ResultCode.AUTHENTICATION, ResultCode.PRIVILEGE):
-        fields["server_code"] = server_code or None  # the header sets it for these only
-    if issubclass(cls, InvalidArgumentError):
+        server = server_code or None  # the header sets it for these only
+    if issubclass(cls, (InvalidArgumentError, UsageError)):
         name = python_name(parameter)
-        return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]
-    if issubclass(cls, UsageError):
-        name = python_name(parameter)
-        return cls(_in_python_words(message, parameter, name), parameter=name, **fields)  # type: ignore[arg-type]
+        return cls(
+            _in_python_words(message, parameter, name),
+            parameter=name,
+            code=rc,
+            transient=transient,
+            sqlstate=state,
+            server_code=server,
+        )
     if issubclass(cls, NotLeaderError):
-        return cls(message, current_term=current_term or None, **fields)  # type: ignore[arg-type]
-    return cls(message, **fields)  # type: ignore[arg-type]
+        return cls(message, current_term=current_term or None, code=rc, transient=transient, sqlstate=state, server_code=server)
+    return cls(message, code=rc, transient=transient, sqlstate=state, server_code=server)
 
 
 def last_error(code: int) -> MysqlLeaderError:

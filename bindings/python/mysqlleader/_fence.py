@@ -24,7 +24,7 @@ exception of the driver passes through unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ._errors import AccessDeniedError, InvalidArgumentError, MysqlLeaderError, NotLeaderError, ServerError, UsageError
 from ._native import ResultCode
@@ -79,7 +79,7 @@ def _fields(error: BaseException) -> Tuple[Optional[str], Optional[int], str]:
     sqlstate = getattr(error, "sqlstate", None)
     if not isinstance(sqlstate, str) or not sqlstate:
         sqlstate = None
-    args = getattr(error, "args", ())
+    args: Tuple[Any, ...] = tuple(getattr(error, "args", ()) or ())
     errno = getattr(error, "errno", None)
     if not isinstance(errno, int) or isinstance(errno, bool):
         errno = args[0] if args and isinstance(args[0], int) and not isinstance(args[0], bool) else None
@@ -115,7 +115,7 @@ def mapped(error: BaseException) -> Optional[MysqlLeaderError]:
     ours = message.startswith("mysqlleader:")
     if sqlstate is None and not (errno == SIGNAL_ERRNO and ours):
         return None
-    fields: dict = {"sqlstate": sqlstate, "server_code": errno}
+    fields: Dict[str, Any] = {"sqlstate": sqlstate, "server_code": errno}
     if sqlstate == "45001" or (sqlstate is None and message.startswith(REFUSAL_PREFIX)):
         fields["sqlstate"] = "45001"
         return NotLeaderError(message, current_term=_current_term(message), code=ResultCode.NOT_LEADER, **fields)

@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import enum
 import os
+import re
 import sys
 import threading
 from ctypes import (
@@ -456,8 +457,42 @@ def library() -> ctypes.CDLL:
 # leadership started and stopped). Installed once per process, when the library is loaded; the
 # ctypes callback is kept here for the life of the process. Records arrive on the library's
 # threads; ``logging`` is thread-safe.
+#
+# The library gives each record as text, "MESSAGE key=value key=value ..." (src/ffi/log.rs). The
+# record's message stays that text; its fields are also attributes of the LogRecord (``extra``):
+# ``service``, ``node`` (str) and ``term`` (int), each ``None`` when the record has none, and
+# ``mysqlleader_fields``, a dict of every field as text (``error``, ``reason``, ...). So a
+# formatter can show ``%(service)s`` and a filter can pick one service's records.
 _LEVELS = {1: 40, 2: 30, 3: 20, 4: 10, 5: 5}  # error, warning, info, debug, trace (below debug)
 _log_callback: Any = None
+_LOG_FIELD = re.compile(r" ([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def log_fields(text: str) -> Dict[str, str]:
+    """The ``key=value`` fields the library appends to a record's message; a value runs up to the
+    next `` key=``."""
+    found = list(_LOG_FIELD.finditer(text))
+    fields: Dict[str, str] = {}
+    for i, match in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(text)
+        fields.setdefault(match.group(1), text[match.end():end])
+    return fields
+
+
+def log_extra(target: str, text: str) -> Dict[str, Any]:
+    """The ``extra`` attributes of one of the library's records."""
+    fields = log_fields(text)
+    term: Optional[int] = None
+    raw = fields.get("term")
+    if raw is not None and raw.isdigit():
+        term = int(raw)
+    return {
+        "mysqlleader_target": target,
+        "mysqlleader_fields": fields,
+        "service": fields.get("service"),
+        "node": fields.get("node"),
+        "term": term,
+    }
 
 
 def _route_logs(lib: ctypes.CDLL) -> None:
@@ -468,8 +503,11 @@ def _route_logs(lib: ctypes.CDLL) -> None:
 
     def forward(_userdata: Any, level: int, target: bytes, message: bytes) -> None:
         try:
-            log.log(_LEVELS.get(level, 20), "%s", message.decode("utf-8", "replace"),
-                    extra={"mysqlleader_target": target.decode("utf-8", "replace")})
+            levelno = _LEVELS.get(level, 20)
+            if not log.isEnabledFor(levelno):
+                return
+            text = message.decode("utf-8", "replace")
+            log.log(levelno, "%s", text, extra=log_extra(target.decode("utf-8", "replace"), text))
         except Exception:  # nothing may raise into C
             pass
 

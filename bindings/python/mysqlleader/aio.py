@@ -27,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import weakref
-from typing import Any, Awaitable, Callable, List, Optional, TypeVar
+from collections.abc import Sequence
+from typing import Any, Awaitable, Callable, List, Optional, TypeVar, Union
 
 from . import _elector, _fence
 from ._args import Duration
 from ._errors import ElectorStoppedError, InvalidStateError, LeadershipLostError
-from ._client import Transaction
+from ._client import Client, FencedTransaction
 from ._native import StopReason, WaitOutcome
 from ._types import Event
 
@@ -42,6 +43,28 @@ T = TypeVar("T")
 LeadershipLost = LeadershipLostError
 
 __all__ = ["Elector", "Events", "LeadershipLost", "LeadershipLostError"]
+
+
+async def _cancel_and_wait(*futures: "asyncio.Future[Any]") -> None:
+    """Cancels ``futures`` (those not done) and waits until every one has finished: a cancelled
+    task's ``finally`` blocks have run when this returns. A cancellation of the caller meanwhile
+    does not cut their clean-up short (as ``asyncio.TaskGroup``, they are cancelled once): it is
+    raised once they have finished. Their outcomes are read (no "exception was never retrieved"
+    warning), not raised."""
+    interrupted: Optional[BaseException] = None
+    for future in futures:
+        future.cancel()
+    pending = {f for f in futures if not f.done()}
+    while pending:
+        try:
+            _, pending = await asyncio.wait(pending)
+        except asyncio.CancelledError as e:
+            interrupted = e
+    for future in futures:
+        if not future.cancelled():
+            future.exception()
+    if interrupted is not None:
+        raise interrupted
 
 
 class Events:
@@ -69,17 +92,35 @@ class Events:
 
 
 class Elector:
-    """An asyncio face of :class:`mysqlleader.Elector` (same arguments). Use ``async with``, or
+    """An asyncio face of :class:`mysqlleader.Elector`, with the same arguments (see there):
+    ``on_event`` is called on the elector's callback thread, as there. Use ``async with``, or
     ``await close()``. Make it inside a running loop; use it from that loop only."""
 
-    def __init__(self, client: Any, service_id: str, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        client: Union[Client, str],
+        service_id: str,
+        *,
+        node_id: Optional[str] = None,
+        lease: Optional[Duration] = None,
+        renew_interval: Optional[Duration] = None,
+        retry_interval: Optional[Duration] = None,
+        retry_jitter: Optional[float] = None,
+        request_timeout: Optional[Duration] = None,
+        drift_margin: Optional[Duration] = None,
+        resign_on_close: bool = True,
+        fallback_clients: Sequence[Client] = (),
+        on_event: Optional[Callable[[Event], Any]] = None,
+    ) -> None:
         self._loop = asyncio.get_running_loop()
         self._queues: List["asyncio.Queue[Optional[Event]]"] = []
         self._next_change: "asyncio.Future[None]" = self._loop.create_future()
-        user_callback: Optional[Callable[[Event], Any]] = kwargs.pop("on_event", None)
+        if on_event is not None and not callable(on_event):
+            raise TypeError(f"on_event must be callable or None, not {type(on_event).__name__}")
+        user_callback = on_event
         me = weakref.ref(self)  # the callbacks must not keep this object alive
 
-        def on_event(event: Event) -> None:  # the elector's callback thread
+        def deliver(event: Event) -> None:  # the elector's callback thread
             this = me()
             if this is not None:
                 this._soon(this._deliver, event)
@@ -92,7 +133,20 @@ class Elector:
                 this._soon(this._changed)
 
         # mysqlleader_elector_new never waits on the database: safe on the loop.
-        self._sync = _elector.Elector(client, service_id, on_event=on_event, **kwargs)
+        self._sync = _elector.Elector(
+            client,
+            service_id,
+            node_id=node_id,
+            lease=lease,
+            renew_interval=renew_interval,
+            retry_interval=retry_interval,
+            retry_jitter=retry_jitter,
+            request_timeout=request_timeout,
+            drift_margin=drift_margin,
+            resign_on_close=resign_on_close,
+            fallback_clients=fallback_clients,
+            on_event=deliver,
+        )
         self._sync._hub.listeners.append(on_change)
 
     def _soon(self, fn: Callable[..., None], *args: Any) -> None:
@@ -194,7 +248,7 @@ class Elector:
         on as a follower. Returns whether this node led."""
         return await asyncio.to_thread(self._sync.handover, to_node)
 
-    async def fenced(self) -> Transaction:
+    async def fenced(self) -> FencedTransaction:
         """:meth:`mysqlleader.Elector.fenced` in a worker thread. The transaction's own calls
         block: run them with ``asyncio.to_thread`` too."""
         return await asyncio.to_thread(self._sync.fenced)
@@ -244,12 +298,17 @@ class Elector:
         return Events(self._queues)
 
     async def run_while_leader(self, work: Callable[[], Awaitable[T]]) -> T:
-        """Waits for leadership, then runs ``await work()``; the moment the core says leadership
-        of that term ended (lost seat, deadline passed without a renew, resigned, handed over, shut down,
-        failed) the work is cancelled and :class:`LeadershipLostError` (``.term``, ``.reason``)
-        is raised. Returns the work's result when it finished while this node still led; an
+        """Waits for leadership, then runs ``await work()`` in a task of its own; the moment the
+        core says leadership of that term ended (lost seat, deadline passed without a renew,
+        resigned, handed over, shut down, failed) the work is cancelled and, once it has finished (its
+        ``finally`` blocks have run), :class:`LeadershipLostError` (``.term``, ``.reason``) is
+        raised. Returns the work's result when it finished while this node still led; an
         exception of the work passes through. :class:`ElectorStoppedError` when the node no
-        longer campaigns (resigned, or its task failed). Cancelling this call cancels the work."""
+        longer campaigns (resigned, or its task failed).
+
+        Cancelling this call (``task.cancel()``, ``asyncio.timeout``, ``asyncio.wait_for``)
+        cancels the work and waits for it to finish before the cancellation goes on: when this
+        call has returned or raised, the work is over."""
         if not await self.wait_for_leadership():
             raise ElectorStoppedError("the elector no longer campaigns (it resigned, or its task failed): this node will not lead")
         term = self._sync.term
@@ -264,10 +323,10 @@ class Elector:
                     reason = ended.result() or StopReason.SHUTDOWN
                 except InvalidStateError:  # closed meanwhile
                     reason = StopReason.SHUTDOWN
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                await _cancel_and_wait(task)
                 raise LeadershipLostError(term, reason)
             return task.result()
         finally:
-            for future in (task, ended):
-                future.cancel()
+            # Cancelled from outside, or leaving: the work and the watcher are over before this
+            # call is (a cancellation that comes meanwhile is raised once they are).
+            await _cancel_and_wait(task, ended)

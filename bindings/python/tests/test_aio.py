@@ -197,3 +197,88 @@ def test_async_run_while_leader_reason_and_not_campaigning(url: str, service: st
                 await a.run_while_leader(work)
 
     asyncio.run(main())
+
+
+def test_run_while_leader_cancelled_from_outside_waits_for_the_work(url: str, service: str) -> None:
+    """Issue 26, item 6: cancelled from outside (``task.cancel()``, ``asyncio.wait_for``,
+    ``asyncio.timeout``), run_while_leader returns only once the cancelled work has finished:
+    its ``finally`` (which itself awaits) ran before run_while_leader raised. Before, it raised
+    at once and the work's clean-up ran later."""
+
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=3) as a:
+            log: List[str] = []
+            started = asyncio.Event()
+
+            async def work() -> None:
+                started.set()
+                try:
+                    await asyncio.sleep(60)
+                finally:
+                    await asyncio.sleep(0.2)  # a clean-up that awaits (closing a connection, ...)
+                    log.append("work's finally")
+
+            async def run() -> None:
+                try:
+                    await a.run_while_leader(work)
+                finally:
+                    log.append("run_while_leader ended")
+
+            expected = ["work's finally", "run_while_leader ended"]
+
+            # 1. task.cancel(), twice: the second cancel does not cut the work's clean-up short.
+            runner = asyncio.ensure_future(run())
+            await asyncio.wait_for(started.wait(), 20)
+            runner.cancel()
+            await asyncio.sleep(0.05)
+            runner.cancel()
+            done, _ = await asyncio.wait({runner}, timeout=10)
+            assert done and runner.cancelled(), "the cancellation goes on once the work has finished"
+            assert log == expected, log
+
+            # 2. asyncio.wait_for: TimeoutError after the work's finally.
+            log.clear()
+            started.clear()
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(run(), 1.0)
+            assert started.is_set() and log == expected, log
+
+            # 3. asyncio.timeout (Python 3.11 and later).
+            timeout = getattr(asyncio, "timeout", None)
+            if timeout is not None:
+                log.clear()
+                started.clear()
+                with pytest.raises(TimeoutError):
+                    async with timeout(1.0):
+                        await run()
+                assert started.is_set() and log == expected, log
+
+            # Still the leader of the same term: only the work was cancelled.
+            assert a.is_leader and a.term == 1
+
+    asyncio.run(main())
+
+
+def test_run_while_leader_lost_waits_for_the_cancelled_work(url: str, service: str, client: mysqlleader.Client) -> None:
+    """When leadership ends, the work is cancelled, and LeadershipLostError comes once its
+    ``finally`` has run (also when that clean-up awaits)."""
+
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=3) as a:
+            log: List[str] = []
+
+            async def work() -> None:
+                try:
+                    await asyncio.to_thread(client.force_leader, service, "other", 10)
+                    await asyncio.sleep(60)
+                finally:
+                    await asyncio.sleep(0.2)
+                    log.append("work's finally")
+
+            with pytest.raises(mysqlleader.LeadershipLostError) as lost:
+                await asyncio.wait_for(a.run_while_leader(work), 20)
+            log.append("raised")
+            assert lost.value.reason is mysqlleader.StopReason.LOST_SEAT
+            assert log == ["work's finally", "raised"], log
+
+    asyncio.run(main())

@@ -42,3 +42,43 @@ def test_leadership_is_logged(url: str, service: str, caplog: pytest.LogCaptureF
         assert e.wait_for_leadership(10)
     messages = [r.getMessage() for r in caplog.records if r.name == "mysqlleader"]
     assert any("started leading" in m for m in messages), messages
+
+
+def test_records_carry_service_node_and_term_as_extras(url: str, service: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 26, item 8: the library's records carry ``service``, ``node`` and ``term`` as
+    attributes of the LogRecord (``extra``), not only inside the message."""
+    caplog.set_level(logging.INFO, logger="mysqlleader")
+    with mysqlleader.Elector(url, service, node_id="node a", lease=2) as e:
+        assert e.wait_for_leadership(10)
+        term = e.term
+    records = [r for r in caplog.records if r.name == "mysqlleader"]
+    started = [r for r in records if r.getMessage().startswith("started leading")]
+    assert len(started) == 1, [r.getMessage() for r in records]
+    record = started[0]
+    assert getattr(record, "service") == service
+    assert getattr(record, "node") == "node a", "a node id with a space in it"
+    assert getattr(record, "term") == term and isinstance(getattr(record, "term"), int)
+    assert getattr(record, "mysqlleader_fields")["term"] == str(term)
+    # A record without a term: the attribute is there, None.
+    begun = [r for r in records if r.getMessage().startswith("elector started")]
+    assert begun and getattr(begun[0], "service") == service and getattr(begun[0], "term") is None
+    # The attributes work in a format string.
+    line = logging.Formatter("%(levelname)s %(service)s/%(node)s@%(term)s %(message)s").format(record)
+    assert line.startswith(f"INFO {service}/node a@{term} started leading"), line
+
+
+def test_debug_records_are_forwarded(url: str, service: str, caplog: pytest.LogCaptureFixture) -> None:
+    """DEBUG records reach ``logging`` when the logger is enabled for DEBUG (a failed call after
+    the first is logged at DEBUG), with their extras; none when it is not."""
+    bad = with_password(url, "pw-not-the-password")
+    caplog.set_level(logging.INFO, logger="mysqlleader")
+    with mysqlleader.Elector(bad, service, node_id="a", lease=1, retry_interval=0.05):
+        time.sleep(0.6)
+    assert not [r for r in caplog.records if r.levelno == logging.DEBUG]
+    caplog.clear()
+    caplog.set_level(logging.DEBUG, logger="mysqlleader")
+    with mysqlleader.Elector(bad, service + "-d", node_id="a", lease=1, retry_interval=0.05):
+        time.sleep(0.6)
+    again = [r for r in caplog.records if r.levelno == logging.DEBUG and "failed again" in r.getMessage()]
+    assert again, [r.getMessage() for r in caplog.records]
+    assert getattr(again[0], "service") == service + "-d"

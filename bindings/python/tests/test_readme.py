@@ -1,5 +1,6 @@
 """The README's example runs as written: two nodes one after the other, each sending the
-invoice with a fenced write at its own term."""
+invoice with a fenced write at its own term. The schema is migrated first, once, as the
+operator does (the README's examples do not migrate: the application's account may not)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from conftest import Database, query
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def example(marker: str = "mysqlleader.migrate(url)") -> str:
+def example(marker: str = '"billing", node_id=node') -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     found = [b for b in blocks if marker in b]
     assert len(found) == 1, f"the README has one example with {marker}"
@@ -22,6 +23,9 @@ def example(marker: str = "mysqlleader.migrate(url)") -> str:
 
 
 def test_the_readme_example_runs(fresh_db: Database, tmp_path: Path) -> None:
+    import mysqlleader
+
+    mysqlleader.migrate(fresh_db.url)  # the operator, once
     script = tmp_path / "billing.py"
     script.write_text(example(), encoding="utf-8")
     env = dict(os.environ, MYSQLLEADER_URL=fresh_db.url)
@@ -49,3 +53,15 @@ def test_the_readme_asyncio_example_runs(fresh_db: Database, tmp_path: Path) -> 
     assert "r-1: STARTED_LEADING term=1" in result.stdout, result.stdout
     ended = query(fresh_db.url, "SELECT term, ended_how FROM leader_election_history ORDER BY term")
     assert ended == [(1, "resigned")]
+
+
+def test_the_readme_examples_do_not_migrate() -> None:
+    """Issue 26: every copy of a program calling migrate() fails for the documented ``--role
+    app`` account; the schema is the operator's to install, once."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert blocks
+    calling = [b for b in blocks if re.search(r"\bmigrate\(", b)]
+    assert not calling, f"README examples that call migrate(): {calling}"
+    example_py = Path(__file__).resolve().parents[3] / "examples" / "python" / "elect.py"
+    text = example_py.read_text(encoding="utf-8")
+    assert re.search(r"if args\.migrate:\s*\n\s*mysqlleader\.migrate\(url\)", text), "elect.py migrates only behind --migrate"

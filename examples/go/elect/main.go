@@ -3,12 +3,19 @@
 // its term), resigns and exits 0. After `cargo build --release --lib` in the repository root:
 //
 //	cd examples/go/elect && go build      # go.mod points at ../../../bindings/go
+//	mysqlleader --url mysql://admin:secret@127.0.0.1:3306/app migrate    # once, as the operator
 //	MYSQLLEADER_URL=mysql://app:secret@127.0.0.1:3306/app ./elect
+//
+// The election schema is installed once per database by an operator, before any copy of the
+// program runs (`mysqlleader migrate`). The application's account (`mysqlleader grant ACCOUNT
+// --role app`) may not install it, so the program does not migrate, except with -migrate, for a
+// development database whose account may (scripts/test-go.sh uses that).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -24,6 +31,8 @@ func main() {
 }
 
 func run() error {
+	migrate := flag.Bool("migrate", false, "install the election schema first (a development database; in production an operator runs `mysqlleader migrate` once)")
+	flag.Parse()
 	url := os.Getenv("MYSQLLEADER_URL") // mysql://user:pass@host:port/database
 	if url == "" {
 		url = os.Getenv("MYSQLLEADER_TEST_URL")
@@ -34,14 +43,17 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds every call
 	defer cancel()
 
-	// 1. A client (a connection pool), and the election schema: cheap when already current.
+	// 1. A client (a connection pool). The election schema: installed by the operator
+	//    (`mysqlleader migrate`); here only with -migrate (cheap when already current).
 	client, err := mysqlleader.Open(url)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	if _, err := client.Migrate(ctx); err != nil {
-		return err
+	if *migrate {
+		if _, err := client.Migrate(ctx); err != nil {
+			return err
+		}
 	}
 	// An application table for the example (DDL: in a plain transaction, never a fenced one).
 	tx, err := client.BeginTx(ctx)
