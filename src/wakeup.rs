@@ -123,8 +123,15 @@ async fn run(pool: Pool, service_id: String, retry_interval: Duration, mut role:
         if started.elapsed() >= RESTART_LAST {
             pause = RESTART_FIRST;
         }
-        tracing::info!(service = %service_id, error = %e, pause_ms = pause.as_millis() as u64,
-                       "wake-up lock lost; followers poll until it is back");
+        // Once at INFO (the lock worked before, or the first failure); each later step of the
+        // backoff of a lock that keeps failing (a node that cannot connect) only at DEBUG.
+        if pause == RESTART_FIRST {
+            tracing::info!(service = %service_id, error = %e, pause_ms = pause.as_millis() as u64,
+                           "wake-up lock lost; followers poll until it is back");
+        } else {
+            tracing::debug!(service = %service_id, error = %e, pause_ms = pause.as_millis() as u64,
+                            "wake-up lock still unavailable; followers poll");
+        }
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = elector_gone(&mut role) => return,

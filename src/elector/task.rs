@@ -449,6 +449,7 @@ impl<B: Backend> Task<B> {
     /// the lease in the database, and stops campaigning.
     /// `limit` bounds the resign call (the request timeout, or what is left of a shutdown's).
     async fn resign(&mut self, reason: StopReason, limit: Instant) -> Result<bool> {
+        let was_leading = self.seat().leading;
         self.apply(Input::Stop(reason));
         self.state.send_modify(|s| s.campaigning = false);
         let config = self.config.clone();
@@ -468,7 +469,12 @@ impl<B: Backend> Task<B> {
                 Ok(r.resigned)
             }
             Err(e) => {
-                tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed; the lease will lapse");
+                // Worth a warning only from a node that led: a follower's resign has no lease to end.
+                if was_leading {
+                    tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed; the lease will lapse");
+                } else {
+                    tracing::debug!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed (this node did not lead)");
+                }
                 Err(e)
             }
         }
@@ -542,6 +548,11 @@ impl<B: Backend> Task<B> {
             match &event {
                 Event::StartedLeading { term, .. } => {
                     tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, "started leading")
+                }
+                // Losing a term for lack of a renew (the database unreachable or slow) or a failure
+                // is a warning; a resign, handover, shutdown or another node's takeover is news.
+                Event::StoppedLeading { term, reason: reason @ (StopReason::DeadlinePassed | StopReason::Failed) } => {
+                    tracing::warn!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading")
                 }
                 Event::StoppedLeading { term, reason } => {
                     tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading")
