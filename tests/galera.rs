@@ -673,3 +673,83 @@ async fn galera_audit_names_who_began_and_ended_each_term_on_every_node() {
     drop((app, opa, opb));
     drop_accounts_and_database(&cluster, &db, &names, pools).await;
 }
+
+/// Handover on the cluster (issue "Handover"): electors on three different nodes; the leader's
+/// own handover and an operator's through another node both move leadership to the named node,
+/// never two leaders at one instant (named locks are local to a node, so followers poll here),
+/// and the history records `handed_over` on every node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_handover_moves_leadership_to_the_named_node_with_no_overlap() {
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "handover").await;
+    let electors: Vec<Elector> = (0..3)
+        .map(|i| {
+            Elector::builder(pools[i].clone(), "galera-ho")
+                .node_id(format!("ho-node{}", i + 1))
+                .lease(LEASE)
+                .renew_interval(RENEW)
+                .retry_interval(RETRY)
+                .resign_on_drop(false)
+                .start()
+                .unwrap()
+        })
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let gaps: Gaps = Default::default();
+    let watcher = monitor(electors.iter().map(|e| e.watch()).collect(), stop.clone(), gaps.clone());
+    let (leader, _) = leader_within(&electors, Duration::from_secs(20)).await;
+
+    // 1. The leader's own handover, to the elector after the next.
+    let to = (leader + 2) % 3;
+    let term = electors[leader].term();
+    let t0 = Instant::now();
+    assert!(electors[leader].handover(electors[to].node_id()).await.unwrap());
+    assert!(!electors[leader].is_leader());
+    let (now, took) = leader_within(&electors, FAULT_BOUND).await;
+    println!("leader-initiated handover on Galera: {} -> {} in {took:?}", electors[leader].node_id(), electors[now].node_id());
+    assert_eq!(now, to, "the named node leads");
+    assert_eq!(electors[now].term(), term + 1);
+    assert!(t0.elapsed() < LEASE, "within the retry interval of the named node's poll, not a lease");
+
+    // 2. An operator's handover through a third node's connection.
+    let leader = now;
+    let to = (leader + 1) % 3;
+    let through = (leader + 2) % 3;
+    let t0 = Instant::now();
+    let seat = procedures::handover(&pools[through], "galera-ho", electors[to].node_id()).await.unwrap();
+    assert!(!seat.is_leader);
+    loop {
+        if electors[to].is_leader() {
+            break;
+        }
+        assert!(t0.elapsed() < FAULT_BOUND, "the named node did not lead within {FAULT_BOUND:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    println!("operator-initiated handover on Galera (through node {}): in {:?}", through + 1, t0.elapsed());
+
+    stop.store(true, Ordering::SeqCst);
+    watcher.await.expect("never two leaders at one instant");
+    for (i, p) in pools.iter().enumerate() {
+        let mut c = p.get_conn().await.unwrap();
+        // Read what the cluster committed, on this node too.
+        c.query_drop("SET SESSION wsrep_sync_wait = 1").await.unwrap();
+        let handed: i64 = c
+            .query_first("SELECT COUNT(*) FROM leader_election_history WHERE service_id = 'galera-ho' AND ended_how = 'handed_over'")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(handed, 2, "node {}: both handovers in the history", i + 1);
+    }
+    for e in electors {
+        e.shutdown().await.unwrap();
+    }
+    let admin = pool(&cluster.urls[0]);
+    let mut c = admin.get_conn().await.unwrap();
+    c.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await.unwrap();
+    drop(c);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+    admin.disconnect().await.unwrap();
+}
