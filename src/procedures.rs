@@ -241,6 +241,36 @@ where
     Ok(Resign { resigned: flag(&row, "resigned")?, term: col(&row, "term")? })
 }
 
+/// One seat renewed by [`renew_seats`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatRenewal {
+    pub service_id: String,
+    /// The seat's term (kept: a renew never raises it).
+    pub term: u64,
+    /// The new lease, measured on the database's clock.
+    pub lease_remaining: Duration,
+}
+
+/// `CALL renew_seats(node_id, lease_ms, service_ids)`: one renew, in one statement, of every seat
+/// in `service_ids` that `node_id` holds with a valid lease (the building block of one node
+/// leading many services over one connection). A seat missing from the answer was not renewed
+/// (taken over, forced, handed over, expired, or its access not settled by the seat's copy):
+/// send `campaign` for it, which decides it as always.
+pub async fn renew_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatRenewal>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let ids = serde_json::to_string(service_ids).map_err(|e| Error::invalid("service_ids", e.to_string()))?;
+    let sql = inline_params("CALL renew_seats(?, ?, ?)", &(node_id, lease_ms(lease)?, ids).into())?;
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter()
+        .map(|row| {
+            Ok(SeatRenewal { service_id: col(row, "service_id")?, term: col(row, "term")?, lease_remaining: millis(row, "lease_remaining_ms")? })
+        })
+        .collect()
+}
+
 /// `CALL handover(service_id, to_node)` (operator role): ends the current term now (it ends
 /// `handed_over`), vacates the seat and reserves it for `to_node` for one lease, so that only
 /// `to_node` may take it, at its next campaign; nothing changes when `to_node` leads already.
@@ -741,8 +771,8 @@ impl Role {
     /// transaction holding that lock would stop every renew.
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
-            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to"],
-            Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to",
+            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats"],
+            Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
                                 "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",

@@ -740,5 +740,7 @@ async fn grant_apply_without_grant_option_says_what_is_missing() {
     assert!(out.stderr.contains("GRANT OPTION"), "{}", out.stderr);
     admin.query_drop(format!("DROP USER IF EXISTS '{installer}'@'%'")).await.unwrap();
     admin.query_drop("DROP USER IF EXISTS 'someapp'@'%'").await.unwrap();
+    // Back to the pool first: dropping the database waits for every pooled connection.
+    drop(admin);
     db.drop_db().await;
 }

@@ -115,6 +115,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_reserve_seat",
     Procedure "routines" "leader_election_status",
     Procedure "routines" "reelect",
+    Procedure "routines" "renew_seats",
     Procedure "routines" "resign",
     Procedure "routines" "resign_to",
     Procedure "routines" "set_expiry_event",

@@ -1,0 +1,77 @@
+-- renew_seats: one renew for many seats of one node (issue "Sessions"). Renews, in one
+-- statement, the lease of every seat in p_service_ids (a JSON array of service ids) that
+-- p_node_id holds with a valid lease, each at its own term (kept: a renew never raises a term),
+-- writing no history (as campaign's renew). A seat is renewed only where the account's access
+-- is settled by the seat's copy (sql/V8__access_copy_on_the_seat.sql): a seat with no copy, or a
+-- service outside the account's patterns, is left alone, like one taken over, forced, handed
+-- over or expired; the caller sends campaign for each seat missing from the result, which
+-- decides it as always.
+-- Result: one row per renewed seat (none when nothing was renewed): service_id, term,
+-- lease_remaining_ms (the new lease, measured on the database's clock).
+-- A transaction of its own, as campaign: what the caller left open is committed first (inside
+-- an XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction. The renew waits at most 1 s for row locks.
+CREATE PROCEDURE renew_seats(
+    IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_lease_ms    DECIMAL(65,30),
+    IN p_service_ids LONGTEXT CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: renew many seats of one node in one statement'
+BEGIN
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+    DECLARE v_access   VARCHAR(80);
+    DECLARE v_needle   VARBINARY(402);
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+            SET SESSION innodb_lock_wait_timeout = COALESCE(v_wait, @@session.innodb_lock_wait_timeout);
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('renew_seats');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
+
+    CALL leader_election_check_id('node_id', p_node_id);
+    CALL leader_election_check_lease(p_lease_ms);
+    IF p_service_ids IS NULL OR JSON_VALID(p_service_ids) = 0 OR JSON_TYPE(p_service_ids) <> 'ARRAY' THEN
+        SIGNAL SQLSTATE '45000'
+            SET MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
+    END IF;
+    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms,
+        v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
+    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
+
+    SET v_wait = @@session.innodb_lock_wait_timeout;
+    SET SESSION innodb_lock_wait_timeout = 1;
+    START TRANSACTION;
+    SET v_now = UTC_TIMESTAMP(6);
+    -- The list drives the join: one primary-key lookup per listed service (never a scan).
+    UPDATE JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      JOIN leader_election e ON e.service_id = CAST(j.sid AS BINARY)
+       SET e.lease_ms = v_lease_ms, e.renewed_at = v_now,
+           e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+    COMMIT;
+    SET SESSION innodb_lock_wait_timeout = v_wait;
+
+    SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
+           e.term,
+           TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms
+      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      JOIN leader_election e ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id = v_nid AND e.renewed_at = v_now
+     ORDER BY e.service_id;
+    IF @@session.autocommit = 0 THEN
+        COMMIT;
+    END IF;
+END;
