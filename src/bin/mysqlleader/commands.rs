@@ -660,15 +660,28 @@ pub async fn event(ctx: &Ctx, action: EventAction, as_json: bool) -> Result<Stat
 
 // ---- watch ----
 
-fn watch_line(service: &str, c: &procedures::CurrentLeader, as_json: bool) {
+/// How the last term of a vacant seat ended (`handed_over`, `resigned`, ...), when the account
+/// may read the history (operator, observer); `None` otherwise or when it is still open.
+async fn last_end(db: &Db, service: &str) -> Option<String> {
+    let terms = procedures::recent_terms(&db.pool, service, 1).await.ok()?;
+    terms.into_iter().next()?.ended_how
+}
+
+fn watch_line(service: &str, c: &procedures::CurrentLeader, ended_how: Option<&str>, as_json: bool) {
     if as_json {
-        print_json(&json!({
+        let mut line = json!({
             "service_id": service,
             "leader_id": c.leader_id,
             "term": c.term,
             "lease_remaining_ms": c.lease_remaining.as_millis() as u64,
             "observed_at": crate::output::now_rfc3339_utc(),
-        }));
+        });
+        if let Some(how) = ended_how {
+            line["ended_how"] = json!(how);
+        }
+        print_json(&line);
+    } else if let (None, Some(how)) = (&c.leader_id, ended_how) {
+        say!("{}  {service}: no leader (term {} ended: {how}); the seat is vacant", time_of_day_utc(), c.term);
     } else {
         match &c.leader_id {
             Some(leader) => say!(
@@ -706,7 +719,8 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
     if last.term == 0 {
         eprintln!("mysqlleader: nobody has led {service} yet: waiting for its first leader");
     } else {
-        watch_line(service, &last, as_json);
+        let how = if last.leader_id.is_none() { last_end(&db, service).await } else { None };
+        watch_line(service, &last, how.as_deref(), as_json);
     }
     let mut failing = false;
     loop {
@@ -728,7 +742,10 @@ pub async fn watch(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, Cl
                     failing = false;
                 }
                 if c.leader_id != last.leader_id || c.term != last.term {
-                    watch_line(service, &c, as_json);
+                    // A vacant seat: say how its term ended (a handover, a resign, ...) where the
+                    // account may read the history.
+                    let how = if c.leader_id.is_none() { last_end(&db, service).await } else { None };
+                    watch_line(service, &c, how.as_deref(), as_json);
                 }
                 last = c;
             }
