@@ -430,12 +430,22 @@ pub(crate) fn record_migration_sql(table: &str, version: i64, name: &str, checks
 
 // ---- The wake-up lock (used by `crate::wakeup`) ----
 //
-// A named lock per database and service, `mysqlleader.` + 40 hex digits of SHA1(db/service)
-// (named locks are limited to 64 characters). It carries no authority: it only wakes followers.
+// A named lock per database and service, named by `leader_election_wakeup_name`: `mysqlleader.`
+// and 40 hex digits of SHA-256 of the schema's secret, the database and the service (named locks
+// are limited to 64 characters), so that only accounts allowed on the service can know it. It
+// carries no authority: it only wakes followers.
 
-const WAKEUP_LOCK_NAME: &str = "CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(COALESCE(DATABASE(), ''), '/', ?)), 40))";
+/// The name of the wake-up lock of `service_id` (`CALL leader_election_wakeup_name`).
+pub(crate) async fn wakeup_lock_name(conn: &mut mysql_async::Conn, service_id: &str) -> Result<String> {
+    let row = call_row(&mut *conn, "CALL leader_election_wakeup_name(?)", (service_id,).into()).await?;
+    let name: String = col(&row, "lock_name")?;
+    // Written into statements as a literal: only the characters the routine makes.
+    if name.len() > 64 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.') {
+        return Err(Error::Server { code: 0, state: "HY000".into(), message: format!("unexpected wake-up lock name {name:?}") });
+    }
+    Ok(name)
+}
 
-/// False on a Galera node, where named locks are local to one node and so cannot wake others.
 pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Result<bool> {
     let wsrep: Option<(String, String)> =
         "SHOW VARIABLES LIKE 'wsrep_on'".first(&mut *conn).await.map_err(Error::from_mysql)?;
@@ -444,9 +454,10 @@ pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Resul
 
 /// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock; false when the wait
 /// timed out or was interrupted by [`kill_query`] (error 1317, or NULL).
-pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, service_id: &str, wait_s: u32) -> Result<bool> {
-    let sql = format!("SELECT GET_LOCK({WAKEUP_LOCK_NAME}, ?)");
-    match inline_params(&sql, &(service_id, wait_s).into())?.first::<Option<i64>, _>(&mut *conn).await {
+/// `name` comes from [`wakeup_lock_name`].
+pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, name: &str, wait_s: u32) -> Result<bool> {
+    let sql = format!("SELECT GET_LOCK('{name}', {wait_s})");
+    match sql.as_str().first::<Option<i64>, _>(&mut *conn).await {
         Ok(got) => Ok(got.flatten() == Some(1)),
         Err(mysql_async::Error::Server(e)) if e.code == 1317 => Ok(false),
         Err(e) => Err(Error::from_mysql(e)),
@@ -482,16 +493,15 @@ pub(crate) async fn keepalive(conn: &mut mysql_async::Conn) -> Result<()> {
 }
 
 /// Whether any connection holds the lock now.
-pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, service_id: &str) -> Result<bool> {
-    let sql = format!("SELECT IS_USED_LOCK({WAKEUP_LOCK_NAME})");
-    let holder: Option<Option<u64>> =
-        inline_params(&sql, &(service_id,).into())?.first(&mut *conn).await.map_err(Error::from_mysql)?;
+pub(crate) async fn wakeup_lock_held(conn: &mut mysql_async::Conn, name: &str) -> Result<bool> {
+    let sql = format!("SELECT IS_USED_LOCK('{name}')");
+    let holder: Option<Option<u64>> = sql.as_str().first(&mut *conn).await.map_err(Error::from_mysql)?;
     Ok(holder.flatten().is_some())
 }
 
-pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, service_id: &str) -> Result<()> {
-    let sql = format!("DO RELEASE_LOCK({WAKEUP_LOCK_NAME})");
-    inline_params(&sql, &(service_id,).into())?.ignore(&mut *conn).await.map_err(Error::from_mysql)
+pub(crate) async fn wakeup_lock_release(conn: &mut mysql_async::Conn, name: &str) -> Result<()> {
+    let sql = format!("DO RELEASE_LOCK('{name}')");
+    sql.as_str().ignore(&mut *conn).await.map_err(Error::from_mysql)
 }
 
 // =====================================================================================
@@ -771,9 +781,10 @@ impl Role {
     /// transaction holding that lock would stop every renew.
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
-            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats"],
+            Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
+                           "leader_election_wakeup_name"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                                "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
+                                "leader_election_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

@@ -155,6 +155,19 @@ async fn serve(
         let _ = conn.disconnect().await;
         return Ok(());
     }
+    // The lock's name carries the schema's secret (sql/V12__wakeup_secret.sql): asked once.
+    let name = match procedures::wakeup_lock_name(&mut conn, service_id).await {
+        Ok(name) => name,
+        Err(e) if e.is_permanent() => {
+            // An account granted before V12 may not call the routine yet (run `mysqlleader grant`
+            // again): the election works without the accelerator, followers poll.
+            tracing::info!(service = %service_id, error = %e, "wake-up lock off: its name is not available to this account");
+            let _ = conn.disconnect().await;
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let name = name.as_str();
     let keepalive = keepalive_interval(&mut conn).await?;
     let mut holding = false;
     // How soon to look again when the lock is not where it should be: a cheap read.
@@ -172,7 +185,7 @@ async fn serve(
                     if !holding {
                         // Waits out followers that pass the lock on as they wake (milliseconds);
                         // a frozen former leader may hold it longer: then try again soon.
-                        holding = procedures::wakeup_lock_get(&mut conn, service_id, WAIT_S).await?;
+                        holding = procedures::wakeup_lock_get(&mut conn, name, WAIT_S).await?;
                     }
                     if holding {
                         tokio::select! {
@@ -189,7 +202,7 @@ async fn serve(
                 }
                 Role::Following { .. } | Role::Idle => {
                     if holding {
-                        procedures::wakeup_lock_release(&mut conn, service_id).await?;
+                        procedures::wakeup_lock_release(&mut conn, name).await?;
                         holding = false;
                     }
                     if current == Role::Idle {
@@ -197,7 +210,7 @@ async fn serve(
                         if role.changed().await.is_err() { return Ok(()) }
                         continue;
                     }
-                    if !procedures::wakeup_lock_held(&mut conn, service_id).await? {
+                    if !procedures::wakeup_lock_held(&mut conn, name).await? {
                         // Nobody to wait for yet (a new leader takes the lock within
                         // milliseconds of winning): look again shortly, then less often.
                         tokio::select! {
@@ -211,14 +224,14 @@ async fn serve(
                     let until = match current { Role::Following { until } => until, _ => Instant::now() };
                     let wait_s = until.saturating_duration_since(Instant::now()).as_secs_f64().ceil().clamp(1.0, MAX_FOLLOW_WAIT_S as f64) as u32;
                     shared.watching.store(true, Ordering::SeqCst);
-                    let got = wait_while_wanted(&mut conn, service_id, wait_s, role).await;
+                    let got = wait_while_wanted(&mut conn, service_id, name, wait_s, role).await;
                     shared.watching.store(false, Ordering::SeqCst);
                     if got? {
                         if *role.borrow() == Role::Leading {
                             // Promoted during the wait: this is the lock a leader holds.
                             holding = true;
                         } else {
-                            procedures::wakeup_lock_release(&mut conn, service_id).await?;
+                            procedures::wakeup_lock_release(&mut conn, name).await?;
                             if role.borrow().following() {
                                 shared.wake.notify_one();
                             }
@@ -261,11 +274,12 @@ async fn keepalive_interval(conn: &mut mysql_async::Conn) -> crate::Result<Durat
 async fn wait_while_wanted(
     conn: &mut mysql_async::Conn,
     service_id: &str,
+    name: &str,
     wait_s: u32,
     role: &mut watch::Receiver<Role>,
 ) -> crate::Result<bool> {
     let (opts, connection_id) = (conn.opts().clone(), conn.id());
-    let wait = procedures::wakeup_lock_get(conn, service_id, wait_s);
+    let wait = procedures::wakeup_lock_get(conn, name, wait_s);
     tokio::pin!(wait);
     loop {
         tokio::select! {

@@ -262,3 +262,36 @@ async fn the_history_is_pruned_by_age_and_only_by_an_unlimited_operator() {
     drop_users(&mut admin, &[&limited, &free]).await;
     db.drop_db().await;
 }
+
+/// The wake-up lock's name carries the schema's secret (V12): a tenant gets the name only for its
+/// own services, cannot read the secret, and so cannot squat on another tenant's lock (which
+/// would make its followers wait for the lease's end instead of waking at a resign).
+#[tokio::test]
+async fn the_wakeup_lock_name_is_only_for_accounts_allowed_on_the_service() {
+    let db = TestDb::migrated("trust_wakeup").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (ua, ub) = (format!("wa_{tag}"), format!("wb_{tag}"));
+    let mut a = account(&mut admin, &db, &ua, Role::App, &["billing%"]).await;
+    let mut b = account(&mut admin, &db, &ub, Role::App, &["payroll%"]).await;
+    let name = call_text(&mut a, "CALL leader_election_wakeup_name('billing_eu')").await.expect("its own service");
+    let name = name.text("lock_name").expect("a name");
+    assert!(name.starts_with("mysqlleader.") && name.len() <= 64, "{name}");
+    let again = call_text(&mut a, "CALL leader_election_wakeup_name('billing_eu')").await.unwrap().text("lock_name");
+    assert_eq!(again.as_deref(), Some(name.as_str()), "the same name every time");
+    let other = call_text(&mut a, "CALL leader_election_wakeup_name('billing_us')").await.unwrap().text("lock_name");
+    assert_ne!(other.as_deref(), Some(name.as_str()), "one name per service");
+    let refused = call_text(&mut b, "CALL leader_election_wakeup_name('billing_eu')").await.expect_err("another tenant's service");
+    assert_eq!(refused.state, "45002", "{refused:?}");
+    let secret = call_text(&mut b, "SELECT secret FROM leader_election_secret").await.expect_err("no role reads the secret");
+    assert_eq!(secret.code, 1142, "{secret:?}");
+    // Not the name of the versions before V12, which anyone could compute.
+    let old: String = admin
+        .query_first("SELECT CONCAT('mysqlleader.', LEFT(SHA1(CONCAT(DATABASE(), '/', 'billing_eu')), 40))")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(old, name);
+    drop_users(&mut admin, &[&ua, &ub]).await;
+    db.drop_db().await;
+}

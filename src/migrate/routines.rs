@@ -114,6 +114,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_refuse_xa",
     Procedure "routines" "leader_election_reserve_seat",
     Procedure "routines" "leader_election_status",
+    Procedure "routines" "leader_election_wakeup_name",
     Procedure "routines" "reelect",
     Procedure "routines" "renew_seats",
     Procedure "routines" "resign",
