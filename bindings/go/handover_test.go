@@ -108,6 +108,14 @@ func TestClientHandover(t *testing.T) {
 	if r, err := c.AmILeader(ctx, s, "a"); err != nil || r.IsLeader {
 		t.Fatalf("AmILeader(a) after the handover = %+v, %v", r, err)
 	}
+	// b may take the seat once the displaced leader's renew has seen the handover (or its lease
+	// has run out): before, b waits; a's campaign is that renew.
+	if r, err := c.Campaign(ctx, s, "b", 20*time.Second); err != nil || r.IsLeader {
+		t.Fatalf("Campaign(b) before a's renew = %+v, %v; b waits for it", r, err)
+	}
+	if r, err := c.Campaign(ctx, s, "a", 20*time.Second); err != nil || r.IsLeader {
+		t.Fatalf("Campaign(a) = %+v, %v; a's renew sees the handover", r, err)
+	}
 	if r, err := c.Campaign(ctx, s, "c", 20*time.Second); err != nil || r.IsLeader {
 		t.Fatalf("Campaign(c) = %+v, %v; the seat is reserved for b", r, err)
 	}

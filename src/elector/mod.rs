@@ -26,7 +26,10 @@
 //!    whose leader resigned or vanished); a refusal of this node's term reported by its own
 //!    fenced transaction → step down, then campaign at once; the next call's time → 1.
 //! 6. **Commands**: `resign` steps down locally first, then ends the lease in the database and
-//!    stops campaigning (the node keeps observing); `shutdown` does the same (resigning when
+//!    stops campaigning (the node keeps observing); `handover` steps down locally first, then
+//!    ends the term with the seat reserved for the named node (`resign_to`), lets go of the
+//!    wake-up lock, and keeps campaigning, its next call a quarter renew interval later (by then
+//!    the named node leads); `shutdown` does the same (resigning when
 //!    `resign_on_drop`), publishes [`Event::ElectorStopped`] and ends the task.
 //!
 //! If the task ends for any other reason (a panic), a supervisor publishes that: not leading, not

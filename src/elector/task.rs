@@ -225,6 +225,7 @@ pub(super) fn spawn_with<B: Backend>(
         late_reported: false,
         metrics,
         pending: None,
+        look_at: None,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -312,6 +313,8 @@ struct Task<B: Backend> {
     /// A command that arrived while a call was in flight (see [`Task::call_or_command`]): handled
     /// at step 6 before waiting for anything else.
     pending: Option<Option<Command>>,
+    /// When to call next instead of at once, once (set after a handover).
+    look_at: Option<Instant>,
 }
 
 impl<B: Backend> Task<B> {
@@ -319,7 +322,13 @@ impl<B: Backend> Task<B> {
         tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
         loop {
             let campaigning = self.state.borrow().campaigning;
-            let next = if campaigning { self.campaign().await } else { self.observe().await };
+            // After a handover: the first look at the seat a little later, when the named node
+            // has had time to take it (so this node learns who leads, not a vacant seat).
+            let next = match self.look_at.take() {
+                Some(at) => at,
+                None if campaigning => self.campaign().await,
+                None => self.observe().await,
+            };
             // 5. Wait for a command, the step-down time, a wake-up, or the next call.
             let seat = self.seat();
             let step_down_at = seat.valid_until.filter(|_| seat.leading).map(|d| self.step_down_at(d));
@@ -373,6 +382,9 @@ impl<B: Backend> Task<B> {
                 Some(Some(Command::Handover { to, reply })) => {
                     let limit = Instant::now() + self.config.request_timeout;
                     let result = self.handover(&to, limit).await;
+                    if matches!(result, Ok(true)) {
+                        self.look_at = Some(Instant::now() + self.timing.renew_retry());
+                    }
                     let _ = reply.send(result);
                 }
                 Some(Some(Command::Shutdown { resign, done, deadline })) => {

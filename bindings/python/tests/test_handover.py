@@ -68,6 +68,10 @@ def test_an_operators_handover_with_the_client(client: mysqlleader.Client, url: 
     assert isinstance(seat, mysqlleader.CampaignResult)
     assert not seat.is_leader and seat.leader_id is None, seat
     assert not client.am_i_leader(service, "a").is_leader, "the old leader no longer leads"
+    # b may take the seat once the displaced leader's renew has seen the handover (or its lease
+    # has run out): before, b waits; a's campaign is that renew.
+    assert not client.campaign(service, "b", 20).is_leader, "b waits for a's renew"
+    assert not client.campaign(service, "a", 20).is_leader, "a's renew sees the handover"
     assert not client.campaign(service, "c", 20).is_leader, "the seat is reserved for b"
     taken = client.campaign(service, "b", 20)
     assert taken.is_leader and taken.leader_id == "b" and taken.term == 2, taken
