@@ -6,7 +6,7 @@
 #
 # Three copies of a tiny worker run through `mysqlleader run`; only the one whose node holds the
 # leadership in the database works. The demo crashes the leader (SIGKILL) and measures the
-# failover, then shows the operator's tools (force, reelect) and a graceful handover, and cleans
+# failover, then shows the operator's tools (force, reelect, handover) and a graceful handover, and cleans
 # up every process it started.
 #
 # The database: MYSQLLEADER_URL, else MYSQLLEADER_TEST_URL, else a throwaway mariadbd started
@@ -239,6 +239,20 @@ t0=$(now)
 ml reelect "$service" | sed 's/^/  /'
 wait_for '[ "$leader" != - ] && [ "$term" -gt "$old_term" ]'
 result "reelect: $leader won the new election, term $term, $(since "$t0") s later."
+sleep "$tick"
+
+say
+say "handover moves leadership to a node you choose, with no overlap: the term ends at once (the"
+say "old fence fails), the seat is reserved for that node, and the old leader stops its worker at"
+say "its next renew and wakes the chosen one, which alone may take the seat:"
+target=
+for n in "${!run_pid[@]}"; do [ "$n" != "$leader" ] && target=$n; done
+old_term=$term
+cmd "mysqlleader handover $service --to $target --wait"
+t0=$(now)
+ml handover "$service" --to "$target" --wait | sed 's/^/  /'
+wait_for '[ "$leader" = "$target" ] && [ "$term" -gt "$old_term" ]'
+result "handover: $target leads at term $term, $(since "$t0") s later (one renew interval at most)."
 sleep "$tick"
 show_table
 

@@ -381,7 +381,7 @@ async fn the_demo_runs_to_the_end_in_short_mode() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    for step in ["failover", "force", "reelect", "resign", "cleaned up"] {
+    for step in ["failover", "force", "reelect", "handover: ", "resign", "cleaned up"] {
         assert!(stdout.to_lowercase().contains(step), "the demo skipped {step}:\n{stdout}");
     }
     db.drop_db().await;
