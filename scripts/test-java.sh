@@ -78,7 +78,9 @@ say "$ran tests passed"
 say "mvn package; examples/java outside the repository against the jar"
 mvn "${mvn_flags[@]}" package -DskipTests
 jar=target/mysqlleader-$version.jar
-unzip -l "$jar" | grep -q ' linux-x86-64/libmysqlleader.so$' || { say "$jar lacks linux-x86-64/libmysqlleader.so"; exit 1; }
+# grep reads the whole listing (not -q): under pipefail, `unzip | grep -q` fails when grep stops
+# at the match and unzip dies writing the rest (SIGPIPE).
+unzip -l "$jar" | grep ' linux-x86-64/libmysqlleader.so$' >/dev/null || { say "$jar lacks linux-x86-64/libmysqlleader.so"; exit 1; }
 repo=$tmp/repo
 mvn -B -q install:install-file -Dfile="$jar" -DpomFile=pom.xml -DlocalRepositoryPath="$repo" \
     -DgroupId=io.mysqlleader -DartifactId=mysqlleader -Dversion="$version" -Dpackaging=jar
