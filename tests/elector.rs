@@ -6,14 +6,14 @@
 //! local deadline) is checked without any slack.
 mod common;
 
-
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysqlleader::{procedures, Elector, Error, Event, StopReason, WaitOutcome};
 use tokio::time::Instant;
+
+use common::overlap::{one_leader, watched, OverlapMonitor};
 
 const LEASE: Duration = Duration::from_millis(2000);
 const RENEW: Duration = Duration::from_millis(400);
@@ -30,54 +30,6 @@ fn elector(pool: &mysql_async::Pool, service: &str, node: &str) -> Elector {
         .resign_on_drop(false)
         .start()
         .unwrap()
-}
-
-/// Waits until exactly one of `electors` leads; returns its index.
-async fn one_leader(electors: &[&Elector], within: Duration) -> usize {
-    let until = Instant::now() + within;
-    loop {
-        let leading: Vec<usize> = (0..electors.len()).filter(|&i| electors[i].is_leader()).collect();
-        assert!(leading.len() <= 1, "two leaders at once: {leading:?}");
-        if let [i] = leading[..] {
-            return i;
-        }
-        assert!(Instant::now() < until, "no leader within {within:?}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Polls every elector every millisecond and fails on any instant with two leaders.
-struct OverlapMonitor {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<u64>,
-}
-
-impl OverlapMonitor {
-    fn start(electors: Vec<(String, tokio::sync::watch::Receiver<mysqlleader::State>)>) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut samples = 0u64;
-            while !s.load(Ordering::SeqCst) {
-                let now = Instant::now();
-                let leading: Vec<&str> = electors.iter().filter(|(_, rx)| rx.borrow().leads_at(now)).map(|(n, _)| n.as_str()).collect();
-                assert!(leading.len() <= 1, "two nodes believed they led at one instant: {leading:?}");
-                samples += 1;
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            samples
-        });
-        OverlapMonitor { stop, task }
-    }
-
-    async fn finish(self) -> u64 {
-        self.stop.store(true, Ordering::SeqCst);
-        self.task.await.expect("no overlap")
-    }
-}
-
-fn watched(e: &Elector) -> (String, tokio::sync::watch::Receiver<mysqlleader::State>) {
-    (e.node_id().to_string(), e.watch())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

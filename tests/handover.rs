@@ -6,13 +6,13 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysqlleader::{procedures, Elector, Event, StopReason};
 use tokio::time::Instant;
+
+use common::overlap::{one_leader, watched, OverlapMonitor};
 
 /// An elector whose followers poll only every 5 s: anything faster is the wake-up lock's doing.
 fn slow_poller(pool: &mysql_async::Pool, service: &str, node: &str, lease: Duration, renew: Duration) -> Elector {
@@ -25,52 +25,6 @@ fn slow_poller(pool: &mysql_async::Pool, service: &str, node: &str, lease: Durat
         .resign_on_drop(false)
         .start()
         .unwrap()
-}
-
-/// Waits until one of `electors` leads; returns its index. Fails on two at once.
-async fn one_leader(electors: &[&Elector], within: Duration) -> usize {
-    let until = Instant::now() + within;
-    loop {
-        let leading: Vec<usize> = (0..electors.len()).filter(|&i| electors[i].is_leader()).collect();
-        assert!(leading.len() <= 1, "two leaders at once: {leading:?}");
-        if let [i] = leading[..] {
-            return i;
-        }
-        assert!(Instant::now() < until, "no leader within {within:?}");
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-}
-
-/// Samples every elector every millisecond; fails on any instant with two leaders.
-struct OverlapMonitor {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<u64>,
-}
-
-impl OverlapMonitor {
-    fn start(electors: &[&Elector]) -> Self {
-        let electors: Vec<_> = electors.iter().map(|e| (e.node_id().to_string(), e.watch())).collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let task = tokio::spawn(async move {
-            let mut samples = 0u64;
-            while !s.load(Ordering::SeqCst) {
-                let now = Instant::now();
-                let leading: Vec<&str> =
-                    electors.iter().filter(|(_, rx)| rx.borrow().leads_at(now)).map(|(n, _)| n.as_str()).collect();
-                assert!(leading.len() <= 1, "two nodes believed they led at one instant: {leading:?}");
-                samples += 1;
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            samples
-        });
-        OverlapMonitor { stop, task }
-    }
-
-    async fn finish(self) -> u64 {
-        self.stop.store(true, Ordering::SeqCst);
-        self.task.await.expect("no overlap")
-    }
 }
 
 async fn ended_how(db: &common::TestDb, service: &str, term: u64) -> Option<String> {
@@ -90,7 +44,7 @@ async fn the_leader_hands_over_to_the_named_follower_with_no_overlap() {
     let electors: Vec<Elector> =
         (0..4).map(|i| slow_poller(&db.pool, "ho", &format!("n{i}"), Duration::from_secs(20), Duration::from_secs(4))).collect();
     let refs: Vec<&Elector> = electors.iter().collect();
-    let monitor = OverlapMonitor::start(&refs);
+    let monitor = OverlapMonitor::start(refs.iter().map(|e| watched(e)).collect());
     let mut leader = one_leader(&refs, Duration::from_secs(10)).await;
     for round in 0..3 {
         // Followers learn the leader and wait on its lock.
@@ -139,7 +93,7 @@ async fn an_operators_handover_reaches_the_leader_at_its_next_renew() {
     let electors: Vec<Elector> =
         (0..3).map(|i| slow_poller(&db.pool, "hop", &format!("p{i}"), Duration::from_secs(6), Duration::from_millis(400))).collect();
     let refs: Vec<&Elector> = electors.iter().collect();
-    let monitor = OverlapMonitor::start(&refs);
+    let monitor = OverlapMonitor::start(refs.iter().map(|e| watched(e)).collect());
     let leader = one_leader(&refs, Duration::from_secs(10)).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let to = (leader + 1) % electors.len();

@@ -3,6 +3,7 @@
 //! mysqlleader schema migrated into it.
 #![allow(dead_code)]
 
+pub mod overlap;
 pub mod proxy;
 
 use std::sync::atomic::{AtomicU32, Ordering};
