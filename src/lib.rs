@@ -66,6 +66,7 @@ pub mod ffi;
 pub mod metrics;
 pub mod migrate;
 pub mod procedures;
+pub mod session;
 pub mod statement;
 pub mod url;
 mod wakeup;
@@ -74,6 +75,7 @@ pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
 pub use error::{Error, ErrorKind, Result};
 pub use metrics::Metrics;
+pub use session::{Session, SessionBuilder};
 pub use migrate::{install, install_sql, install_sql_for, migrate, AppliedMigration, Installed, Server};
 
 pub use url::{opts_from_url, pool_from_url, SslMode};

@@ -241,22 +241,24 @@ where
     Ok(Resign { resigned: flag(&row, "resigned")?, term: col(&row, "term")? })
 }
 
-/// One seat renewed by [`renew_seats`].
+/// One seat in the answer of [`renew_seats`]: renewed for the node (`answer.is_leader`), or led
+/// by another node with a valid lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeatRenewal {
+pub struct SeatAnswer {
     pub service_id: String,
-    /// The seat's term (kept: a renew never raises it).
-    pub term: u64,
-    /// The new lease, measured on the database's clock.
-    pub lease_remaining: Duration,
+    /// The seat as `campaign` would have answered for it: the leader, the term (a renew keeps
+    /// it), the lease left, measured on the database's clock.
+    pub answer: Campaign,
 }
 
-/// `CALL renew_seats(node_id, lease_ms, service_ids)`: one renew, in one statement, of every seat
-/// in `service_ids` that `node_id` holds with a valid lease (the building block of one node
-/// leading many services over one connection). A seat missing from the answer was not renewed
-/// (taken over, forced, handed over, expired, or its access not settled by the seat's copy):
-/// send `campaign` for it, which decides it as always.
-pub async fn renew_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatRenewal>>
+/// `CALL renew_seats(node_id, lease_ms, service_ids)`: one call for many seats of one node (the
+/// building block of a [`Session`](crate::Session)). In one statement it renews every seat in
+/// `service_ids` that `node_id` holds with a valid lease (`is_leader`), and it tells who leads
+/// each other listed seat that another node holds with a valid lease. A seat missing from the
+/// answer is vacant, reserved, expired, not yet created, one of this node's that could not be
+/// renewed, or one whose access the seat's copy does not settle: send `campaign` for it, which
+/// decides it as always.
+pub async fn renew_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatAnswer>>
 where
     C: ToConnection<'a, 't> + 'a,
 {
@@ -265,9 +267,7 @@ where
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
-        .map(|row| {
-            Ok(SeatRenewal { service_id: col(row, "service_id")?, term: col(row, "term")?, lease_remaining: millis(row, "lease_remaining_ms")? })
-        })
+        .map(|row| Ok(SeatAnswer { service_id: col(row, "service_id")?, answer: campaign_from(row)? }))
         .collect()
 }
 

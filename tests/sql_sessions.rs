@@ -1,7 +1,8 @@
-//! One renew for many seats (issue "Sessions"): `CALL renew_seats(node, lease_ms, service_ids)`
+//! One call for many seats (issue "Sessions"): `CALL renew_seats(node, lease_ms, service_ids)`
 //! renews, in one statement, exactly the seats the node holds with a valid lease, each at its
-//! own term and with no history written; it leaves alone a seat taken over, forced, handed over
-//! or expired, and one outside the account's services; a refused call changes nothing.
+//! own term and with no history written, and tells who leads the other listed seats; it leaves
+//! alone (and out of its answer) a seat vacant, expired or never created, and one outside the
+//! account's services; a refused call changes nothing.
 
 mod common;
 #[path = "sql_support.rs"]
@@ -32,9 +33,18 @@ async fn renew_seats_renews_exactly_the_nodes_valid_seats() {
 
     let ids = ["s1", "s2", "s3", "s4", "never"];
     let renewed = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &ids).await.expect("renew_seats");
-    let names: Vec<&str> = renewed.iter().map(|r| r.service_id.as_str()).collect();
-    assert_eq!(names, ["s1", "s2"], "only a's valid seats: {renewed:?}");
-    assert!(renewed.iter().all(|r| r.term == 1 && r.lease_remaining > Duration::from_secs(29)), "{renewed:?}");
+    let (mine, others): (Vec<_>, Vec<_>) = renewed.iter().partition(|r| r.answer.is_leader);
+    let names: Vec<&str> = mine.iter().map(|r| r.service_id.as_str()).collect();
+    assert_eq!(names, ["s1", "s2"], "only a's valid seats are renewed: {renewed:?}");
+    assert!(mine.iter().all(|r| r.answer.term == 1 && r.answer.lease_remaining > Duration::from_secs(29)
+                            && r.answer.leader_id.as_deref() == Some("a")), "{renewed:?}");
+    // The others listed that b leads are reported as b's, with b's term and lease (not renewed).
+    let names: Vec<&str> = others.iter().map(|r| r.service_id.as_str()).collect();
+    assert_eq!(names, ["s3", "s4"], "b's seats are reported, the never-created one is not: {renewed:?}");
+    assert!(others.iter().all(|r| r.answer.leader_id.as_deref() == Some("b")
+                              && r.answer.lease_remaining > Duration::from_secs(50)
+                              && r.answer.lease_remaining <= Duration::from_secs(60)), "{renewed:?}");
+    assert_eq!(others[0].answer.term, 2, "s3 was forced to b: term 2");
     assert_eq!(history_rows(&mut c).await, before, "a renew writes no history");
     // The leases really were extended: past the old 500 ms, a still leads both.
     tokio::time::sleep(Duration::from_millis(600)).await;
@@ -45,7 +55,8 @@ async fn renew_seats_renews_exactly_the_nodes_valid_seats() {
     // An expired seat is not renewed (campaign decides it: a new term).
     campaign(&mut c, "s5", "a", 200).await;
     tokio::time::sleep(Duration::from_millis(250)).await;
-    assert!(procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s5"]).await.unwrap().is_empty());
+    assert!(procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s5"]).await.unwrap().is_empty(),
+            "an expired seat is neither renewed nor reported");
     // Bad input names the parameter and changes nothing.
     for bad in ["not json", "{\"a\":1}"] {
         let e = call(&mut c, "CALL renew_seats('a', 1000, ?)", (bad,)).await.expect_err("bad service_ids");
@@ -74,6 +85,10 @@ async fn renew_seats_keeps_to_the_accounts_services() {
     let pool = mysql_async::Pool::new(opts);
     let renewed = procedures::renew_seats(&pool, "n", Duration::from_secs(30), &["billing_eu", "payroll"]).await.unwrap();
     assert_eq!(renewed.iter().map(|r| r.service_id.as_str()).collect::<Vec<_>>(), ["billing_eu"]);
+    assert!(renewed[0].answer.is_leader);
+    // Nor does it tell who leads a seat outside its services.
+    let seen = procedures::renew_seats(&pool, "other", Duration::from_secs(30), &["billing_eu", "payroll"]).await.unwrap();
+    assert_eq!(seen.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(), [("billing_eu", false)]);
     pool.disconnect().await.unwrap();
     exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
     db.drop_db().await;
@@ -97,7 +112,7 @@ async fn one_renew_for_a_thousand_seats_against_a_thousand_campaigns() {
         let t0 = std::time::Instant::now();
         let renewed = procedures::renew_seats(&mut conn, "a", Duration::from_secs(60), &refs).await.unwrap();
         batch.push(t0.elapsed());
-        assert_eq!(renewed.len(), 1000);
+        assert!(renewed.len() == 1000 && renewed.iter().all(|r| r.answer.is_leader));
         let t0 = std::time::Instant::now();
         for id in &refs {
             procedures::campaign(&mut conn, id, "a", Duration::from_secs(60)).await.unwrap();

@@ -1,13 +1,16 @@
--- renew_seats: one renew for many seats of one node (issue "Sessions"). Renews, in one
+-- renew_seats: one call for many seats of one node (issue "Sessions"). Renews, in one
 -- statement, the lease of every seat in p_service_ids (a JSON array of service ids) that
 -- p_node_id holds with a valid lease, each at its own term (kept: a renew never raises a term),
--- writing no history (as campaign's renew). A seat is renewed only where the account's access
--- is settled by the seat's copy (sql/V8__access_copy_on_the_seat.sql): a seat with no copy, or a
--- service outside the account's patterns, is left alone, like one taken over, forced, handed
--- over or expired; the caller sends campaign for each seat missing from the result, which
--- decides it as always.
--- Result: one row per renewed seat (none when nothing was renewed): service_id, term,
--- lease_remaining_ms (the new lease, measured on the database's clock).
+-- writing no history (as campaign's renew); and tells, for the other listed seats that another
+-- node leads with a valid lease, who leads them, so that a follower of many services looks at
+-- them all in one call. A seat is renewed or reported only where the account's access is
+-- settled by the seat's copy (sql/V8__access_copy_on_the_seat.sql): a seat with no copy, or a
+-- service outside the account's patterns, is left out, like a vacant, reserved or expired seat,
+-- or one of this node's that could not be renewed; the caller sends campaign for each seat
+-- missing from the result, which decides it as always.
+-- Result: one row per renewed or reported seat (none when there is none), in the order of
+-- service_id: service_id, leader_id, term, lease_remaining_ms (measured on the database's clock
+-- from the renew), is_leader (1: renewed for p_node_id; 0: another node leads it).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction. The renew waits at most 1 s for row locks.
@@ -17,7 +20,7 @@ CREATE PROCEDURE renew_seats(
     IN p_service_ids LONGTEXT CHARACTER SET utf8mb4)
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
-    COMMENT 'mysqlleader: renew many seats of one node in one statement'
+    COMMENT 'mysqlleader: renew many seats of one node in one statement, and tell who leads the others'
 BEGIN
     DECLARE v_nid      VARBINARY(512);
     DECLARE v_lease_ms BIGINT;
@@ -64,12 +67,17 @@ BEGIN
     COMMIT;
     SET SESSION innodb_lock_wait_timeout = v_wait;
 
+    -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
+           CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            e.term,
-           TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms
+           TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
+           (e.leader_id = v_nid) AS is_leader
       FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       JOIN leader_election e ON e.service_id = CAST(j.sid AS BINARY)
-     WHERE e.leader_id = v_nid AND e.renewed_at = v_now
+     WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
+       AND (e.leader_id <> v_nid OR e.renewed_at = v_now)
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
      ORDER BY e.service_id;
     IF @@session.autocommit = 0 THEN
         COMMIT;

@@ -37,7 +37,7 @@
 //! [`Event::ElectorStopped`]; the handle's calls then fail with [`Error::Stopped`].
 
 mod decide;
-mod task;
+pub(crate) mod task;
 #[cfg(test)]
 mod tests;
 
@@ -274,6 +274,11 @@ impl ElectorBuilder {
         self
     }
 
+    /// The servers, the primary first.
+    pub(crate) fn pools(&self) -> Vec<Pool> {
+        self.pools.clone()
+    }
+
     /// The validated configuration.
     pub fn config(&self) -> Result<ElectorConfig> {
         let defaults = ElectorConfig::with_lease(self.service_id.clone(), self.lease);
@@ -363,14 +368,37 @@ impl Elector {
         }
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::usage("Elector::start must be called inside a tokio runtime"))?;
+        let _guard = handle.enter();
+        Ok(Self::spawn(config, |config, state, events, commands, metrics| {
+            task::spawn(config, pools, state, events, commands, metrics)
+        }))
+    }
+
+    /// Starts an elector whose calls go to `backend` (a session's), with a receiver of its
+    /// events subscribed before its task started. `config` must be valid; inside a runtime.
+    pub(crate) fn start_on<B: task::Backend>(backend: B, config: ElectorConfig) -> (Elector, broadcast::Receiver<Event>) {
+        Self::spawn(config, |config, state, events, commands, metrics| {
+            task::spawn_with(backend, config, state, events, commands, metrics)
+        })
+    }
+
+    /// The handle's half of an elector, and `start` to start its task with the other half.
+    fn spawn(
+        config: ElectorConfig,
+        start: impl FnOnce(Arc<ElectorConfig>, watch::Sender<State>, broadcast::Sender<Event>, mpsc::UnboundedReceiver<Command>, crate::metrics::Metrics),
+    ) -> (Elector, broadcast::Receiver<Event>) {
         let config = Arc::new(config);
         let (state_tx, state_rx) = watch::channel(State::initial());
         let (events, first_subscriber) = broadcast::channel(256);
         let (commands, command_rx) = mpsc::unbounded_channel();
-        let _guard = handle.enter();
         let metrics = crate::metrics::Metrics::new();
-        task::spawn(config.clone(), pools, state_tx, events.clone(), command_rx, metrics.clone());
-        Ok((Elector { config, state: state_rx, events, commands, metrics }, first_subscriber))
+        start(config.clone(), state_tx, events.clone(), command_rx, metrics.clone());
+        (Elector { config, state: state_rx, events, commands, metrics }, first_subscriber)
+    }
+
+    /// What a session keeps of each of its electors, to shut it down with the session.
+    pub(crate) fn stopper(&self) -> Stopper {
+        Stopper { commands: self.commands.clone(), resign: self.config.resign_on_drop, state: self.state.clone() }
     }
 
     pub fn config(&self) -> &ElectorConfig { &self.config }
@@ -649,6 +677,47 @@ impl Elector {
         match &self.state.borrow().last_error {
             Some(Error::Stopped { message }) => Error::stopped(message.clone()),
             _ => Error::stopped("the elector was shut down"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Elector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state.borrow();
+        f.debug_struct("Elector")
+            .field("service_id", &self.config.service_id)
+            .field("node_id", &self.config.node_id)
+            .field("leading", &state.leads_at(Instant::now()))
+            .field("term", &state.term)
+            .field("leader_id", &state.leader_id)
+            .finish()
+    }
+}
+
+/// A session's handle on one of its electors ([`Elector::stopper`]).
+pub(crate) struct Stopper {
+    commands: mpsc::UnboundedSender<Command>,
+    resign: bool,
+    state: watch::Receiver<State>,
+}
+
+impl Stopper {
+    /// Whether the elector's task still runs.
+    pub(crate) fn running(&self) -> bool {
+        self.state.borrow().running
+    }
+
+    /// [`Elector::shutdown_by`] for the elector this handle stops: steps down, resigns when
+    /// configured, and ends its task, by `deadline`. Done at once when the task has ended.
+    pub(crate) async fn stop_by(&self, deadline: Instant) -> Result<()> {
+        let (done, answer) = oneshot::channel();
+        if self.commands.send(Command::Shutdown { resign: self.resign, done, deadline }).is_err() {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, answer).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Ok(()),
+            Err(_) => Err(Error::timeout(deadline.saturating_duration_since(Instant::now()))),
         }
     }
 }

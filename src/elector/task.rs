@@ -43,11 +43,16 @@ pub(crate) trait Backend: Send + Sync + 'static {
 pub(crate) struct Database {
     pools: Vec<Pool>,
     wakeup: Option<Wakeup>,
-    slots: Vec<Arc<tokio::sync::Mutex<()>>>,
+    /// Per server: the slot, holding the connection kept between calls when `sticky`.
+    slots: Vec<Arc<tokio::sync::Mutex<Option<mysql_async::Conn>>>>,
+    /// Whether calls keep one connection of their own between calls (a session's: so that it
+    /// holds one connection, not as many as the pool lets linger idle), instead of taking one
+    /// from the pool per call.
+    sticky: bool,
 }
 
 /// One call's future, borrowing its connection.
-type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send + 'c>>;
+pub(crate) type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send + 'c>>;
 
 /// How long a call may run on the server after the loop stopped waiting for it: every procedure
 /// waits for a row lock at most 1 s (migration V6) and then fails, so a call that is merely
@@ -56,33 +61,59 @@ type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send
 const CALL_RUNS_OUT: Duration = Duration::from_millis(1_500);
 
 impl Database {
+    /// The backend of the servers `pools` (the first is the primary), with `wakeup` if any.
+    pub(crate) fn new(pools: Vec<Pool>, wakeup: Option<Wakeup>) -> Self {
+        let slots = pools.iter().map(|_| Arc::default()).collect();
+        Database { pools, wakeup, slots, sticky: false }
+    }
+
+    /// Like [`Database::new`], keeping one connection per server between calls: it is given
+    /// back to the pool only after a failure that may have broken it (anything but an error the
+    /// server answered with), and the next call takes a new one.
+    pub(crate) fn sticky(pools: Vec<Pool>) -> Self {
+        Database { sticky: true, ..Database::new(pools, None) }
+    }
+
     /// Runs `call` on a connection of server `server`, one call at a time per elector and server:
     ///
     /// 1. Wait for the slot: a previous call the loop stopped waiting for may still run (below).
-    /// 2. Take a pool connection and run the call in a task of its own, bounded by
+    /// 2. Take the slot's kept connection (a sticky backend's) or a pool connection, and run the call in a task of its own, bounded by
     ///    max(request timeout, [`CALL_RUNS_OUT`]).
     /// 3. The loop may stop waiting sooner (its own time limit, its deadline): the task then goes
     ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
     ///    left with a statement nobody waits for, and ending one takes no extra connection
     ///    except in the rare case of step 2's bound, where `KILL QUERY` ends it over a
     ///    connection opened for that and closed at once.
-    async fn call<T, F>(&self, server: usize, config: &Arc<ElectorConfig>, call: F) -> Result<T>
+    pub(crate) async fn call<T, F>(&self, server: usize, config: &Arc<ElectorConfig>, call: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut mysql_async::Conn, Arc<ElectorConfig>) -> CallFuture<'c, T>
             + Send
             + 'static,
     {
-        let slot = self.slots[server].clone().lock_owned().await;
+        let mut slot = self.slots[server].clone().lock_owned().await;
         let pool = self.pools[server].clone();
         let config = Arc::clone(config);
         let bound = config.request_timeout.max(CALL_RUNS_OUT);
+        let sticky = self.sticky;
         let task = tokio::spawn(async move {
-            let _slot = slot;
-            let (mut conn, guard) = abandonable(&pool).await?;
+            let (mut conn, guard) = match slot.take() {
+                Some(conn) => {
+                    let guard = KillOnDrop::of(&conn);
+                    (conn, guard)
+                }
+                None => abandonable(&pool).await?,
+            };
             match tokio::time::timeout(bound, call(&mut conn, config)).await {
                 Ok(result) => {
                     guard.finished();
+                    let answered = match &result {
+                        Ok(_) => true,
+                        Err(e) => !matches!(e, Error::Connection { .. } | Error::Timeout { .. } | Error::Stopped { .. }),
+                    };
+                    if sticky && answered {
+                        *slot = Some(conn);
+                    }
                     result
                 }
                 // The guard, dropped unfinished, ends the statement on the server.
@@ -151,7 +182,7 @@ impl Backend for Database {
 /// (`KILL QUERY`) if the call is dropped before it finished ([`Database::call`]'s bound).
 async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
     let conn = pool.get_conn().await.map_err(Error::from_mysql)?;
-    let guard = KillOnDrop { opts: conn.opts().clone(), connection_id: conn.id(), armed: true };
+    let guard = KillOnDrop::of(&conn);
     Ok((conn, guard))
 }
 
@@ -164,6 +195,11 @@ struct KillOnDrop {
 }
 
 impl KillOnDrop {
+    /// The guard of a call on `conn`, armed.
+    fn of(conn: &mysql_async::Conn) -> Self {
+        KillOnDrop { opts: conn.opts().clone(), connection_id: conn.id(), armed: true }
+    }
+
     /// The call finished (answered or failed): nothing to end.
     fn finished(mut self) {
         self.armed = false;
@@ -198,8 +234,7 @@ pub(super) fn spawn(
     let wakeup = config
         .wakeup_lock
         .then(|| Wakeup::start(pools[0].clone(), config.service_id.clone(), config.retry_interval));
-    let slots = pools.iter().map(|_| Arc::default()).collect();
-    spawn_with(Database { pools, wakeup, slots }, config, state, events, commands, metrics);
+    spawn_with(Database::new(pools, wakeup), config, state, events, commands, metrics);
 }
 
 /// Starts the task on any backend (the unit tests' seam), with its supervisor.

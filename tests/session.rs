@@ -1,0 +1,251 @@
+//! Sessions (issue "Sessions"): one node leads many services over one connection and one renew.
+//! Each test connects as accounts that hold only the app role, one per node, so that the server
+//! can count each node's connections.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::TestDb;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Opts, OptsBuilder, Pool};
+use mysqlleader::procedures::{self, Account, Role};
+use mysqlleader::{Elector, ErrorKind, Event, Session, StopReason};
+use tokio::time::Instant;
+
+/// An account with the app role for `db`'s services, and a pool of it.
+async fn app_account(db: &TestDb, name: &str) -> (String, Pool) {
+    let user = format!("{name}_{}", std::process::id());
+    let mut admin = db.conn().await;
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
+    drop(admin);
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
+        .await
+        .expect("grant the app role");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    (user, Pool::new(opts))
+}
+
+async fn drop_accounts(db: &TestDb, users: &[&str]) {
+    let mut admin = db.conn().await;
+    for user in users {
+        admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    }
+}
+
+fn services(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("shard-{i:04}")).collect()
+}
+
+/// Waits until `check` holds, polling every 5 ms; fails after `within`. Returns the time taken.
+async fn until(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
+    let t0 = Instant::now();
+    while !check() {
+        assert!(t0.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    t0.elapsed()
+}
+
+/// Fails the test at any sampled instant (every 2 ms) at which two nodes believe they lead one
+/// service; `electors[node][service]`.
+struct Overlaps {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<u64>,
+}
+
+impl Overlaps {
+    fn watch(electors: &[&[Elector]]) -> Self {
+        let watches: Vec<Vec<(String, tokio::sync::watch::Receiver<mysqlleader::State>)>> = (0..electors[0].len())
+            .map(|s| electors.iter().map(|node| (node[s].node_id().to_string(), node[s].watch())).collect())
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut samples = 0;
+            while !s.load(Ordering::SeqCst) {
+                let now = Instant::now();
+                for (i, nodes) in watches.iter().enumerate() {
+                    let leading: Vec<&str> = nodes.iter().filter(|(_, rx)| rx.borrow().leads_at(now)).map(|(n, _)| n.as_str()).collect();
+                    assert!(leading.len() <= 1, "service {i}: two nodes believed they led at one instant: {leading:?}");
+                }
+                samples += 1;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            samples
+        });
+        Overlaps { stop, task }
+    }
+
+    async fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.expect("no overlap")
+    }
+}
+
+/// The most connections each of `users` held at one instant, sampled every 10 ms while `busy`.
+async fn sample_connections(db: &TestDb, users: Vec<String>, busy: Duration) -> HashMap<String, i64> {
+    let mut admin = db.conn().await;
+    let mut most: HashMap<String, i64> = users.iter().map(|u| (u.clone(), 0)).collect();
+    let t0 = Instant::now();
+    while t0.elapsed() < busy {
+        let rows: Vec<(String, i64)> = admin
+            .query("SELECT USER, COUNT(*) FROM information_schema.PROCESSLIST GROUP BY USER")
+            .await
+            .unwrap();
+        for (user, n) in rows {
+            if let Some(m) = most.get_mut(&user) {
+                *m = (*m).max(n);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    most
+}
+
+/// Three nodes, one session each, 150 services: each service has one leader, no instant with
+/// two, each node holds at most two connections; a node whose process dies (its runtime stops
+/// with no resign, its connections drop) has every one of its seats taken over by the others
+/// once the leases lapse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_sessions_share_150_services_and_take_over_a_crashed_ones_seats() {
+    let db = TestDb::migrated("session_crash").await;
+    let ids = services(150);
+    let lease = Duration::from_secs(1);
+    let (ua, pa) = app_account(&db, "sess_a").await;
+    let (ub, pb) = app_account(&db, "sess_b").await;
+    let (uc, pc) = app_account(&db, "sess_c").await;
+
+    // Node a runs on a runtime of its own, so that it can "crash": the runtime stops, no task
+    // resigns, its sockets close.
+    let runtime_a = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let electors_a: Vec<Elector> = {
+        let _in = runtime_a.enter();
+        let session = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+        let electors = ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+        assert_eq!(session.len(), 150);
+        electors
+    };
+    let took = until(Duration::from_secs(30), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    println!("node a took 150 vacant seats in {took:?}");
+
+    let session_b = Session::builder(pb).node_id("node-b").lease(lease).start().unwrap();
+    let session_c = Session::builder(pc).node_id("node-c").lease(lease).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| session_b.elector(s.as_str()).unwrap()).collect();
+    let electors_c: Vec<Elector> = ids.iter().map(|s| session_c.elector(s.as_str()).unwrap()).collect();
+    let overlaps = Overlaps::watch(&[&electors_a, &electors_b, &electors_c]);
+
+    // Followers learn who leads (from the batch's answer), and nobody else leads.
+    until(Duration::from_secs(10), "every follower knows node a leads", || {
+        electors_b.iter().chain(&electors_c).all(|e| e.leader_id().as_deref() == Some("node-a"))
+    })
+    .await;
+    let most = sample_connections(&db, vec![ua.clone(), ub.clone(), uc.clone()], Duration::from_secs(3)).await;
+    println!("most connections at one instant per node over 3 s: {most:?}");
+    for (user, n) in &most {
+        assert!((1..=2).contains(n), "{user} held {n} connections at once (150 services: at most 2)");
+    }
+    assert!(electors_a.iter().all(Elector::is_leader), "node a kept every seat while renewing them in batches");
+
+    // Crash node a.
+    runtime_a.shutdown_background();
+    let failover = until(Duration::from_secs(15), "every service has a leader in b or c", || {
+        (0..ids.len()).all(|i| electors_b[i].is_leader() || electors_c[i].is_leader())
+    })
+    .await;
+    println!("after node a crashed, b and c led all 150 services within {failover:?} (lease {lease:?})");
+    assert!(electors_a.iter().all(|e| !e.is_leader()), "the crashed node's deadlines have passed");
+
+    let samples = overlaps.finish().await;
+    assert!(samples > 100, "the overlap monitor ran ({samples} samples)");
+    session_b.shutdown().await.unwrap();
+    session_c.shutdown().await.unwrap();
+    assert!(electors_b.iter().chain(&electors_c).all(|e| !e.is_leader() && !e.state().running));
+    drop((electors_a, electors_b, electors_c));
+    drop_accounts(&db, &[&ua, &ub, &uc]).await;
+    db.drop_db().await;
+}
+
+/// A seat forced away steps down alone (the session's other seats go on); a handover from a
+/// session's elector reaches a node of another session; one elector per service and session;
+/// the session's shutdown resigns every seat, so the other session takes them all at once.
+#[tokio::test]
+async fn a_session_elector_has_the_api_of_any_elector() {
+    let db = TestDb::migrated("session_api").await;
+    let ids = services(20);
+    let lease = Duration::from_secs(2);
+    let (ua, pa) = app_account(&db, "sapi_a").await;
+    let (ub, pb) = app_account(&db, "sapi_b").await;
+    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+
+    let e = a.elector("shard-0001").expect_err("a second elector for one service");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("service_id"), "{e}");
+    a.elector("").expect_err("an empty service id");
+
+    let b = Session::builder(pb).node_id("node-b").lease(lease).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    let mut events: Vec<_> = electors_a.iter().map(Elector::events).collect();
+
+    // 1. An operator forces shard-0003 to node-b: that elector steps down; the others do not.
+    let mut admin = db.conn().await;
+    let forced: Vec<mysql_async::Row> = admin.exec("CALL force_leader('shard-0003', 'node-b', 60000)", ()).await.unwrap();
+    assert!(!forced.is_empty());
+    drop(admin);
+    until(Duration::from_secs(5), "a's shard-0003 steps down", || !electors_a[3].is_leader()).await;
+    until(Duration::from_secs(5), "b's shard-0003 leads", || electors_b[3].is_leader()).await;
+    assert_eq!(electors_a[3].state().last_stop.map(|(_, r)| r), Some(StopReason::LostSeat));
+    tokio::time::sleep(lease).await; // a whole lease of renews for the others
+    for (i, (e, rx)) in electors_a.iter().zip(events.iter_mut()).enumerate() {
+        let mut stopped = false;
+        while let Ok(event) = rx.try_recv() {
+            stopped |= matches!(event, Event::StoppedLeading { .. });
+        }
+        assert_eq!(stopped, i == 3, "shard {i}: only the forced seat stepped down");
+        assert_eq!(e.is_leader(), i != 3, "shard {i}");
+    }
+
+    // 2. A handover from a session's elector to the other session's node.
+    assert!(electors_a[5].handover("node-b").await.unwrap());
+    assert!(!electors_a[5].is_leader());
+    until(Duration::from_secs(5), "node-b leads shard-0005 after the handover", || electors_b[5].is_leader()).await;
+
+    // 3. The session's shutdown resigns every seat: node b takes them all within a retry
+    //    interval or two (no lease has to lapse).
+    let t0 = Instant::now();
+    a.shutdown().await.unwrap();
+    assert!(electors_a.iter().all(|e| !e.is_leader() && !e.state().running));
+    let took = until(Duration::from_secs(5), "node b leads every service", || electors_b.iter().all(Elector::is_leader)).await;
+    println!("after node a's session shut down, node b led all 20 in {:?} (lease {lease:?})", t0.elapsed().max(took));
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
+/// An account that may not call renew_seats (granted before it existed) still leads through a
+/// session: it campaigns one service at a time.
+#[tokio::test]
+async fn a_session_without_renew_seats_campaigns_one_by_one() {
+    let db = TestDb::migrated("session_old_grant").await;
+    let (user, pool) = app_account(&db, "sold").await;
+    let mut admin = db.conn().await;
+    let schema = db.name.clone();
+    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.renew_seats FROM '{user}'@'%'")).await.unwrap();
+    drop(admin);
+    let session = Session::builder(pool).node_id("node-old").lease(Duration::from_secs(1)).start().unwrap();
+    let electors: Vec<Elector> = services(5).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await; // renewed past two leases, one by one
+    assert!(electors.iter().all(Elector::is_leader));
+    session.shutdown().await.unwrap();
+    drop(electors);
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}
