@@ -321,6 +321,13 @@ typedef struct mysqlleader_client mysqlleader_client;
 typedef struct mysqlleader_elector mysqlleader_elector;
 
 /**
+ * A session: one node id and one lease configuration for many electors, made by
+ * `mysqlleader_session_new` and released by `mysqlleader_session_free`. May be used from any
+ * number of threads at once.
+ */
+typedef struct mysqlleader_session mysqlleader_session;
+
+/**
  * A transaction on one connection, begun by `mysqlleader_txn_begin` (or, fenced already,
  * by `mysqlleader_elector_txn_begin`) and released by `mysqlleader_txn_free`, which rolls back
  * what was not committed. Use it from one thread at a time.
@@ -1062,6 +1069,47 @@ void mysqlleader_elector_free(mysqlleader_elector *elector);
  * know. A static string.
  */
 const char *mysqlleader_stop_reason_name(uint32_t reason);
+
+/**
+ * Makes a session on `client`'s database. `config` is what every elector of the session gets
+ * (see `mysqlleader_elector_config`), except that `service_id` must be NULL (each elector
+ * names its own) and `fallback_client_count` 0 (a session uses one server). Connects to
+ * nothing yet.
+ *
+ * Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `session_out`),
+ * `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field,
+ * e.g. `config->service_id`, `config->renew_ms`).
+ */
+mysqlleader_result mysqlleader_session_new(const mysqlleader_client *client,
+                                           const mysqlleader_elector_config *config,
+                                           mysqlleader_session **session_out);
+
+/**
+ * Starts an elector for `service_id` in `session`: it campaigns at once with the session's node
+ * id and lease, its calls batched with the session's others. `callback` and `userdata` are as
+ * for `mysqlleader_elector_new`. The handle is an ordinary `mysqlleader_elector`: free it with
+ * `mysqlleader_elector_free` (which resigns that seat alone, unless
+ * `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`).
+ *
+ * Errors: `MYSQLLEADER_NULL_ARGUMENT` (`session`, `service_id`, `elector_out`),
+ * `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (`service_id`: empty, too long,
+ * or this session runs an elector for it already), `MYSQLLEADER_STOPPED` (the session is being
+ * freed).
+ */
+mysqlleader_result mysqlleader_session_elector(const mysqlleader_session *session,
+                                               const char *service_id,
+                                               mysqlleader_event_callback callback,
+                                               void *userdata,
+                                               mysqlleader_elector **elector_out);
+
+/**
+ * Shuts down every elector of the session that still runs (each steps down at once and resigns
+ * unless `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`; the resigns share the session's connection,
+ * so those not done within the request timeout lapse with their leases), then frees the
+ * session. The elector handles stay valid, report that they no longer campaign, and must still
+ * be freed with `mysqlleader_elector_free`. `mysqlleader_session_free(NULL)` does nothing.
+ */
+void mysqlleader_session_free(mysqlleader_session *session);
 
 /**
  * Routes the library's log records at `max_level` or more severe (1 error … 5 trace) to

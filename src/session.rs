@@ -79,6 +79,12 @@ impl SessionBuilder {
     /// Whether closing an elector of the session (or the session) resigns its seat.
     pub fn resign_on_drop(mut self, yes: bool) -> Self { self.electors = self.electors.resign_on_drop(yes); self }
 
+    /// A session with the settings of `electors` (its service id and wake-up lock aside): the C
+    /// ABI reads its configuration into an elector builder.
+    pub(crate) fn from_electors(electors: ElectorBuilder) -> Self {
+        SessionBuilder { electors: electors.wakeup_lock(false) }
+    }
+
     /// The configuration every elector of the session gets (with its own `service_id`).
     pub fn config(&self) -> Result<ElectorConfig> {
         self.electors.config()

@@ -349,7 +349,7 @@ fn run_callbacks(
 }
 
 /// Renames the Rust configuration's field names to the C struct's in a validation error.
-fn config_failure(error: Error) -> Failure {
+pub(super) fn config_failure(error: Error) -> Failure {
     match error {
         Error::InvalidArgument { parameter, message } => {
             let field = match parameter.as_str() {
@@ -391,53 +391,8 @@ pub unsafe extern "C" fn mysqlleader_elector_new(
         let c = unsafe { arg_ref(config, "config") }?;
         let elector_out = arg_out(elector_out, "elector_out")?;
         let service_id = unsafe { arg_str(c.service_id, "config->service_id") }?;
-        let node_id = if c.node_id.is_null() { None } else { Some(unsafe { arg_str(c.node_id, "config->node_id") }?) };
-        if c.fallback_client_count > 0 && c.fallback_clients.is_null() {
-            return Err(Failure::null("config->fallback_clients"));
-        }
-        let mut fallbacks = Vec::with_capacity(c.fallback_client_count);
-        for i in 0..c.fallback_client_count {
-            let fallback = unsafe { arg_ref(*c.fallback_clients.add(i), &format!("config->fallback_clients[{i}]")) }?;
-            fallbacks.push(fallback.inner.clone());
-        }
-        if c.flags & !KNOWN_FLAGS != 0 {
-            return Err(Failure::invalid("config->flags", format!("unknown flag bits 0x{:x}", c.flags & !KNOWN_FLAGS)));
-        }
-        let jitter = if c.flags & MYSQLLEADER_ELECTOR_NO_JITTER != 0 {
-            if c.retry_jitter != 0.0 {
-                return Err(Failure::invalid("config->retry_jitter", "retry_jitter must be 0 with MYSQLLEADER_ELECTOR_NO_JITTER"));
-            }
-            Some(0.0)
-        } else if c.retry_jitter == 0.0 {
-            None
-        } else {
-            Some(c.retry_jitter)
-        };
-
         // 1. The configuration, validated once: every default derived from the lease.
-        let mut builder = Elector::builder(client.inner.pool.clone(), service_id)
-            .resign_on_drop(c.flags & MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE == 0);
-        if let Some(node_id) = node_id {
-            builder = builder.node_id(node_id);
-        }
-        if c.lease_ms != 0 {
-            builder = builder.lease(Duration::from_millis(c.lease_ms));
-        }
-        if c.renew_ms != 0 {
-            builder = builder.renew_interval(Duration::from_millis(c.renew_ms));
-        }
-        if c.retry_ms != 0 {
-            builder = builder.retry_interval(Duration::from_millis(c.retry_ms));
-        }
-        if let Some(jitter) = jitter {
-            builder = builder.retry_jitter(jitter);
-        }
-        if c.request_timeout_ms != 0 {
-            builder = builder.request_timeout(Duration::from_millis(c.request_timeout_ms));
-        }
-        if c.drift_margin_ms != 0 {
-            builder = builder.drift_margin(Duration::from_millis(c.drift_margin_ms));
-        }
+        let (builder, fallbacks) = unsafe { elector_builder(client, c, service_id) }?;
         let config = builder.config().map_err(config_failure)?;
 
         // 2. The renew loop on the library's runtime, subscribed to its events from the start.
@@ -446,43 +401,117 @@ pub unsafe extern "C" fn mysqlleader_elector_new(
             let _guard = runtime().enter();
             Elector::start_subscribed(pools, config.clone()).map_err(config_failure)?
         };
-        let state = elector.watch();
-
-        // 3. The callback thread.
-        let callback = match callback {
-            None => {
-                drop(events);
-                None
-            }
-            Some(function) => {
-                let detached = Arc::new(AtomicBool::new(false));
-                let gate = Arc::new(Mutex::new(()));
-                let (ended_tx, ended) = std::sync::mpsc::channel();
-                let cb = Callback { function, userdata };
-                let (flag, gate2, node) = (detached.clone(), gate.clone(), config.node_id.clone());
-                let spawned = std::thread::Builder::new()
-                    .name("mysqlleader-cb".into())
-                    .spawn(move || run_callbacks(cb, events, flag, gate2, ended_tx, node));
-                match spawned {
-                    Ok(join) => Some(CallbackThread { join, detached, gate, ended }),
-                    Err(e) => {
-                        let _ = block_on_within(config.request_timeout * 2, elector.shutdown());
-                        return Err(Error::Connection { message: format!("could not start the callback thread: {e}") }.into());
-                    }
-                }
-            }
-        };
-        let handle = Box::new(mysqlleader_elector {
-            elector: RwLock::new(Some(elector)),
-            state,
-            config,
-            client: client.inner.clone(),
-            _fallbacks: fallbacks,
-            callback,
-        });
-        unsafe { write_out(elector_out, Box::into_raw(handle)) };
+        // 3. The callback thread and the handle.
+        let handle = elector_handle(elector, events, config, client.inner.clone(), fallbacks, callback, userdata)?;
+        unsafe { write_out(elector_out, handle) };
         Ok(())
     })
+}
+
+/// Reads `c` (all but `service_id`, which is `service_id`) into a builder on `client`'s pool,
+/// with the fallback clients it names.
+///
+/// # Safety
+/// `c`'s pointers follow the conventions.
+pub(super) unsafe fn elector_builder(
+    client: &mysqlleader_client,
+    c: &mysqlleader_elector_config,
+    service_id: &str,
+) -> Result<(crate::elector::ElectorBuilder, Vec<Arc<ClientInner>>), Failure> {
+    // SAFETY (every unsafe block of this function): pointers follow the conventions.
+    let node_id = if c.node_id.is_null() { None } else { Some(unsafe { arg_str(c.node_id, "config->node_id") }?) };
+    if c.fallback_client_count > 0 && c.fallback_clients.is_null() {
+        return Err(Failure::null("config->fallback_clients"));
+    }
+    let mut fallbacks = Vec::with_capacity(c.fallback_client_count);
+    for i in 0..c.fallback_client_count {
+        let fallback = unsafe { arg_ref(*c.fallback_clients.add(i), &format!("config->fallback_clients[{i}]")) }?;
+        fallbacks.push(fallback.inner.clone());
+    }
+    if c.flags & !KNOWN_FLAGS != 0 {
+        return Err(Failure::invalid("config->flags", format!("unknown flag bits 0x{:x}", c.flags & !KNOWN_FLAGS)));
+    }
+    let jitter = if c.flags & MYSQLLEADER_ELECTOR_NO_JITTER != 0 {
+        if c.retry_jitter != 0.0 {
+            return Err(Failure::invalid("config->retry_jitter", "retry_jitter must be 0 with MYSQLLEADER_ELECTOR_NO_JITTER"));
+        }
+        Some(0.0)
+    } else if c.retry_jitter == 0.0 {
+        None
+    } else {
+        Some(c.retry_jitter)
+    };
+    let mut builder = Elector::builder(client.inner.pool.clone(), service_id)
+        .resign_on_drop(c.flags & MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE == 0);
+    if let Some(node_id) = node_id {
+        builder = builder.node_id(node_id);
+    }
+    if c.lease_ms != 0 {
+        builder = builder.lease(Duration::from_millis(c.lease_ms));
+    }
+    if c.renew_ms != 0 {
+        builder = builder.renew_interval(Duration::from_millis(c.renew_ms));
+    }
+    if c.retry_ms != 0 {
+        builder = builder.retry_interval(Duration::from_millis(c.retry_ms));
+    }
+    if let Some(jitter) = jitter {
+        builder = builder.retry_jitter(jitter);
+    }
+    if c.request_timeout_ms != 0 {
+        builder = builder.request_timeout(Duration::from_millis(c.request_timeout_ms));
+    }
+    if c.drift_margin_ms != 0 {
+        builder = builder.drift_margin(Duration::from_millis(c.drift_margin_ms));
+    }
+    Ok((builder, fallbacks))
+}
+
+/// The C handle of a started elector: its callback thread (when `callback` is given) fed by
+/// `events`, which was subscribed before the elector's task started. On failure the elector is
+/// shut down.
+pub(super) fn elector_handle(
+    elector: Elector,
+    events: broadcast::Receiver<Event>,
+    config: ElectorConfig,
+    client: Arc<ClientInner>,
+    fallbacks: Vec<Arc<ClientInner>>,
+    callback: mysqlleader_event_callback,
+    userdata: *mut c_void,
+) -> Result<*mut mysqlleader_elector, Failure> {
+    let state = elector.watch();
+    let callback = match callback {
+        None => {
+            drop(events);
+            None
+        }
+        Some(function) => {
+            let detached = Arc::new(AtomicBool::new(false));
+            let gate = Arc::new(Mutex::new(()));
+            let (ended_tx, ended) = std::sync::mpsc::channel();
+            let cb = Callback { function, userdata };
+            let (flag, gate2, node) = (detached.clone(), gate.clone(), config.node_id.clone());
+            let spawned = std::thread::Builder::new()
+                .name("mysqlleader-cb".into())
+                .spawn(move || run_callbacks(cb, events, flag, gate2, ended_tx, node));
+            match spawned {
+                Ok(join) => Some(CallbackThread { join, detached, gate, ended }),
+                Err(e) => {
+                    let _ = block_on_within(config.request_timeout * 2, elector.shutdown());
+                    return Err(Error::Connection { message: format!("could not start the callback thread: {e}") }.into());
+                }
+            }
+        }
+    };
+    let handle = Box::new(mysqlleader_elector {
+        elector: RwLock::new(Some(elector)),
+        state,
+        config,
+        client,
+        _fallbacks: fallbacks,
+        callback,
+    });
+    Ok(Box::into_raw(handle))
 }
 
 /// Whether this node leads now: true only while it holds the seat *and* its local deadline

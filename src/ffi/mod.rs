@@ -42,6 +42,10 @@ pub mod calls;
 pub mod txn;
 
 pub mod elector;
+
+/// `mysqlleader_session`: many electors of one node over one connection and one renew.
+pub mod session;
+
 /// The log callback: the library's records in the host program's logging.
 pub mod log;
 
@@ -51,6 +55,7 @@ pub use calls::*;
 pub use client::*;
 pub use elector::*;
 pub use result::*;
+pub use session::*;
 pub use strings::*;
 pub use txn::*;
 

@@ -1,0 +1,125 @@
+//! `mysqlleader_session`: one node's electors of many services over one kept connection and one
+//! renew for all their seats ([`crate::session`]). Its electors are ordinary
+//! `mysqlleader_elector` handles: every `mysqlleader_elector_` function works on them, and each
+//! is freed with `mysqlleader_elector_free`.
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, RwLock};
+
+use super::client::{mysqlleader_client, ClientInner};
+use super::elector::{elector_builder, elector_handle, mysqlleader_elector, mysqlleader_elector_config, mysqlleader_event_callback};
+use super::result::{boundary, boundary_void, mysqlleader_result, Failure};
+use super::runtime::{block_on, runtime};
+use super::strings::{arg_out, arg_ref, arg_str, write_out};
+use crate::config::ElectorConfig;
+use crate::session::{Session, SessionBuilder};
+
+/// A session: one node id and one lease configuration for many electors, made by
+/// `mysqlleader_session_new` and released by `mysqlleader_session_free`. May be used from any
+/// number of threads at once.
+pub struct mysqlleader_session {
+    /// `None` once `_free` has begun.
+    session: RwLock<Option<Session>>,
+    config: ElectorConfig,
+    /// The session's server; it stays open while the session or an elector of it lives.
+    client: Arc<ClientInner>,
+}
+
+/// Makes a session on `client`'s database. `config` is what every elector of the session gets
+/// (see `mysqlleader_elector_config`), except that `service_id` must be NULL (each elector
+/// names its own) and `fallback_client_count` 0 (a session uses one server). Connects to
+/// nothing yet.
+///
+/// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `session_out`),
+/// `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field,
+/// e.g. `config->service_id`, `config->renew_ms`).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_session_new(
+    client: *const mysqlleader_client,
+    config: *const mysqlleader_elector_config,
+    session_out: *mut *mut mysqlleader_session,
+) -> mysqlleader_result {
+    boundary(|| {
+        // SAFETY (every unsafe block of this function): pointers follow the conventions.
+        let client = unsafe { arg_ref(client, "client") }?;
+        let c = unsafe { arg_ref(config, "config") }?;
+        let session_out = arg_out(session_out, "session_out")?;
+        if !c.service_id.is_null() {
+            return Err(Failure::invalid("config->service_id", "a session's config names no service: set service_id to NULL \
+                                          and name each service in mysqlleader_session_elector"));
+        }
+        if c.fallback_client_count != 0 {
+            return Err(Failure::invalid("config->fallback_client_count", "a session uses one server: fallback_client_count must be 0"));
+        }
+        let (builder, _) = unsafe { elector_builder(client, c, "session") }?;
+        let builder = SessionBuilder::from_electors(builder);
+        let config = builder.config().map_err(super::elector::config_failure)?;
+        let session = {
+            let _guard = runtime().enter();
+            builder.start().map_err(super::elector::config_failure)?
+        };
+        let handle = Box::new(mysqlleader_session { session: RwLock::new(Some(session)), config, client: client.inner.clone() });
+        unsafe { write_out(session_out, Box::into_raw(handle)) };
+        Ok(())
+    })
+}
+
+/// Starts an elector for `service_id` in `session`: it campaigns at once with the session's node
+/// id and lease, its calls batched with the session's others. `callback` and `userdata` are as
+/// for `mysqlleader_elector_new`. The handle is an ordinary `mysqlleader_elector`: free it with
+/// `mysqlleader_elector_free` (which resigns that seat alone, unless
+/// `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`).
+///
+/// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`session`, `service_id`, `elector_out`),
+/// `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (`service_id`: empty, too long,
+/// or this session runs an elector for it already), `MYSQLLEADER_STOPPED` (the session is being
+/// freed).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_session_elector(
+    session: *const mysqlleader_session,
+    service_id: *const c_char,
+    callback: mysqlleader_event_callback,
+    userdata: *mut c_void,
+    elector_out: *mut *mut mysqlleader_elector,
+) -> mysqlleader_result {
+    boundary(|| {
+        // SAFETY (every unsafe block of this function): pointers follow the conventions.
+        let handle = unsafe { arg_ref(session, "session") }?;
+        let service_id = unsafe { arg_str(service_id, "service_id") }?;
+        let elector_out = arg_out(elector_out, "elector_out")?;
+        let started = {
+            let session = handle.session.read().unwrap_or_else(|e| e.into_inner());
+            let session = session.as_ref().ok_or_else(|| crate::Error::stopped("the session is being freed"))?;
+            session.elector_subscribed(service_id)?
+        };
+        let (elector, events) = started;
+        let config = elector.config().clone();
+        let out = elector_handle(elector, events, config, handle.client.clone(), Vec::new(), callback, userdata)?;
+        unsafe { write_out(elector_out, out) };
+        Ok(())
+    })
+}
+
+/// Shuts down every elector of the session that still runs (each steps down at once and resigns
+/// unless `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`; the resigns share the session's connection,
+/// so those not done within the request timeout lapse with their leases), then frees the
+/// session. The elector handles stay valid, report that they no longer campaign, and must still
+/// be freed with `mysqlleader_elector_free`. `mysqlleader_session_free(NULL)` does nothing.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_session_free(session: *mut mysqlleader_session) {
+    if session.is_null() {
+        return;
+    }
+    boundary_void(|| {
+        // SAFETY: `session` came from mysqlleader_session_new and is freed once (the conventions).
+        let handle = unsafe { Box::from_raw(session) };
+        let session = handle.session.write().unwrap_or_else(|e| e.into_inner()).take();
+        let started = tokio::time::Instant::now();
+        if let Some(session) = session {
+            let _ = block_on(session.shutdown());
+        }
+        let left = handle.config.request_timeout.saturating_sub(started.elapsed());
+        let mysqlleader_session { client, .. } = *handle;
+        ClientInner::release_within(client, left);
+    });
+}
