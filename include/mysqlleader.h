@@ -1093,7 +1093,7 @@ mysqlleader_result mysqlleader_session_new(const mysqlleader_client *client,
  *
  * Errors: `MYSQLLEADER_NULL_ARGUMENT` (`session`, `service_id`, `elector_out`),
  * `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (`service_id`: empty, too long,
- * or this session runs an elector for it already), `MYSQLLEADER_STOPPED` (the session is being
+ * or this session runs an elector for it already), `MYSQLLEADER_INVALID_STATE` (the session is being
  * freed).
  */
 mysqlleader_result mysqlleader_session_elector(const mysqlleader_session *session,

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn mysqlleader_session_new(
 ///
 /// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`session`, `service_id`, `elector_out`),
 /// `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (`service_id`: empty, too long,
-/// or this session runs an elector for it already), `MYSQLLEADER_STOPPED` (the session is being
+/// or this session runs an elector for it already), `MYSQLLEADER_INVALID_STATE` (the session is being
 /// freed).
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_session_elector(
