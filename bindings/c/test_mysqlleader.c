@@ -1317,6 +1317,94 @@ static void test_handover(mysqlleader_client *client) {
     recorder_destroy(&ra);
 }
 
+/* Sessions (the contract's "Sessions"): two sessions of 12 services each; the first leads all;
+ * its electors are ordinary handles (a fenced transaction works on one); a second elector for a
+ * service, a session config naming a service, and NULLs are refused by name; freeing the
+ * first session resigns every seat, so the second leads all without a lease lapsing; the
+ * handles of a freed session stay valid and report that they no longer campaign. */
+static void test_sessions(mysqlleader_client *client) {
+    enum { N = 12 };
+    char names[N][16];
+    mysqlleader_elector *ea[N] = {0}, *eb[N] = {0};
+    mysqlleader_session *sa = NULL, *sb = NULL, *bad = NULL;
+    mysqlleader_elector *dup = NULL;
+    recorder r;
+    recorder_init(&r);
+    mysqlleader_elector_config config = quick_config(NULL, "sess-a");
+    bool flag = false;
+
+    /* Arguments. */
+    CHECK_RC(mysqlleader_session_new(NULL, &config, &sa), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_session_new(client, NULL, &sa), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_session_new(client, &config, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_elector_config named = quick_config("svc", "sess-a");
+    CHECK_RC(mysqlleader_session_new(client, &named, &bad), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("config->service_id");
+    mysqlleader_elector_config slow = quick_config(NULL, "sess-a");
+    slow.renew_ms = 1900;
+    CHECK_RC(mysqlleader_session_new(client, &slow, &bad), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("config->renew_ms");
+    CHECK(bad == NULL);
+
+    CHECK_OK(mysqlleader_session_new(client, &config, &sa));
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "sess-%02d", i);
+        CHECK_OK(mysqlleader_session_elector(sa, names[i], i == 0 ? on_event : NULL, i == 0 ? &r : NULL, &ea[i]));
+    }
+    CHECK_RC(mysqlleader_session_elector(sa, names[3], NULL, NULL, &dup), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("service_id");
+    CHECK_RC(mysqlleader_session_elector(sa, "", NULL, NULL, &dup), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_session_elector(NULL, "x", NULL, NULL, &dup), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_session_elector(sa, NULL, NULL, NULL, &dup), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK(dup == NULL);
+    for (int i = 0; i < N; i++) {
+        bool leading = false;
+        CHECK_OK(mysqlleader_elector_wait_for_leadership(ea[i], SLACK_MS, &leading));
+        CHECK(leading);
+    }
+    CHECK(find_event(&r, 0, MYSQLLEADER_EVENT_STARTED_LEADING) >= 0);
+
+    /* A session's elector fences a transaction like any elector. */
+    mysqlleader_txn *txn = NULL;
+    uint64_t fenced = 0;
+    CHECK_OK(mysqlleader_elector_txn_begin(ea[2], &txn, &fenced));
+    CHECK(fenced >= 1);
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    mysqlleader_txn_free(txn);
+
+    mysqlleader_elector_config cb = quick_config(NULL, "sess-b");
+    CHECK_OK(mysqlleader_session_new(client, &cb, &sb));
+    for (int i = 0; i < N; i++) CHECK_OK(mysqlleader_session_elector(sb, names[i], NULL, NULL, &eb[i]));
+    await_leader_seen(eb[N - 1], "sess-a");
+    for (int i = 0; i < N; i++) {
+        CHECK_OK(mysqlleader_elector_is_leader(eb[i], &flag));
+        CHECK(!flag);
+    }
+
+    /* Freeing session a resigns every seat: b leads all, well within a lease of the free. */
+    long long t0 = now_ms();
+    mysqlleader_session_free(sa);
+    for (int i = 0; i < N; i++) {
+        bool leading = false;
+        CHECK_OK(mysqlleader_elector_wait_for_leadership(eb[i], SLACK_MS, &leading));
+        CHECK(leading);
+    }
+    printf("sessions: b led all %d services %lld ms after a's session was freed (lease 2000 ms)\n", N, now_ms() - t0);
+    for (int i = 0; i < N; i++) {
+        mysqlleader_elector_state st;
+        CHECK_OK(mysqlleader_elector_snapshot(ea[i], &st));
+        CHECK(!st.is_leader && !st.campaigning);
+        mysqlleader_elector_free(ea[i]);
+    }
+    CHECK(find_event(&r, 0, MYSQLLEADER_EVENT_STOPPED_LEADING) >= 0);
+    /* An elector freed before its session: that seat alone resigns. */
+    mysqlleader_elector_free(eb[0]);
+    mysqlleader_session_free(sb);
+    for (int i = 1; i < N; i++) mysqlleader_elector_free(eb[i]);
+    mysqlleader_session_free(NULL);
+    recorder_destroy(&r);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *url = getenv("MYSQLLEADER_TEST_URL");
@@ -1359,6 +1447,7 @@ int main(int argc, char **argv) {
         test_elector_arguments(client);
         test_elector(client);
         test_handover(client);
+        test_sessions(client);
         test_free_inside_callback(client);
         test_elector_outlives_client();
         test_failover_between_processes(client);
