@@ -21,7 +21,9 @@
 //! candidates), `system` (N services x 3 Electors at the defaults vs the recipe at an equal
 //! failover budget: server CPU, statements, writes, fsyncs, connections), `library` (Rust
 //! library vs mariadb-slap), `cabi` (C vs Rust), `failover`
-//! (SIGKILL and resign, defaults and a 1 s lease), `scale` (services sustained at p99 < 50 ms).
+//! (SIGKILL and resign, defaults and a 1 s lease), `scale` (services sustained at p99 < 50 ms),
+//! `sessions` (1,000 and 10,000 services x 3 nodes in Sessions: CPU, connections, renew p99,
+//! failover of every service after a crash).
 //! It prints one Markdown table per section and a table of the targets, and writes everything as
 //! JSON to `--json FILE`.
 
@@ -37,6 +39,8 @@ mod library;
 mod report;
 #[path = "election/scale.rs"]
 mod scale;
+#[path = "election/sessions.rs"]
+mod sessions;
 #[path = "election/system.rs"]
 mod system;
 #[path = "election/throughput.rs"]
@@ -138,6 +142,8 @@ async fn run(args: Args) -> Res<bool> {
     let mut tables: Vec<Table> = Vec::new();
     let mut sections = serde_json::Map::new();
     let mut targets: Vec<Target> = Vec::new();
+    // The recipe's server CPU per service-second (the system section), for the sessions' scale.
+    let mut recipe_cpu: Option<f64> = None;
 
     for section in ["follower", "renew"] {
         if !args.wants(section) {
@@ -196,6 +202,14 @@ async fn run(args: Args) -> Res<bool> {
             measured: ratio.map_or("n/a: the server is not on this host".into(), |r| format!("{r:.2}x")),
             met: ratio.map(|r| r <= 0.25),
         });
+        let ratio = res.sessions.cpu.zip(res.recipe.cpu).map(|(a, b)| a / b);
+        targets.push(Target {
+            name: format!("sessions: server CPU per service-second at the defaults, {} services x 3 nodes", res.services),
+            goal: "≤ 0.05x the recipe's".into(),
+            measured: ratio.map_or("n/a: the server is not on this host".into(), |r| format!("{r:.3}x")),
+            met: ratio.map(|r| r <= 0.05),
+        });
+        recipe_cpu = res.recipe.cpu;
         eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
     }
 
@@ -263,6 +277,49 @@ async fn run(args: Args) -> Res<bool> {
                 measured: format!("p99 {} over {} trials", report::fmt_ms(r.p99), r.trials),
                 met: Some(r.failed == 0 && r.p99 < r.target_ms()),
             });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("sessions") {
+        let t0 = Instant::now();
+        eprintln!("sessions ...");
+        let (t, v, res) = sessions::run(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("sessions".into(), v);
+        for r in &res {
+            let n = r.services;
+            if n >= 1_000 || args.quick {
+                targets.push(Target {
+                    name: format!("sessions: connections per node at {n} services"),
+                    goal: "≤ 3".into(),
+                    measured: format!("{:.1}", r.conns_per_node),
+                    met: Some(r.conns_per_node <= 3.0),
+                });
+                targets.push(Target {
+                    name: format!("sessions: every service led again after the leading node crashed, {n} services"),
+                    goal: format!("≤ lease + retry + 1 s = {:.0} s", sessions::FAILOVER_TARGET.as_secs_f64()),
+                    measured: r.failover.map_or("not within 120 s".into(), |d| format!("{:.2} s", d.as_secs_f64())),
+                    met: Some(r.failover.is_some_and(|d| d <= sessions::FAILOVER_TARGET)),
+                });
+                let ratio = r.cpu_per_service_s.zip(recipe_cpu).map(|(a, b)| a / b);
+                targets.push(Target {
+                    name: format!("sessions: server CPU per service-second at {n} services vs the recipe's (system section)"),
+                    goal: "≤ 0.05x the recipe's".into(),
+                    measured: ratio.map_or("n/a: needs the system section and the server on this host".into(), |r| format!("{r:.3}x")),
+                    met: ratio.map(|r| r <= 0.05),
+                });
+            }
+            if n >= 10_000 || args.quick {
+                let p99 = r.leader_p99_ms.max(r.follower_p99_ms);
+                targets.push(Target {
+                    name: format!("sessions: renew_seats p99 at {n} services x 3 nodes"),
+                    goal: "< 50 ms at 10,000 services".into(),
+                    measured: format!("{p99:.1} ms (leader {:.1}, followers {:.1})", r.leader_p99_ms, r.follower_p99_ms),
+                    met: if n >= 10_000 { Some(p99 < 50.0) } else { None },
+                });
+            }
         }
         eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
     }

@@ -75,7 +75,7 @@ pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
 pub use error::{Error, ErrorKind, Result};
 pub use metrics::Metrics;
-pub use session::{Session, SessionBuilder};
+pub use session::{Session, SessionBuilder, SessionStats};
 pub use migrate::{install, install_sql, install_sql_for, migrate, AppliedMigration, Installed, Server};
 
 pub use url::{opts_from_url, pool_from_url, SslMode};

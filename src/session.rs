@@ -104,6 +104,7 @@ impl SessionBuilder {
             window,
             electors: Mutex::new(HashMap::new()),
             said_one_by_one: std::sync::atomic::AtomicBool::new(false),
+            stats: Mutex::default(),
         });
         let (queue, requests) = mpsc::unbounded_channel();
         handle.spawn(batcher(core.clone(), requests));
@@ -213,6 +214,11 @@ impl Session {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// What the session's calls have cost so far: for a benchmark, or a health page.
+    pub fn stats(&self) -> SessionStats {
+        self.core.stats.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// How many electors of the session run now.
     pub fn len(&self) -> usize {
         self.services().len()
@@ -230,6 +236,24 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// What a session's calls have cost so far ([`Session::stats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// `renew_seats` calls sent (step 2), and the seats they carried in all.
+    pub batch_calls: u64,
+    pub batched_seats: u64,
+    /// `renew_seats` calls that failed.
+    pub batch_failures: u64,
+    /// `campaign` calls sent one by one (step 3).
+    pub single_campaigns: u64,
+    /// How long each of the last (at most [`RECENT_BATCHES`]) `renew_seats` calls took, answered
+    /// or not, oldest first.
+    pub recent_batch_durations: Vec<Duration>,
+}
+
+/// How many `renew_seats` durations [`SessionStats`] keeps.
+pub const RECENT_BATCHES: usize = 4_096;
+
 /// What the session's electors share.
 struct Core {
     /// The one server, one call at a time.
@@ -242,12 +266,17 @@ struct Core {
     electors: Mutex<HashMap<String, Stopper>>,
     /// Whether step 4's fallback was reported.
     said_one_by_one: std::sync::atomic::AtomicBool,
+    stats: Mutex<SessionStats>,
 }
 
 impl Core {
     /// How many electors of the session still run (an upper bound on a batch's size).
     fn running(&self) -> usize {
         self.electors.lock().unwrap_or_else(|e| e.into_inner()).values().filter(|s| s.running()).count()
+    }
+
+    fn count(&self, update: impl FnOnce(&mut SessionStats)) {
+        update(&mut self.stats.lock().unwrap_or_else(|e| e.into_inner()));
     }
 }
 
@@ -327,6 +356,7 @@ async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>
             if request.reply.is_closed() {
                 continue;
             }
+            core.count(|s| s.single_campaigns += 1);
             let answer = core.db.campaign(0, &request.config).await;
             let _ = request.reply.send(answer);
         }
@@ -338,6 +368,7 @@ async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>
 async fn renew_or_answer(core: &Core, batch: Vec<Request>) -> Vec<Request> {
     let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
     let (node, lease) = (core.template.node_id.clone(), core.template.lease);
+    let sent_at = Instant::now();
     let result = core
         .db
         .call(0, &core.template, move |conn, _| {
@@ -347,6 +378,15 @@ async fn renew_or_answer(core: &Core, batch: Vec<Request>) -> Vec<Request> {
             })
         })
         .await;
+    core.count(|s| {
+        s.batch_calls += 1;
+        s.batched_seats += batch.len() as u64;
+        s.batch_failures += u64::from(result.is_err());
+        if s.recent_batch_durations.len() == RECENT_BATCHES {
+            s.recent_batch_durations.remove(0);
+        }
+        s.recent_batch_durations.push(sent_at.elapsed());
+    });
     match result {
         Ok(answers) => {
             let mut answers: HashMap<String, Campaign> = answers.into_iter().map(|a| (a.service_id, a.answer)).collect();

@@ -17,7 +17,7 @@ pub struct Args {
     pub only: Option<Vec<String>>,
 }
 
-pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "system", "library", "cabi", "failover", "scale"];
+pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "system", "library", "cabi", "failover", "scale", "sessions"];
 
 impl Args {
     pub fn parse() -> Res<Args> {

@@ -4,6 +4,8 @@
 //! * library: 3 real `Elector`s per service, each with a pool of its own made by
 //!   `pool_from_url` (as separate processes would have), lease 10 s (renew 2 s, retry 1 s, the
 //!   wake-up lock on): a crash fails over within lease + retry = 11 s.
+//! * sessions: 3 nodes, one `Session` each holding an elector for every service (one pool
+//!   each, lease 10 s at the defaults as above): the same failover budget.
 //! * recipe: 3 nodes per service, each with a connection of its own, each running the recipe's
 //!   upsert once a second with a 10 s timeout: a crash fails over within timeout + 1 s = 11 s.
 //!
@@ -42,6 +44,7 @@ pub struct Cost {
 pub struct SystemResult {
     pub services: usize,
     pub library: Cost,
+    pub sessions: Cost,
     pub recipe: Cost,
 }
 
@@ -144,7 +147,34 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
         eprintln!("  system: {leaders} leaders for {services} services at the end of the window (expected one each)");
     }
 
-    // 2. The recipe: 3 nodes per service, an upsert a second each at random phases.
+    // 2. Sessions: 3 nodes, one session each with an elector for every service.
+    let mut sessions = Vec::new();
+    let mut electors = Vec::new();
+    for n in 0..3 {
+        let pool = mysqlleader::pool_from_url(&dbs.url)?;
+        let session = mysqlleader::Session::builder(pool.clone()).node_id(format!("n{n}")).start()?;
+        for s in 0..services {
+            electors.push(session.elector(format!("system-{s}"))?);
+        }
+        sessions.push((session, pool));
+    }
+    let t0 = tokio::time::Instant::now();
+    while electors.iter().filter(|e| e.is_leader()).count() < services && t0.elapsed() < lease * 2 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let in_sessions = window(&mut admin, db, pid, services, length).await?;
+    let leaders = electors.iter().filter(|e| e.is_leader()).count();
+    for (session, pool) in sessions {
+        let _ = session.shutdown().await;
+        let _ = pool.disconnect().await;
+    }
+    drop(electors);
+    if leaders != services {
+        eprintln!("  system: {leaders} session leaders for {services} services at the end of the window (expected one each)");
+    }
+
+    // 3. The recipe: 3 nodes per service, an upsert a second each at random phases.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut tasks = Vec::new();
     let mut rng = Rng::seeded();
@@ -164,14 +194,18 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
     }
     admin.disconnect().await?;
     let net = |c: Cost| Cost { cpu: c.cpu.zip(idle.cpu).map(|(a, b)| a - b), ..c };
-    let (library, recipe) = (net(library), net(recipe));
+    let (library, sessions, recipe) = (net(library), net(in_sessions), net(recipe));
 
     let mut t = Table::new(
         "System: N services x 3 candidates at the library's defaults vs the recipe at an equal failover budget (per service and second)",
         &["contender", "services", "server CPU ms", "statements", "row writes", "redo log writes", "fsyncs", "server connections per candidate"],
     );
     let fmt_cpu = |c: &Cost| c.cpu.map_or("n/a (server not on this host)".to_string(), |v| format!("{:.3}", v * 1000.0));
-    for (name, c) in [("library (3 Electors, lease 10 s)", &library), ("recipe (upsert every 1 s, timeout 10 s)", &recipe)] {
+    for (name, c) in [
+        ("library (3 Electors, lease 10 s)", &library),
+        ("sessions (3 Sessions of every service, lease 10 s)", &sessions),
+        ("recipe (upsert every 1 s, timeout 10 s)", &recipe),
+    ] {
         t.row(vec![
             name.into(),
             services.to_string(),
@@ -194,6 +228,17 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
         format!("{:.2}x", library.fsyncs / recipe.fsyncs),
         String::new(),
     ]);
+    let s_ratio = sessions.cpu.zip(recipe.cpu).map(|(a, b)| a / b);
+    t.row(vec![
+        "ratio sessions / recipe".into(),
+        String::new(),
+        s_ratio.map_or("n/a".into(), |r| format!("{r:.3}x")),
+        format!("{:.3}x", sessions.statements / recipe.statements),
+        format!("{:.3}x", sessions.row_writes / recipe.row_writes),
+        format!("{:.3}x", sessions.log_writes / recipe.log_writes),
+        format!("{:.3}x", sessions.fsyncs / recipe.fsyncs),
+        String::new(),
+    ]);
     t.note(format!(
         "Each contender alone on the server for {:.0} s after settling, one after the other. Failover budget: a crash is \
          noticed within 11 s by both (lease 10 s + retry 1 s; timeout 10 s + tick 1 s). server CPU: utime + stime of the \
@@ -201,7 +246,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
          length just before (idle: {:.3} ms per service-second). \
          statements: Questions (client statements; a CALL counts once). row writes: Handler_write + Handler_update + \
          Handler_delete. connections: the most seen in PROCESSLIST for the benchmark's database, per candidate (library: \
-         each Elector's pool connection and its wake-up lock connection). The benchmark client runs on the same 2 cores \
+         each Elector's pool connection and its wake-up lock connection; sessions: each session's one kept connection, \
+         so per node that number times the services). The benchmark client runs on the same 2 cores \
          as the server, unpinned; its own CPU is not counted.",
         length.as_secs_f64(),
         idle.cpu.unwrap_or(0.0) * 1000.0
@@ -212,7 +258,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
     };
     let value = json!({
         "services": services, "window_s": length.as_secs_f64(), "idle": cost_json(&idle),
-        "library": cost_json(&library), "recipe": cost_json(&recipe), "cpu_ratio": ratio,
+        "library": cost_json(&library), "sessions": cost_json(&sessions), "recipe": cost_json(&recipe), "cpu_ratio": ratio,
+        "sessions_cpu_ratio": s_ratio,
     });
-    Ok((vec![t], value, SystemResult { services, library, recipe }))
+    Ok((vec![t], value, SystemResult { services, library, sessions, recipe }))
 }
