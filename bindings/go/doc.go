@@ -52,6 +52,11 @@
 // in order, each once, and never drops one. WaitForLeadership, RunWhileLeader, Resign, Handover,
 // BeginFencedTx and RunFencedTx complete the set.
 //
+// Session is one node's part in the elections of many services: NewSession with one node id
+// and lease configuration (SessionConfig), then Session.Elector(serviceID) for each service,
+// each an ordinary *Elector. The session's electors share one connection and one batched
+// renew; Session.Close resigns and closes them all.
+//
 // # Contexts
 //
 // The C calls block and cannot be interrupted; each is bounded by its own timeout (the

@@ -1,7 +1,7 @@
 package mysqlleader
 
 // The C shim: the library calls mysqlleader_go_on_event with the userdata given to
-// mysqlleader_elector_new, here a cgo.Handle (an integer) carried in the void pointer, and it
+// mysqlleader_elector_new (or mysqlleader_session_elector), here a cgo.Handle (an integer) carried in the void pointer, and it
 // forwards to the Go trampoline in events.go.
 
 /*
@@ -17,6 +17,11 @@ static void mysqlleader_go_on_event(void *userdata, const mysqlleader_event *eve
 static mysqlleader_result mysqlleader_go_elector_new(const mysqlleader_client *client,
 		const mysqlleader_elector_config *config, uintptr_t handle, mysqlleader_elector **out) {
 	return mysqlleader_elector_new(client, config, mysqlleader_go_on_event, (void *)handle, out);
+}
+
+static mysqlleader_result mysqlleader_go_session_elector(const mysqlleader_session *session,
+		const char *service_id, uintptr_t handle, mysqlleader_elector **out) {
+	return mysqlleader_session_elector(session, service_id, mysqlleader_go_on_event, (void *)handle, out);
 }
 */
 import "C"
@@ -81,6 +86,9 @@ type ElectorConfig struct {
 // every leadership change in order.
 type Elector struct {
 	h *electorHandle
+	// session is the Session that made this elector (nil for NewElector's): held so that the
+	// session stays reachable, and its finalizer does not run, while one of its electors is.
+	session *Session
 }
 
 type electorHandle struct {
@@ -94,6 +102,8 @@ type electorHandle struct {
 	serviceID string
 	closeOnce sync.Once
 	closed    chan struct{}
+	// onClose, when set (an elector of a Session), runs once the elector is closed.
+	onClose func()
 }
 
 // finalizedElectors counts electors closed by their finalizer (for the tests).
@@ -109,33 +119,12 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		return nil, &Error{Op: op, Code: CodeNullArgument, Param: "client", Message: "client must not be nil"}
 	}
 	// 1. What C cannot receive: NULs in strings, negative or fractional durations.
-	if err := checkIDs(op, "ServiceID", config.ServiceID, "NodeID", config.NodeID); err != nil {
+	if err := checkIDs(op, "ServiceID", config.ServiceID); err != nil {
 		return nil, err
 	}
 	var cfg C.mysqlleader_elector_config
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-		out   *C.uint64_t
-	}{
-		{"Lease", config.Lease, &cfg.lease_ms},
-		{"RenewInterval", config.RenewInterval, &cfg.renew_ms},
-		{"RetryInterval", config.RetryInterval, &cfg.retry_ms},
-		{"RequestTimeout", config.RequestTimeout, &cfg.request_timeout_ms},
-		{"DriftMargin", config.DriftMargin, &cfg.drift_margin_ms},
-	} {
-		ms, err := millis(op, d.name, d.value)
-		if err != nil {
-			return nil, err
-		}
-		*d.out = ms
-	}
-	cfg.retry_jitter = C.double(config.RetryJitter)
-	if config.NoJitter {
-		cfg.flags |= flagNoJitter
-	}
-	if config.NoResignOnClose {
-		cfg.flags |= flagNoResignOnFree
+	if err := fillElectorConfig(op, config, &cfg); err != nil {
+		return nil, err
 	}
 
 	// 2. The clients, held until the library has taken its own references to their pools.
@@ -163,25 +152,73 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		cfg.fallback_client_count = C.size_t(n)
 	}
 
-	// 3. The elector, with the trampoline and a handle of its event queue as userdata.
-	events := newEventQueue()
-	handle := cgo.NewHandle(events)
-	var elector *C.mysqlleader_elector
-	err = ccall(op, func() C.mysqlleader_result {
+	// 3. The elector.
+	return startElector(op, config.ServiceID, func(userdata C.uintptr_t, out **C.mysqlleader_elector) C.mysqlleader_result {
 		var cs cStrings
 		defer cs.free()
 		cfg.service_id = cs.add(config.ServiceID)
 		if config.NodeID != "" {
 			cfg.node_id = cs.add(config.NodeID)
 		}
-		return C.mysqlleader_go_elector_new(ptr, &cfg, C.uintptr_t(handle), &elector)
+		return C.mysqlleader_go_elector_new(ptr, &cfg, userdata, out)
 	})
+}
+
+// sessionElectorNew calls mysqlleader_session_elector with the trampoline (the C shims are
+// static in this file's preamble, so Session.Elector calls them through here).
+func sessionElectorNew(session *C.mysqlleader_session, serviceID *C.char, userdata C.uintptr_t, out **C.mysqlleader_elector) C.mysqlleader_result {
+	return C.mysqlleader_go_session_elector(session, serviceID, userdata, out)
+}
+
+// fillElectorConfig checks what C cannot receive (a NUL in NodeID, negative or fractional
+// durations) and sets the timing fields and flags of cfg from config. The strings (service_id,
+// node_id) and the fallbacks are the caller's to set, within the call.
+func fillElectorConfig(op string, config ElectorConfig, cfg *C.mysqlleader_elector_config) error {
+	if err := checkIDs(op, "NodeID", config.NodeID); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+		out   *C.uint64_t
+	}{
+		{"Lease", config.Lease, &cfg.lease_ms},
+		{"RenewInterval", config.RenewInterval, &cfg.renew_ms},
+		{"RetryInterval", config.RetryInterval, &cfg.retry_ms},
+		{"RequestTimeout", config.RequestTimeout, &cfg.request_timeout_ms},
+		{"DriftMargin", config.DriftMargin, &cfg.drift_margin_ms},
+	} {
+		ms, err := millis(op, d.name, d.value)
+		if err != nil {
+			return err
+		}
+		*d.out = ms
+	}
+	cfg.retry_jitter = C.double(config.RetryJitter)
+	if config.NoJitter {
+		cfg.flags |= flagNoJitter
+	}
+	if config.NoResignOnClose {
+		cfg.flags |= flagNoResignOnFree
+	}
+	return nil
+}
+
+// startElector turns a C constructor of an elector (mysqlleader_elector_new, or
+// mysqlleader_session_elector) into an *Elector: start gets the userdata for the trampoline (a
+// handle of the elector's event queue) and the out-pointer, and runs inside ccall. Both
+// NewElector and Session.Elector end here, so the two kinds of elector are one type.
+func startElector(op, serviceID string, start func(userdata C.uintptr_t, out **C.mysqlleader_elector) C.mysqlleader_result) (*Elector, error) {
+	events := newEventQueue()
+	handle := cgo.NewHandle(events)
+	var elector *C.mysqlleader_elector
+	err := ccall(op, func() C.mysqlleader_result { return start(C.uintptr_t(handle), &elector) })
 	if err != nil {
 		handle.Delete()
 		events.close()
 		return nil, err
 	}
-	h := &electorHandle{ptr: elector, handle: handle, events: events, serviceID: config.ServiceID, closed: make(chan struct{})}
+	h := &electorHandle{ptr: elector, handle: handle, events: events, serviceID: serviceID, closed: make(chan struct{})}
 	h.nodeID, _ = h.copyString("elector_node_id", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
 		return C.mysqlleader_elector_node_id(p, buf, n, needed)
 	})
@@ -231,6 +268,9 @@ func (h *electorHandle) close() {
 		h.handle.Delete()
 		h.events.close()
 		close(h.closed)
+		if h.onClose != nil {
+			h.onClose()
+		}
 	})
 }
 

@@ -143,3 +143,60 @@ func ExampleError() {
 	// Output:
 	// MYSQLLEADER_INVALID_ARGUMENT lease
 }
+
+// A Session campaigns for many services as one node, over one connection and one batched
+// renew; each of its electors is an ordinary *Elector. Closing the session resigns them all.
+func ExampleSession() {
+	ctx := context.Background()
+	client, err := mysqlleader.Open(os.Getenv("MYSQLLEADER_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	session, err := mysqlleader.NewSession(client, mysqlleader.SessionConfig{
+		NodeID: "worker-1",
+		Lease:  10 * time.Second, // for every elector of the session
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close() // resigns every seat the session holds
+
+	suffix := time.Now().UnixNano()
+	var electors []*mysqlleader.Elector
+	for _, name := range []string{"billing", "reports", "cron"} {
+		elector, err := session.Elector(fmt.Sprintf("%s-%d", name, suffix))
+		if err != nil {
+			log.Fatal(err)
+		}
+		electors = append(electors, elector)
+	}
+	for _, elector := range electors {
+		if err := elector.WaitForLeadership(ctx); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("leading:", elector.IsLeader(), "term:", elector.Term(), "leader:", elector.Leader())
+	}
+
+	// One service's elector alone: resigns that seat, the others keep theirs.
+	electors[0].Close()
+	fmt.Println("after closing one:", electors[0].IsLeader(), electors[1].IsLeader(), electors[2].IsLeader())
+
+	// A second elector for a service the session already campaigns for is refused.
+	_, err = session.Elector(electors[1].ServiceID())
+	var e *mysqlleader.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, e.Param)
+	}
+
+	session.Close()
+	fmt.Println("after Session.Close:", electors[1].IsLeader(), electors[2].IsLeader())
+	// Output:
+	// leading: true term: 1 leader: worker-1
+	// leading: true term: 1 leader: worker-1
+	// leading: true term: 1 leader: worker-1
+	// after closing one: false true true
+	// MYSQLLEADER_INVALID_ARGUMENT service_id
+	// after Session.Close: false false
+}

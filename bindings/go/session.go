@@ -1,0 +1,192 @@
+package mysqlleader
+
+// #include "mysqlleader.h"
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// SessionConfig says how every elector of a Session takes part in its election: the fields
+// of ElectorConfig but ServiceID (each elector names its own, Session.Elector) and Fallbacks
+// (a session uses one server). Zero means "the default" for every field, as in ElectorConfig;
+// an invalid value is ErrInvalidArgument whose Param names the field ("Lease",
+// "RenewInterval", ...).
+type SessionConfig struct {
+	// NodeID is this node's name as others see it, for every elector of the session: 1 to 128
+	// characters. Default DefaultNodeID(), "hostname:pid".
+	NodeID string
+	// Lease is how long a lease lasts after each acquisition or renew, 100 ms to 24 h.
+	// Default 10 s.
+	Lease time.Duration
+	// RenewInterval is how often the leader renews (one batched call for all the session's
+	// seats). Default Lease/5; at most (Lease-DriftMargin)/3.
+	RenewInterval time.Duration
+	// RetryInterval is the longest a follower waits between attempts. Default Lease/10; at
+	// most Lease. A session's followers are not woken by a wake-up lock: a resigned or lapsed
+	// seat is seen within one retry interval.
+	RetryInterval time.Duration
+	// RetryJitter shortens a follower's wait by a random part of up to this fraction (0 to
+	// < 1). Default 0.2; set NoJitter for none.
+	RetryJitter float64
+	// NoJitter makes followers retry at exactly RetryInterval (RetryJitter must then be 0).
+	NoJitter bool
+	// RequestTimeout is the longest one call to the database may take. Default
+	// min(Lease/5, 2 s); below Lease-DriftMargin.
+	RequestTimeout time.Duration
+	// DriftMargin is subtracted from every local deadline for clock-rate drift between this
+	// host and the database server. Default Lease/100; below Lease.
+	DriftMargin time.Duration
+	// NoResignOnClose makes closing an elector of the session (or the session) leave its
+	// lease to lapse instead of resigning.
+	NoResignOnClose bool
+}
+
+// Session is one node's part in the elections of many services (mysqlleader_session): one
+// node id and one lease configuration, one kept connection and one batched renew for all its
+// seats, however many services it campaigns for. Session.Elector starts an elector for one
+// service; it is an ordinary *Elector (IsLeader, Term, Changes, WaitForLeadership,
+// RunWhileLeader, Resign, Handover, Fence, Close, ...). All methods are safe for concurrent
+// use.
+//
+// Close the session when done: it shuts down every elector it made (each resigns, unless
+// NoResignOnClose). A session stays open while one of its electors is reachable; a finalizer
+// closes a forgotten one.
+type Session struct {
+	h *sessionHandle
+}
+
+type sessionHandle struct {
+	// mu: Elector holds it for reading around its C call; Close holds it for writing, since
+	// mysqlleader_session_free must not race with other calls.
+	mu  sync.RWMutex
+	ptr *C.mysqlleader_session
+	// electors are the session's electors not closed yet, guarded by emu (taken alone, never
+	// while waiting for mu: an elector's Close removes itself under emu).
+	emu      sync.Mutex
+	electors map[*electorHandle]struct{}
+}
+
+// NewSession makes a session on client's database; it connects to nothing until its first
+// elector campaigns. The session keeps client's connection pool open: client may be closed
+// before it. A nil client is ErrNullArgument; an invalid config value ErrInvalidArgument whose
+// Param names the SessionConfig field.
+func NewSession(client *Client, config SessionConfig) (*Session, error) {
+	const op = "session_new"
+	if client == nil {
+		return nil, &Error{Op: op, Code: CodeNullArgument, Param: "client", Message: "client must not be nil"}
+	}
+	var cfg C.mysqlleader_elector_config
+	err := fillElectorConfig(op, ElectorConfig{
+		NodeID:          config.NodeID,
+		Lease:           config.Lease,
+		RenewInterval:   config.RenewInterval,
+		RetryInterval:   config.RetryInterval,
+		RetryJitter:     config.RetryJitter,
+		NoJitter:        config.NoJitter,
+		RequestTimeout:  config.RequestTimeout,
+		DriftMargin:     config.DriftMargin,
+		NoResignOnClose: config.NoResignOnClose,
+	}, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	ptr, err := client.h.acquire(op)
+	if err != nil {
+		return nil, err
+	}
+	defer client.h.release()
+	var session *C.mysqlleader_session
+	err = ccall(op, func() C.mysqlleader_result {
+		var cs cStrings
+		defer cs.free()
+		if config.NodeID != "" {
+			cfg.node_id = cs.add(config.NodeID)
+		}
+		return C.mysqlleader_session_new(ptr, &cfg, &session)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{h: &sessionHandle{ptr: session, electors: map[*electorHandle]struct{}{}}}
+	runtime.SetFinalizer(s, func(s *Session) { go s.h.close() })
+	return s, nil
+}
+
+// Elector starts an elector for serviceID in this session: it campaigns at once, in the
+// background, with the session's node id and lease, its renews batched with the session's
+// other electors'; it never blocks on the database. The elector has the API of any *Elector;
+// its Close stops it alone (resigning its seat unless NoResignOnClose), and Session.Close
+// closes it with the others.
+//
+// Errors: ErrInvalidArgument with Param "service_id" when serviceID is empty, longer than
+// IDMaxChars, or when this session runs an elector for it already (a closed one's service may
+// be taken again); ErrInvalidUTF8; ErrClosed after Close.
+func (s *Session) Elector(serviceID string) (*Elector, error) {
+	const op = "session_elector"
+	if err := checkIDs(op, "service_id", serviceID); err != nil {
+		return nil, err
+	}
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if s.h.ptr == nil {
+		return nil, closedError(op, "session")
+	}
+	ptr := s.h.ptr
+	e, err := startElector(op, serviceID, func(userdata C.uintptr_t, out **C.mysqlleader_elector) C.mysqlleader_result {
+		var cs cStrings
+		defer cs.free()
+		return sessionElectorNew(ptr, cs.add(serviceID), userdata, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.session = s
+	h := e.h
+	h.onClose = func() {
+		s.h.emu.Lock()
+		delete(s.h.electors, h)
+		s.h.emu.Unlock()
+	}
+	s.h.emu.Lock()
+	s.h.electors[h] = struct{}{}
+	s.h.emu.Unlock()
+	return e, nil
+}
+
+// Close shuts down every elector the session made and still runs, then frees the session.
+// Unless NoResignOnClose, each leader steps down at once and resigns (the resigns share the
+// session's connection; those not done within the request timeout lapse with their leases),
+// so other nodes take over within one of their retry intervals. Each elector is then closed:
+// its last events are delivered and its Changes channel closed, its Close is a no-op, and its
+// methods behave as a closed elector's (IsLeader false, ErrClosed). Close waits for calls in
+// flight on the session. Idempotent; always returns nil. Elector fails with ErrClosed
+// afterwards.
+func (s *Session) Close() error {
+	s.h.close()
+	return nil
+}
+
+func (h *sessionHandle) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.ptr
+	if p == nil {
+		return
+	}
+	h.ptr = nil
+	// 1. Every elector steps down and resigns, all at once over the session's connection.
+	C.mysqlleader_session_free(p)
+	// 2. The handles, now stopped: each delivers its last events and is freed.
+	h.emu.Lock()
+	electors := make([]*electorHandle, 0, len(h.electors))
+	for e := range h.electors {
+		electors = append(electors, e)
+	}
+	h.emu.Unlock()
+	for _, e := range electors {
+		e.close()
+	}
+}
