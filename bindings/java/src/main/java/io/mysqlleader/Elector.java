@@ -42,6 +42,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * deadline has not passed at that moment; a thread paused after asking still acts late, so fence
  * database writes with {@link #fence(Connection)}.
  *
+ * <p>An elector comes from {@link #builder(Client, String)} or, sharing one connection and one
+ * renew with the other services of one node, from {@link Session#elector(String)}; both have
+ * this API. Closing a {@link Session} closes the electors it made.
+ *
  * <p>Thread-safe. {@link #close()} resigns (unless {@link Builder#resignOnClose(boolean)} says
  * not to), delivers the last events and waits for calls in flight; calls after it fail with
  * {@link InvalidStateException}.
@@ -56,42 +60,55 @@ public final class Elector implements AutoCloseable {
     /** Kept reachable until the C elector is freed: the library calls it until then. */
     private final Lib.EventCallback callback;
     private final Thread shutdownHook;
+    /** The session that made this elector, or null. */
+    private final Session session;
 
-    private Elector(Builder b) {
-        Lib.ElectorConfig config = new Lib.ElectorConfig();
-        config.service_id = b.serviceId;
-        config.node_id = b.nodeId;
-        config.lease_ms = b.leaseMs;
-        config.renew_ms = b.renewMs;
-        config.retry_ms = b.retryMs;
-        config.retry_jitter = b.retryJitter;
-        config.request_timeout_ms = b.requestTimeoutMs;
-        config.drift_margin_ms = b.driftMarginMs;
-        config.flags = (b.resignOnClose ? 0 : Lib.ELECTOR_NO_RESIGN_ON_FREE) | (b.noJitter ? Lib.ELECTOR_NO_JITTER : 0);
-        this.hub = new Hub(b.listeners);
+    /**
+     * The part that gives a C elector its callback: called once with the callback the library
+     * must call (kept reachable by the Elector), returns the started {@code mysqlleader_elector},
+     * or throws the failure.
+     */
+    interface Starter {
+        Pointer start(Lib.EventCallback callback);
+    }
+
+    /**
+     * Wraps the C elector that {@code starter} starts: {@link Builder#build()} starts one with
+     * {@code mysqlleader_elector_new}, {@link Session#elector} with {@code mysqlleader_session_elector}.
+     * {@code session} is the session that made it, or null.
+     */
+    Elector(String serviceId, List<ElectorListener> listeners, boolean resignOnShutdown, Session session, Starter starter) {
+        this.hub = new Hub(listeners);
         this.callback = (userdata, event) -> hub.deliver(event);
         Native.setCallbackThreadInitializer(callback, new CallbackThreadInitializer(true, false, "mysqlleader-cb"));
-        // The C elector takes the client's pool (and the fallbacks'): hold their handles during the call.
-        Pointer elector = b.client.handle.use(primary -> withFallbacks(b.fallbacks, 0, new Pointer[b.fallbacks.size()], fallbacks -> {
-            if (fallbacks != null) {
-                config.fallback_clients = fallbacks;
-                config.fallback_client_count = b.fallbacks.size();
-            }
-            PointerByReference out = new PointerByReference();
-            int rc = Lib.C.mysqlleader_elector_new(primary, config, callback, null, out);
-            if (rc != 0) throw MysqlLeaderException.last(rc);
-            return out.getValue();
-        }));
-        this.handle = new Handle("elector", elector);
+        this.handle = new Handle("elector", starter.start(callback));
         this.hub.elector = this;
-        this.serviceId = b.serviceId;
+        this.serviceId = serviceId;
+        this.session = session;
         this.nodeId = copy(Lib.C::mysqlleader_elector_node_id);
-        if (b.resignOnShutdown) {
+        if (resignOnShutdown) {
             shutdownHook = new Thread(this::closeOnShutdown, "mysqlleader-shutdown-" + serviceId);
             Runtime.getRuntime().addShutdownHook(shutdownHook);
         } else {
             shutdownHook = null;
         }
+    }
+
+    /** {@link Builder#build()}: a stand-alone elector over the builder's client (and fallbacks). */
+    private static Elector start(Builder b) {
+        Lib.ElectorConfig config = b.settings.toNative(b.serviceId);
+        // The C elector takes the client's pool (and the fallbacks'): hold their handles during the call.
+        return new Elector(b.serviceId, b.listeners, b.resignOnShutdown, null, callback ->
+                b.client.handle.use(primary -> withFallbacks(b.fallbacks, 0, new Pointer[b.fallbacks.size()], fallbacks -> {
+                    if (fallbacks != null) {
+                        config.fallback_clients = fallbacks;
+                        config.fallback_client_count = b.fallbacks.size();
+                    }
+                    PointerByReference out = new PointerByReference();
+                    int rc = Lib.C.mysqlleader_elector_new(primary, config, callback, null, out);
+                    if (rc != 0) throw MysqlLeaderException.last(rc);
+                    return out.getValue();
+                })));
     }
 
     /** Holds every fallback client's handle while {@code body} runs with their pointers (null for none). */
@@ -395,7 +412,7 @@ public final class Elector implements AutoCloseable {
         handle.check(p -> Lib.C.mysqlleader_elector_note_refusal(p, term));
     }
 
-    /** Whether {@link #close()} was called. */
+    /** Whether {@link #close()} was called, or its {@link Session}'s. */
     public boolean isClosed() {
         return handle.closed();
     }
@@ -403,10 +420,26 @@ public final class Elector implements AutoCloseable {
     /**
      * Stops the elector: resigns first unless configured not to, so another node takes over at
      * once; delivers the last events (stopped leading, reason {@code SHUTDOWN}); waits for calls in
-     * flight. Idempotent; may be called from a listener.
+     * flight. Idempotent; may be called from a listener. An elector of a {@link Session} resigns
+     * its seat alone; once the session is closed, this does nothing.
      */
     @Override
     public void close() {
+        Pointer p = detach();
+        if (p != null) {
+            free(p); // resigns as configured, delivers the last events
+        } else {
+            hub.changed();
+        }
+        if (session != null) session.forget(this);
+    }
+
+    /**
+     * The first half of {@link #close()}: removes the shutdown hook and takes the C elector
+     * (waiting for calls in flight), so that every method from now on behaves as on a closed
+     * elector. Returns the pointer, for {@link #free}, or null when closed already.
+     */
+    Pointer detach() {
         if (shutdownHook != null) {
             try {
                 Runtime.getRuntime().removeShutdownHook(shutdownHook);
@@ -414,10 +447,12 @@ public final class Elector implements AutoCloseable {
                 // the hook itself is closing us
             }
         }
-        Pointer p = handle.take();
-        if (p != null) {
-            Lib.C.mysqlleader_elector_free(p); // resigns as configured, delivers the last events
-        }
+        return handle.take();
+    }
+
+    /** The second half of {@link #close()}, for a pointer {@link #detach()} returned: frees the C elector, then wakes the waiters. */
+    void free(Pointer p) {
+        Lib.C.mysqlleader_elector_free(p);
         hub.changed();
     }
 
@@ -565,11 +600,7 @@ public final class Elector implements AutoCloseable {
     public static final class Builder {
         private final Client client;
         private final String serviceId;
-        private String nodeId;
-        private long leaseMs, renewMs, retryMs, requestTimeoutMs, driftMarginMs; // 0: the default
-        private double retryJitter;
-        private boolean noJitter;
-        private boolean resignOnClose = true;
+        private final Settings settings = new Settings();
         private boolean resignOnShutdown;
         private final List<Client> fallbacks = new java.util.ArrayList<>();
         private final List<ElectorListener> listeners = new java.util.ArrayList<>();
@@ -583,32 +614,31 @@ public final class Elector implements AutoCloseable {
         }
 
         /** This node's name as others see it (1 to 128 characters); default {@code hostname:pid}. */
-        public Builder nodeId(String nodeId) { this.nodeId = nodeId; return this; }
+        public Builder nodeId(String nodeId) { settings.nodeId = nodeId; return this; }
 
         /** How long a lease lasts after each acquisition or renew (1 ms to 1 day; default 10 s). */
-        public Builder lease(Duration lease) { this.leaseMs = Args.millis(lease, "config->lease_ms"); return this; }
+        public Builder lease(Duration lease) { settings.lease(lease); return this; }
 
         /** How often the leader renews (default lease / 5; at most (lease - drift margin) / 3). */
-        public Builder renewInterval(Duration d) { this.renewMs = Args.millis(d, "config->renew_ms"); return this; }
+        public Builder renewInterval(Duration d) { settings.renewInterval(d); return this; }
 
         /** The longest a follower waits between attempts (default lease / 10; at most the lease). */
-        public Builder retryInterval(Duration d) { this.retryMs = Args.millis(d, "config->retry_ms"); return this; }
+        public Builder retryInterval(Duration d) { settings.retryInterval(d); return this; }
 
         /** A follower's wait is shortened by a random part of up to this fraction (0 to below 1; default 0.2). 0 means none. */
         public Builder retryJitter(double fraction) {
-            this.retryJitter = fraction;
-            this.noJitter = fraction == 0.0;
+            settings.retryJitter(fraction);
             return this;
         }
 
         /** The longest one call may take (default min(lease / 5, 2 s); below lease - drift margin). */
-        public Builder requestTimeout(Duration d) { this.requestTimeoutMs = Args.millis(d, "config->request_timeout_ms"); return this; }
+        public Builder requestTimeout(Duration d) { settings.requestTimeout(d); return this; }
 
         /** Subtracted from every local deadline for clock-rate drift (default lease / 100; below the lease). */
-        public Builder driftMargin(Duration d) { this.driftMarginMs = Args.millis(d, "config->drift_margin_ms"); return this; }
+        public Builder driftMargin(Duration d) { settings.driftMargin(d); return this; }
 
         /** Whether {@link Elector#close()} resigns, so another node takes over at once (default true); else the lease lapses. */
-        public Builder resignOnClose(boolean yes) { this.resignOnClose = yes; return this; }
+        public Builder resignOnClose(boolean yes) { settings.resignOnClose = yes; return this; }
 
         /**
          * Whether a JVM shutdown hook resigns and closes the elector when the JVM exits
@@ -636,7 +666,7 @@ public final class Elector implements AutoCloseable {
 
         /** Validates the settings and starts campaigning at once, in the background (never waits for the database). */
         public Elector build() {
-            return new Elector(this);
+            return start(this);
         }
     }
 }

@@ -74,6 +74,12 @@ interface Lib extends Library {
     int mysqlleader_elector_note_refusal(Pointer elector, long term);
     void mysqlleader_elector_free(Pointer elector);
 
+    // --- the session --------------------------------------------------------------------------
+    int mysqlleader_session_new(Pointer client, ElectorConfig config, PointerByReference sessionOut);
+    int mysqlleader_session_elector(Pointer session, String serviceId, EventCallback callback, Pointer userdata,
+                                    PointerByReference electorOut);
+    void mysqlleader_session_free(Pointer session);
+
     // --- constants of the header --------------------------------------------------------------
     int ID_BUFFER_SIZE = 513;
     int ELECTOR_NO_RESIGN_ON_FREE = 1;

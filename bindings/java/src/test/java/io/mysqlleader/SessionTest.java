@@ -1,0 +1,168 @@
+package io.mysqlleader;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Sessions against a real server: many services per node, one leader each, close hands them all over, misuse. */
+class SessionTest {
+    static TestDb db;
+    static Client client;
+    /** Renew 800 ms, retry 400 ms: a seat that lapsed instead of being resigned is free only after ~3.2 s. */
+    static final Duration LEASE = Duration.ofSeconds(4);
+    static final Duration WAIT = Duration.ofSeconds(15);
+    static final int SERVICES = 20;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        db = TestDb.migrated("session");
+        client = Client.connect(db.url);
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        if (client != null) client.close();
+        if (db != null) db.close();
+    }
+
+    static Session.Builder node(String node) {
+        return Session.builder(client).nodeId(node).lease(LEASE);
+    }
+
+    static String service(int i) {
+        return "svc-" + i;
+    }
+
+    /** Waits until {@code cond} holds, up to {@code limit}; returns whether it did. */
+    static boolean eventually(Duration limit, java.util.function.BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) return false;
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
+    @Test
+    void twoSessionsOfTwentyServicesOneLeaderEachAndCloseHandsAllOver() throws Exception {
+        List<ElectorEvent> firstEvents = new CopyOnWriteArrayList<>();
+        Session a = node("a").build();
+        Session b = node("b").build();
+        try {
+            List<Elector> as = new ArrayList<>(), bs = new ArrayList<>();
+            as.add(a.elector(service(0), firstEvents::add));
+            for (int i = 1; i < SERVICES; i++) as.add(a.elector(service(i)));
+            for (Elector e : as) {
+                assertTrue(e.awaitLeadership(WAIT), e + " did not lead: " + e.lastCallError());
+                assertEquals("a", e.nodeId());
+            }
+            for (int i = 0; i < SERVICES; i++) bs.add(b.elector(service(i)));
+            // b's electors look at their seats (one batch) and see a leading each.
+            for (int i = 0; i < SERVICES; i++) {
+                Elector eb = bs.get(i);
+                assertTrue(eventually(WAIT, () -> "a".equals(eb.leaderId())), eb + " never saw a lead: " + eb.leaderId());
+            }
+            for (int i = 0; i < SERVICES; i++) {
+                Elector ea = as.get(i), eb = bs.get(i);
+                assertEquals(service(i), ea.serviceId());
+                assertEquals("b", eb.nodeId());
+                assertTrue(ea.isLeader(), ea + " no longer leads");
+                assertFalse(eb.isLeader(), eb + " leads while a holds the seat");
+                assertTrue(eb.isCampaigning());
+                assertEquals("a", client.currentLeader(service(i)).leaderId(), "the database's leader of " + service(i));
+                assertEquals(ea.term(), eb.term(), "a and b see different terms of " + service(i));
+            }
+
+            // Closing session a resigns every seat: b takes all 20 within a few retry intervals,
+            // far sooner than the leases would lapse.
+            long t0 = System.nanoTime();
+            a.close();
+            double closeMs = (System.nanoTime() - t0) / 1e6;
+            for (Elector ea : as) {
+                assertTrue(ea.isClosed(), ea + " is not closed by its session's close");
+                assertThrows(InvalidStateException.class, ea::isLeader);
+                assertThrows(InvalidStateException.class, ea::term);
+                assertThrows(InvalidStateException.class, () -> ea.awaitLeadership(Duration.ZERO));
+                ea.close(); // a no-op
+            }
+            ElectorEvent stop = firstEvents.stream().filter(e -> e.kind() == ElectorEvent.Kind.STOPPED_LEADING).findFirst()
+                    .orElseThrow(() -> new AssertionError("no STOPPED_LEADING before the session's close() returned: " + firstEvents));
+            assertEquals(StopReason.SHUTDOWN, stop.reason());
+            for (Elector eb : bs) {
+                long left = Math.max(0, WAIT.toNanos() - (System.nanoTime() - t0));
+                assertTrue(eb.awaitLeadership(Duration.ofNanos(left)), eb + " did not take over: " + eb.lastCallError());
+            }
+            double allMs = (System.nanoTime() - t0) / 1e6;
+            System.out.printf("java: session a closed in %.1f ms; b led all %d services %.1f ms after the close began%n",
+                    closeMs, SERVICES, allMs);
+            assertTrue(allMs < 2000, "b took " + allMs + " ms to lead all services: the seats lapsed instead of being resigned");
+            for (int i = 0; i < SERVICES; i++) {
+                assertTrue(bs.get(i).isLeader());
+                assertEquals("b", client.currentLeader(service(i)).leaderId(), "the database's leader of " + service(i));
+            }
+        } finally {
+            a.close();
+            b.close();
+        }
+        assertNull(client.currentLeader(service(0)).leaderId(), "closing session b did not resign");
+    }
+
+    @Test
+    void oneElectorPerServiceAndSessionAndAnElectorClosesAlone() throws Exception {
+        try (Session s = node("a").build()) {
+            Elector first = s.elector("dup");
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> s.elector("dup"));
+            assertEquals(ErrorKind.INVALID_ARGUMENT, e.kind());
+            assertEquals("service_id", e.parameter());
+            assertTrue(first.isCampaigning(), "the refused second elector stopped the first");
+            assertTrue(first.awaitLeadership(WAIT), "did not lead: " + first.lastCallError());
+            // Closed on its own, the elector resigns its seat and frees the service for a new one.
+            first.close();
+            assertNull(client.currentLeader("dup").leaderId(), "closing the elector did not resign");
+            try (Elector again = s.elector("dup")) {
+                assertTrue(again.awaitLeadership(WAIT), "the second elector did not lead: " + again.lastCallError());
+            }
+        }
+    }
+
+    @Test
+    void misuseIsRejectedByName() throws Exception {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Session.builder(null));
+        assertEquals("client", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).lease(Duration.ZERO));
+        assertEquals("config->lease_ms", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).requestTimeout(Duration.ofNanos(100)));
+        assertEquals("config->request_timeout_ms", e.parameter());
+        e = assertThrows(InvalidArgumentException.class,
+                () -> Session.builder(client).lease(Duration.ofSeconds(1)).renewInterval(Duration.ofSeconds(2)).build());
+        assertEquals("config->renew_ms", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).retryJitter(1.5).build());
+        assertEquals("config->retry_jitter", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).nodeId("").build());
+        assertEquals("config->node_id", e.parameter());
+
+        Session s = node("a").build();
+        e = assertThrows(InvalidArgumentException.class, () -> s.elector(""));
+        assertEquals("service_id", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> s.elector(null));
+        assertEquals(ErrorKind.NULL_ARGUMENT, e.kind());
+        assertEquals("service_id", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> s.elector("x".repeat(129)));
+        assertEquals("service_id", e.parameter());
+
+        assertFalse(s.isClosed());
+        s.close();
+        s.close(); // idempotent
+        assertTrue(s.isClosed());
+        InvalidStateException closed = assertThrows(InvalidStateException.class, () -> s.elector("late"));
+        assertEquals(ErrorKind.INVALID_STATE, closed.kind());
+        assertTrue(closed.getMessage().contains("session is closed"), closed.getMessage());
+    }
+}
