@@ -5,8 +5,11 @@
 //! candidate --node N --service S [--service S2 ...] --url URL [--url URL2 ...] --log FILE
 //!           [--lease-ms 2000] [--renew-ms L/5] [--retry-ms L/10] [--timeout-ms ...]
 //!           [--work-ms 50] [--rogue-ms 500] [--heartbeat-ms 200] [--idle-tx-timeout-s S]
+//!           [--session]
 //! ```
 //!
+//! * With `--session` the electors of all `--service`s come from one [`mysqlleader::Session`]
+//!   (one kept connection, one batched renew; one `--url` only: sessions use one server).
 //! * The first `--url` is the server the elector uses; further ones are its fallbacks (a
 //!   cluster). The harness gives each candidate URLs of proxies of its own.
 //! * The log (appended, one JSON object per line, one `write` each, so a SIGKILL loses nothing
@@ -57,6 +60,7 @@ struct Args {
     rogue_ms: u64,
     heartbeat_ms: u64,
     idle_tx_timeout_s: Option<u64>,
+    session: bool,
 }
 
 fn parse_args() -> Args {
@@ -73,9 +77,14 @@ fn parse_args() -> Args {
         rogue_ms: 500,
         heartbeat_ms: 200,
         idle_tx_timeout_s: None,
+        session: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--session" {
+            a.session = true;
+            continue;
+        }
         let mut value = || it.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
         let num = |v: String| v.parse::<u64>().unwrap_or_else(|_| usage(&format!("not a number: {v}")));
         match flag.as_str() {
@@ -97,11 +106,14 @@ fn parse_args() -> Args {
     if a.node.is_empty() || a.services.is_empty() || a.urls.is_empty() || a.log.is_empty() {
         usage("--node, --service, --url and --log are required");
     }
+    if a.session && a.urls.len() > 1 {
+        usage("--session uses one server: give one --url");
+    }
     a
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("candidate: {msg}\nusage: candidate --node N --service S [--service S2] --url URL [--url URL2] --log FILE [--lease-ms MS] [--renew-ms MS] [--retry-ms MS] [--timeout-ms MS] [--work-ms MS] [--rogue-ms MS] [--heartbeat-ms MS] [--idle-tx-timeout-s S]");
+    eprintln!("candidate: {msg}\nusage: candidate --node N --service S [--service S2] --url URL [--url URL2] --log FILE [--lease-ms MS] [--renew-ms MS] [--retry-ms MS] [--timeout-ms MS] [--work-ms MS] [--rogue-ms MS] [--heartbeat-ms MS] [--idle-tx-timeout-s S] [--session]");
     std::process::exit(2);
 }
 
@@ -349,6 +361,16 @@ async fn run(args: Arc<Args>) {
         .collect();
     let work_pools: Vec<Pool> = args.urls.iter().map(|u| work_pool(u)).collect();
     let mut electors = Vec::new();
+    let session = args.session.then(|| {
+        let mut b = mysqlleader::Session::builder(pools[0].clone())
+            .node_id(args.node.clone())
+            .lease(Duration::from_millis(args.lease_ms))
+            .resign_on_drop(false);
+        if let Some(ms) = args.renew_ms { b = b.renew_interval(Duration::from_millis(ms)); }
+        if let Some(ms) = args.retry_ms { b = b.retry_interval(Duration::from_millis(ms)); }
+        if let Some(ms) = args.timeout_ms { b = b.request_timeout(Duration::from_millis(ms)); }
+        b.start().unwrap_or_else(|e| usage(&format!("session: {e}")))
+    });
     for svc in &args.services {
         let mut b = Elector::builder(pools[0].clone(), svc.clone())
             .node_id(args.node.clone())
@@ -358,7 +380,11 @@ async fn run(args: Arc<Args>) {
         if let Some(ms) = args.renew_ms { b = b.renew_interval(Duration::from_millis(ms)); }
         if let Some(ms) = args.retry_ms { b = b.retry_interval(Duration::from_millis(ms)); }
         if let Some(ms) = args.timeout_ms { b = b.request_timeout(Duration::from_millis(ms)); }
-        let elector = Arc::new(b.start().unwrap_or_else(|e| usage(&format!("elector: {e}"))));
+        let started = match &session {
+            Some(session) => session.elector(svc.clone()),
+            None => b.start(),
+        };
+        let elector = Arc::new(started.unwrap_or_else(|e| usage(&format!("elector: {e}"))));
         tokio::spawn(watch_elector(log.clone(), svc.clone(), elector.clone()));
         tokio::spawn(work(log.clone(), svc.clone(), elector.clone(), work_pools.clone(), args.clone()));
         electors.push((svc.clone(), elector));

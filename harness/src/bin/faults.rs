@@ -58,13 +58,15 @@ struct Args {
     title: Option<String>,
     /// Candidates leave MariaDB's idle_transaction_timeout alone (to see what it protects).
     no_idle_tx_timeout: bool,
+    /// Each candidate's electors come from one `Session` (`candidate --session`).
+    sessions: bool,
     /// A `scripts/galera.sh` cluster directory: attach to it when it holds a running cluster
     /// (`DIR/env`), else start one there.
     galera: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: faults [--seed S] [--faults N] [--candidates N] [--services N] [--lease D] [--renew D] [--retry D] \
-[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--title T]
+[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--sessions] [--title T]
   durations D: 500ms, 1s, 1.5s, 2m. Fault kinds: kill-leader kill-follower stop-leader server-kill server-pause
   net-cut net-stall net-delay net-lossy op-resign op-reelect op-force op-handover (all by default; server faults need the harness's own server),
   node-kill node-isolate (only with --galera: a running scripts/galera.sh cluster in DIR, or one started there)";
@@ -110,6 +112,7 @@ fn parse_args() -> Args {
         keep_server: false,
         title: None,
         no_idle_tx_timeout: false,
+        sessions: false,
         galera: None,
     };
     let mut it = std::env::args().skip(1);
@@ -124,6 +127,10 @@ fn parse_args() -> Args {
         }
         if flag == "--no-idle-tx-timeout" {
             a.no_idle_tx_timeout = true;
+            continue;
+        }
+        if flag == "--sessions" {
+            a.sessions = true;
             continue;
         }
         let v = it.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
@@ -150,6 +157,9 @@ fn parse_args() -> Args {
     }
     if a.candidates < 2 || a.services < 1 {
         usage("at least 2 candidates and 1 service");
+    }
+    if a.sessions && (a.galera.is_some() || a.urls.len() > 1) {
+        usage("--sessions uses one server: neither --galera nor more than one --url");
     }
     if a.galera.is_some() && (!a.urls.is_empty() || a.experiment.is_some()) {
         usage("--galera goes with neither --url nor --experiment");
@@ -343,6 +353,8 @@ struct Harness {
     log: Arc<FaultLog>,
     busy: Mutex<HashSet<usize>>,
     faketime_file: Option<PathBuf>,
+    /// Whether candidates run their electors in one session each.
+    sessions: bool,
 }
 
 impl Harness {
@@ -355,6 +367,9 @@ impl Harness {
         cmd.arg("--node").arg(&node.name).arg("--log").arg(&log);
         for s in &self.services {
             cmd.arg("--service").arg(s);
+        }
+        if self.sessions {
+            cmd.arg("--session");
         }
         let n = node.proxies.len();
         for k in 0..n {
@@ -611,7 +626,7 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     let h = Arc::new(Harness {
         idle_tx_timeout: !args.no_idle_tx_timeout, timing, dir: dir.to_path_buf(), candidate_bin, services: services.clone(), nodes,
         servers: servers.clone(), down: Mutex::new(vec![false; db_urls.len()]), db_urls, spread, admins, log: log.clone(),
-        busy: Mutex::new(HashSet::new()), faketime_file, next_id: std::sync::atomic::AtomicU64::new(args.faults as u64 + 1),
+        busy: Mutex::new(HashSet::new()), faketime_file, sessions: args.sessions, next_id: std::sync::atomic::AtomicU64::new(args.faults as u64 + 1),
         errors: Mutex::new(Vec::new()),
     });
     drop(admin);
