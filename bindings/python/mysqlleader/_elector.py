@@ -399,6 +399,9 @@ class Elector:
     Every unset value's default is the library's; the invariants between them are checked
     here, and a violation raises :class:`InvalidArgumentError` naming the argument.
 
+    A :class:`~mysqlleader.Session` makes electors of this class too (``session.elector(service_id)``),
+    which share the session's connection and renew; closing the session closes them.
+
     Use it as a context manager (``with Elector(client, "billing") as e:``) or call
     :meth:`close` (idempotent). An elector collected without ``close()`` is closed by its
     finalizer — but an ``on_event`` callback that refers to its elector keeps it alive until
