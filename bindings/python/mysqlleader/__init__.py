@@ -26,6 +26,9 @@ Quick tour::
   core's :class:`WaitOutcome`), :meth:`~Elector.run_while_leader`, :meth:`~Elector.events` /
   ``on_event=`` for leadership changes, :meth:`~Elector.resign`, :meth:`~Elector.handover`, :meth:`~Elector.fenced`,
   :meth:`~Elector.resign_on_sigterm`. :mod:`mysqlleader.aio` offers the same for asyncio.
+* :class:`Session` runs one node's electors of many services over one server connection and one
+  renew for all their seats: ``session.elector(service_id)`` gives an ordinary :class:`Elector`;
+  closing the session closes them all.
 * The library's log records go to :mod:`logging`, logger ``"mysqlleader"``.
 * Durations given to the package are ``datetime.timedelta`` or seconds (``int``/``float``,
   whole milliseconds for leases and intervals). Results keep the C API's integer
@@ -47,6 +50,7 @@ from typing import Optional
 from ._args import Duration
 from ._client import Client, FencedTransaction, Transaction
 from ._elector import Elector, EventStream
+from ._session import Session
 from ._errors import (
     BufferTooSmallError,
     DatabaseConnectionError,
@@ -216,6 +220,7 @@ __all__ = [
     "Transaction",
     "Elector",
     "EventStream",
+    "Session",
     "LeadershipLostError",
     # results
     "CampaignResult",

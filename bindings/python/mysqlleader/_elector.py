@@ -63,6 +63,8 @@ _log = logging.getLogger("mysqlleader")
 
 #: The electors that are open, for :func:`_before_exit`.
 _OPEN: "weakref.WeakSet[Elector]" = weakref.WeakSet()
+#: The sessions that are open (:class:`mysqlleader.Session`), closed first by :func:`_before_exit`.
+_OPEN_SESSIONS: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def _before_exit() -> None:
@@ -73,7 +75,14 @@ def _before_exit() -> None:
     Why: a call from a library thread into a *finalizing* interpreter ends that thread with
     ``pthread_exit`` (Python 3.9 to 3.13), a forced unwind through the library's frames, which
     aborts the process (``FATAL: exception not rethrown``). An elector left open, whose server
-    hung and then came back while the interpreter exited, did exactly that (issue 26)."""
+    hung and then came back while the interpreter exited, did exactly that (issue 26).
+
+    Sessions go first: closing one resigns all its seats together, over its one connection."""
+    for session in list(_OPEN_SESSIONS):
+        try:
+            session.close()
+        except BaseException:
+            pass
     for elector in list(_OPEN):
         try:
             elector.close()
@@ -223,6 +232,48 @@ def _timeout_seconds(value: object, name: str = "timeout") -> Optional[float]:
     return seconds
 
 
+def _check_on_event(on_event: object) -> None:
+    if on_event is not None and not callable(on_event):
+        raise TypeError(f"on_event must be callable or None, not {type(on_event).__name__}")
+
+
+def _config_struct(
+    *,
+    node_id: Optional[str],
+    lease: Optional[Duration],
+    renew_interval: Optional[Duration],
+    retry_interval: Optional[Duration],
+    retry_jitter: Optional[float],
+    request_timeout: Optional[Duration],
+    drift_margin: Optional[Duration],
+    resign_on_close: bool,
+) -> ElectorConfigStruct:
+    """The ``mysqlleader_elector_config`` of these settings, checked as the C API takes them
+    (no service id, no fallback clients: the caller adds those). Shared by :class:`Elector`
+    and :class:`~mysqlleader.Session`."""
+    config = ElectorConfigStruct()
+    config.node_id = _args.optional_text(node_id, "node_id")
+    for field, value, name in (
+        ("lease_ms", lease, "lease"),
+        ("renew_ms", renew_interval, "renew_interval"),
+        ("retry_ms", retry_interval, "retry_interval"),
+        ("request_timeout_ms", request_timeout, "request_timeout"),
+        ("drift_margin_ms", drift_margin, "drift_margin"),
+    ):
+        if value is not None:  # 0 in C means "the default": a given value must be >= 1 ms
+            setattr(config, field, _args.positive_duration_ms(value, name))
+    flags = 0
+    if retry_jitter is not None:
+        jitter = _args.fraction(retry_jitter, "retry_jitter")
+        if jitter == 0.0:
+            flags |= ELECTOR_NO_JITTER
+        config.retry_jitter = jitter
+    if not _args.flag(resign_on_close, "resign_on_close"):
+        flags |= ELECTOR_NO_RESIGN_ON_FREE
+    config.flags = flags
+    return config
+
+
 class EventStream:
     """The leadership changes of an :class:`Elector` from the moment the stream was opened,
     in order (:meth:`Elector.events`). Iterate over it, or poll with :meth:`get`::
@@ -348,6 +399,9 @@ class Elector:
     Every unset value's default is the library's; the invariants between them are checked
     here, and a violation raises :class:`InvalidArgumentError` naming the argument.
 
+    A :class:`~mysqlleader.Session` makes electors of this class too (``session.elector(service_id)``),
+    which share the session's connection and renew; closing the session closes them.
+
     Use it as a context manager (``with Elector(client, "billing") as e:``) or call
     :meth:`close` (idempotent). An elector collected without ``close()`` is closed by its
     finalizer — but an ``on_event`` callback that refers to its elector keeps it alive until
@@ -378,35 +432,23 @@ class Elector:
         if not isinstance(client, (Client, str)):
             raise TypeError(f"client must be a mysqlleader.Client or a URL str, not {type(client).__name__}")
         service = _args.text(service_id, "service_id")
-        node = _args.optional_text(node_id, "node_id")
-        config = ElectorConfigStruct()
+        config = _config_struct(
+            node_id=node_id,
+            lease=lease,
+            renew_interval=renew_interval,
+            retry_interval=retry_interval,
+            retry_jitter=retry_jitter,
+            request_timeout=request_timeout,
+            drift_margin=drift_margin,
+            resign_on_close=resign_on_close,
+        )
         config.service_id = service
-        config.node_id = node
-        for field, value, name in (
-            ("lease_ms", lease, "lease"),
-            ("renew_ms", renew_interval, "renew_interval"),
-            ("retry_ms", retry_interval, "retry_interval"),
-            ("request_timeout_ms", request_timeout, "request_timeout"),
-            ("drift_margin_ms", drift_margin, "drift_margin"),
-        ):
-            if value is not None:  # 0 in C means "the default": a given value must be >= 1 ms
-                setattr(config, field, _args.positive_duration_ms(value, name))
-        flags = 0
-        if retry_jitter is not None:
-            jitter = _args.fraction(retry_jitter, "retry_jitter")
-            if jitter == 0.0:
-                flags |= ELECTOR_NO_JITTER
-            config.retry_jitter = jitter
-        if not _args.flag(resign_on_close, "resign_on_close"):
-            flags |= ELECTOR_NO_RESIGN_ON_FREE
-        config.flags = flags
         if isinstance(fallback_clients, (str, bytes)) or not isinstance(fallback_clients, Sequence):
             raise TypeError(f"fallback_clients must be a sequence of mysqlleader.Client, not {type(fallback_clients).__name__}")
         for i, fallback in enumerate(fallback_clients):
             if not isinstance(fallback, Client):
                 raise TypeError(f"fallback_clients[{i}] must be a mysqlleader.Client, not {type(fallback).__name__}")
-        if on_event is not None and not callable(on_event):
-            raise TypeError(f"on_event must be callable or None, not {type(on_event).__name__}")
+        _check_on_event(on_event)
 
         # 2. The C elector, started at once; the clients are held open during the call.
         lib = library()
@@ -425,13 +467,36 @@ class Elector:
         # The temporary client is closed now: the elector keeps the pool it needs.
 
         # 3. The Python object: its finalizer frees the handle (resigning) if close() is never called.
-        self._handle = Handle(out.value or 0, lib.mysqlleader_elector_free, "Elector")
+        self._adopt(out.value or 0, hub, trampoline, service_id, None)
+
+    @classmethod
+    def _started(cls, start: Callable[[Any, Any], int], service_id: str, on_event: Optional[Callable[[Event], Any]], owner: Any) -> "Elector":
+        """An Elector around a handle made elsewhere (a session's: ``mysqlleader_session_elector``
+        makes an ordinary elector handle). ``start(trampoline, out_address)`` makes the C elector
+        with this object's callback and returns the result code; ``owner`` is kept alive as long
+        as the elector (its session)."""
+        _check_on_event(on_event)
+        hub = _Hub(on_event)
+        trampoline = _trampoline_for(hub)
+        out = c_void_p()
+        check(start(trampoline, byref(out)))
+        elector = cls.__new__(cls)
+        elector._adopt(out.value or 0, hub, trampoline, service_id, owner)
+        return elector
+
+    def _adopt(self, ptr: int, hub: _Hub, trampoline: Any, service_id: str, owner: Any) -> None:
+        """Takes ``ptr`` (a started C elector) into this object: the handle, the finalizer that
+        frees it (resigning) if close() is never called, the ids."""
+        lib = library()
+        self._handle = Handle(ptr, lib.mysqlleader_elector_free, "Elector")
         self._hub = hub
         self._finalizer = weakref.finalize(self, _close_elector, self._handle, hub, trampoline)
+        #: The session the elector belongs to (kept open while the elector lives), or None.
+        self._owner = owner
         _OPEN.add(self)
         self._service_id = service_id
-        with self._handle.use() as ptr:
-            self._node_id = _copy_string(lib.mysqlleader_elector_node_id, ptr)
+        with self._handle.use() as p:
+            self._node_id = _copy_string(lib.mysqlleader_elector_node_id, p)
 
     # --- life cycle --------------------------------------------------------------------------
 

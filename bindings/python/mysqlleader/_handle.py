@@ -18,9 +18,9 @@ from typing import Callable, Iterator, Optional
 
 from ._errors import InvalidStateError
 
-#: Handles freed so far, by kind ("Client", "Elector", "Transaction"): a diagnostic counter
-#: (the tests use it to see that collected objects released their handle).
-released_count = {"Client": 0, "Elector": 0, "Transaction": 0}
+#: Handles freed so far, by kind ("Client", "Elector", "Session", "Transaction"): a diagnostic
+#: counter (the tests use it to see that collected objects released their handle).
+released_count = {"Client": 0, "Elector": 0, "Session": 0, "Transaction": 0}
 _count_lock = threading.Lock()
 
 

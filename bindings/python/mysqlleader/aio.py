@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Awaitable, Callable, List, Optional, TypeVar, Union
 
-from . import _elector, _fence
+from . import _elector, _fence, _session
 from ._args import Duration
 from ._errors import ElectorStoppedError, InvalidStateError, LeadershipLostError
 from ._client import Client, FencedTransaction
@@ -42,7 +42,7 @@ T = TypeVar("T")
 #: The sync name and the name this module had first; the same class.
 LeadershipLost = LeadershipLostError
 
-__all__ = ["Elector", "Events", "LeadershipLost", "LeadershipLostError"]
+__all__ = ["Elector", "Events", "LeadershipLost", "LeadershipLostError", "Session"]
 
 
 async def _cancel_and_wait(*futures: "asyncio.Future[Any]") -> None:
@@ -112,11 +112,43 @@ class Elector:
         fallback_clients: Sequence[Client] = (),
         on_event: Optional[Callable[[Event], Any]] = None,
     ) -> None:
+        # mysqlleader_elector_new never waits on the database: safe on the loop.
+        self._start(
+            on_event,
+            lambda deliver: _elector.Elector(
+                client,
+                service_id,
+                node_id=node_id,
+                lease=lease,
+                renew_interval=renew_interval,
+                retry_interval=retry_interval,
+                retry_jitter=retry_jitter,
+                request_timeout=request_timeout,
+                drift_margin=drift_margin,
+                resign_on_close=resign_on_close,
+                fallback_clients=fallback_clients,
+                on_event=deliver,
+            ),
+        )
+
+    @classmethod
+    def _made_by(
+        cls, on_event: Optional[Callable[[Event], Any]], make: Callable[[Callable[[Event], None]], _elector.Elector]
+    ) -> "Elector":
+        """An asyncio elector around the sync elector ``make(deliver)`` makes (a session's)."""
+        self = cls.__new__(cls)
+        self._start(on_event, make)
+        return self
+
+    def _start(
+        self, on_event: Optional[Callable[[Event], Any]], make: Callable[[Callable[[Event], None]], _elector.Elector]
+    ) -> None:
+        """Makes the sync elector with ``make(deliver)``, ``deliver`` being its ``on_event``,
+        and listens to its changes on this loop."""
         self._loop = asyncio.get_running_loop()
         self._queues: List["asyncio.Queue[Optional[Event]]"] = []
         self._next_change: "asyncio.Future[None]" = self._loop.create_future()
-        if on_event is not None and not callable(on_event):
-            raise TypeError(f"on_event must be callable or None, not {type(on_event).__name__}")
+        _elector._check_on_event(on_event)
         user_callback = on_event
         me = weakref.ref(self)  # the callbacks must not keep this object alive
 
@@ -132,21 +164,7 @@ class Elector:
             if this is not None:
                 this._soon(this._changed)
 
-        # mysqlleader_elector_new never waits on the database: safe on the loop.
-        self._sync = _elector.Elector(
-            client,
-            service_id,
-            node_id=node_id,
-            lease=lease,
-            renew_interval=renew_interval,
-            retry_interval=retry_interval,
-            retry_jitter=retry_jitter,
-            request_timeout=request_timeout,
-            drift_margin=drift_margin,
-            resign_on_close=resign_on_close,
-            fallback_clients=fallback_clients,
-            on_event=deliver,
-        )
+        self._sync = make(deliver)
         self._sync._hub.listeners.append(on_change)
 
     def _soon(self, fn: Callable[..., None], *args: Any) -> None:
@@ -195,6 +213,10 @@ class Elector:
         """Resigns (unless ``resign_on_close=False``) and stops, in a worker thread; the event
         iterators end. Idempotent."""
         await asyncio.to_thread(self._sync.close)
+        self._end_events()
+
+    def _end_events(self) -> None:
+        """Ends the event iterators (the sync elector is closed)."""
         for q in list(self._queues):
             q.put_nowait(None)
 
@@ -330,3 +352,71 @@ class Elector:
             # Cancelled from outside, or leaving: the work and the watcher are over before this
             # call is (a cancellation that comes meanwhile is raised once they are).
             await _cancel_and_wait(task, ended)
+
+
+class Session:
+    """An asyncio face of :class:`mysqlleader.Session`, with the same arguments (see there):
+    :meth:`elector` gives :class:`Elector` objects of this module. Use ``async with``, or
+    ``await close()`` (it resigns every seat of the session in a worker thread, then closes
+    every elector it made). Make it inside a running loop; use it from that loop only."""
+
+    def __init__(
+        self,
+        client: Union[Client, str],
+        *,
+        node_id: Optional[str] = None,
+        lease: Optional[Duration] = None,
+        renew_interval: Optional[Duration] = None,
+        retry_interval: Optional[Duration] = None,
+        retry_jitter: Optional[float] = None,
+        request_timeout: Optional[Duration] = None,
+        drift_margin: Optional[Duration] = None,
+        resign_on_close: bool = True,
+    ) -> None:
+        asyncio.get_running_loop()  # the same rule as the electors'
+        # mysqlleader_session_new connects to nothing: safe on the loop.
+        self._sync = _session.Session(
+            client,
+            node_id=node_id,
+            lease=lease,
+            renew_interval=renew_interval,
+            retry_interval=retry_interval,
+            retry_jitter=retry_jitter,
+            request_timeout=request_timeout,
+            drift_margin=drift_margin,
+            resign_on_close=resign_on_close,
+        )
+        self._electors: "weakref.WeakSet[Elector]" = weakref.WeakSet()
+
+    def elector(self, service_id: str, *, on_event: Optional[Callable[[Event], Any]] = None) -> Elector:
+        """The session's elector for ``service_id``, as :meth:`mysqlleader.Session.elector`
+        (it never waits on the database: safe on the loop)."""
+        elector = Elector._made_by(on_event, lambda deliver: self._sync.elector(service_id, on_event=deliver))
+        self._electors.add(elector)
+        return elector
+
+    async def close(self) -> None:
+        """:meth:`mysqlleader.Session.close` in a worker thread; the event iterators of its
+        electors end. Idempotent."""
+        await asyncio.to_thread(self._sync.close)
+        for elector in list(self._electors):
+            elector._end_events()
+
+    async def __aenter__(self) -> "Session":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def sync(self) -> _session.Session:
+        """The underlying :class:`mysqlleader.Session`."""
+        return self._sync
+
+    @property
+    def node_id(self) -> str:
+        return self._sync.node_id
+
+    @property
+    def closed(self) -> bool:
+        return self._sync.closed

@@ -1,0 +1,192 @@
+"""``Session``: one node's part in the elections of many services, over one server connection
+and one renew for all its seats (``mysqlleader_session_*``).
+
+A session's electors are ordinary :class:`~mysqlleader.Elector` objects, made around the
+elector handles ``mysqlleader_session_elector`` returns: the same class, the same API.
+Closing the session shuts all of them down together (their resigns share the session's
+connection), then closes each Python elector, whose methods then behave as a closed
+elector's.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from ctypes import byref, c_size_t, c_void_p, create_string_buffer
+from types import TracebackType
+from typing import Any, Callable, List, Optional, Type, Union
+
+from . import _args
+from ._args import Duration
+from ._client import Client
+from ._elector import _OPEN_SESSIONS, Elector, _check_on_event, _config_struct
+from ._errors import check
+from ._handle import Handle
+from ._native import ID_BUFFER_SIZE, library
+from ._types import Event
+
+
+def _close_session(handle: Handle, electors: "List[weakref.finalize[Any, Any]]", lock: threading.Lock) -> None:
+    """The finalizer of a Session (also what ``close()`` runs): frees the C session, which shuts
+    down (resigns) every elector of it still running, then frees each elector's handle (its
+    last events are delivered, its streams end)."""
+    try:
+        handle.release()  # waits for a session_elector call in progress, which registers its elector
+    finally:
+        with lock:
+            finalizers, electors[:] = list(electors), []
+        for finalize in finalizers:
+            finalize()  # nothing when that elector was closed or collected already
+
+
+def _default_node_id() -> str:
+    lib = library()
+    needed = c_size_t()
+    buf = create_string_buffer(ID_BUFFER_SIZE)
+    check(lib.mysqlleader_default_node_id(buf, ID_BUFFER_SIZE, byref(needed)))
+    return buf.value.decode("utf-8", "replace")
+
+
+class Session:
+    """One node's part in the elections of many services: one node id and one lease
+    configuration for all of them, one server connection (the session keeps one, taken from
+    the client's pool) and one ``renew_seats`` call per batch for all their renews, instead of
+    one connection and one call per elector.
+
+    Args:
+        client: a :class:`Client`, or a URL (a client is made for the session alone).
+        node_id: this node's name as others see it, 1 to 128 characters; default ``hostname:pid``.
+        lease, renew_interval, retry_interval, retry_jitter, request_timeout, drift_margin,
+        resign_on_close: as for :class:`Elector` (the same types, units and defaults), for
+            every elector of the session.
+
+    Inconsistent values raise :class:`InvalidArgumentError` naming the argument (``parameter``).
+
+    :meth:`elector` starts the session's elector of one service: an ordinary :class:`Elector`
+    (``is_leader``, ``term``, ``wait_for_leadership``, ``events()``, ``fenced()``, ``fence()``,
+    ``resign()``, ``handover()``, ``close()``, ...). Closing one elector resigns its seat
+    alone; closing the session (:meth:`close`, leaving ``with``, or when the session is
+    collected) resigns every seat of it together and closes every elector it made. A session
+    stays open at least as long as any elector it made.
+
+    Followers of a session look at all their seats in one call per retry interval: a resign or
+    a crashed leader's lapsed lease is seen within that (a stand-alone elector's wake-up lock is
+    not used). A session uses one server (no Galera fallback clients).
+    """
+
+    def __init__(
+        self,
+        client: Union[Client, str],
+        *,
+        node_id: Optional[str] = None,
+        lease: Optional[Duration] = None,
+        renew_interval: Optional[Duration] = None,
+        retry_interval: Optional[Duration] = None,
+        retry_jitter: Optional[float] = None,
+        request_timeout: Optional[Duration] = None,
+        drift_margin: Optional[Duration] = None,
+        resign_on_close: bool = True,
+    ) -> None:
+        # 1. The arguments, checked before anything crosses into C.
+        if not isinstance(client, (Client, str)):
+            raise TypeError(f"client must be a mysqlleader.Client or a URL str, not {type(client).__name__}")
+        config = _config_struct(
+            node_id=node_id,
+            lease=lease,
+            renew_interval=renew_interval,
+            retry_interval=retry_interval,
+            retry_jitter=retry_jitter,
+            request_timeout=request_timeout,
+            drift_margin=drift_margin,
+            resign_on_close=resign_on_close,
+        )
+        # The node id is the same for every elector: the default one is fixed here, so that
+        # :attr:`node_id` tells it before any elector exists.
+        node = node_id if node_id is not None else _default_node_id()
+        config.node_id = _args.text(node, "node_id")
+
+        # 2. The C session (it connects to nothing yet); a temporary client is closed after the
+        #    call: the session keeps the pool it needs.
+        lib = library()
+        out = c_void_p()
+        if isinstance(client, str):
+            with Client(client) as own, own._handle.use() as client_ptr:
+                check(lib.mysqlleader_session_new(client_ptr, byref(config), byref(out)))
+        else:
+            with client._handle.use() as client_ptr:
+                check(lib.mysqlleader_session_new(client_ptr, byref(config), byref(out)))
+
+        # 3. The Python object: its finalizer frees the session and closes its electors.
+        self._handle = Handle(out.value or 0, lib.mysqlleader_session_free, "Session")
+        self._node_id = node
+        self._lock = threading.Lock()
+        #: The finalizers of the electors made here (closing the session runs them).
+        self._electors: "List[weakref.finalize[Any, Any]]" = []
+        self._finalizer = weakref.finalize(self, _close_session, self._handle, self._electors, self._lock)
+        _OPEN_SESSIONS.add(self)
+
+    def elector(self, service_id: str, *, on_event: Optional[Callable[[Event], Any]] = None) -> Elector:
+        """Starts this session's elector for ``service_id`` (1 to 128 characters): it campaigns
+        at once, with the session's node id and lease, its calls batched with the session's
+        others. Returns an ordinary :class:`Elector`; ``on_event`` is as there.
+
+        Raises :class:`InvalidArgumentError` (``parameter == "service_id"``) when the id is
+        empty or too long, or when this session runs an elector for that service already;
+        :class:`InvalidStateError` once the session is closed."""
+        service = _args.text(service_id, "service_id")
+        _check_on_event(on_event)
+        lib = library()
+        # Registered while the session is in use: close() waits for this call, so an elector
+        # made while it closes is closed with the others.
+        with self._handle.use() as session_ptr:
+
+            def start(trampoline: Any, out: Any) -> int:
+                return int(lib.mysqlleader_session_elector(session_ptr, service, trampoline, None, out))
+
+            elector = Elector._started(start, service_id, on_event, self)
+            with self._lock:
+                self._electors[:] = [f for f in self._electors if f.alive]
+                self._electors.append(elector._finalizer)
+        return elector
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Shuts down every elector of the session (each leader steps down at once and resigns,
+        unless ``resign_on_close=False``; the resigns share the session's connection, so those
+        not done within the request timeout lapse with their leases), then closes every
+        :class:`Elector` it made: their last events are delivered, their event streams end and
+        their methods raise :class:`InvalidStateError` as a closed elector's do. Idempotent;
+        a closed session's :meth:`elector` raises :class:`InvalidStateError`."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._handle.closed
+
+    @property
+    def node_id(self) -> str:
+        """The node id of every elector of the session (the given one, or ``hostname:pid``)."""
+        return self._node_id
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<mysqlleader.Session node={self._node_id!r} closed>"
+        with self._lock:
+            count = sum(1 for f in self._electors if f.alive)
+        return f"<mysqlleader.Session node={self._node_id!r} electors={count}>"
+
+
+__all__ = ["Session"]

@@ -1,0 +1,348 @@
+"""Sessions (``mysqlleader.Session``): one node's electors of many services over one server
+connection and one renew, against the real server.
+
+Each session here logs in with an account of its own, made for the test, so that an admin
+connection can count that session's server connections in information_schema.PROCESSLIST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List
+
+import pytest
+
+import mysqlleader
+import mysqlleader.aio
+from mysqlleader import EventKind, InvalidArgumentError, InvalidStateError, StopReason
+
+from conftest import Database, history, query
+
+SERVICES = 20
+LEASE = 10  # s: long, so that a takeover within a few seconds can only be a resign's
+RETRY = 0.5  # s: a session's followers look at their seats once per retry interval
+SLACK = 30  # s: the longest any wait here may take
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = SLACK, step: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+def account_url(url: str, user: str, password: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    netloc = f"{user}:{password}@{parts.hostname}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+@pytest.fixture
+def make_account(server_url: str, migrated_db: Database) -> Iterator[Callable[[str], str]]:
+    """Makes an account of the test's own, with every privilege on the shared migrated
+    database (and nothing else); returns its URL. Dropped afterwards."""
+    made: List[str] = []
+
+    def make(tag: str) -> str:
+        name = f"mls{tag}_{os.getpid()}"[:32]
+        query(server_url, f"DROP USER IF EXISTS '{name}'@'%%'")
+        query(server_url, f"CREATE USER '{name}'@'%%' IDENTIFIED BY 'pw-{name}'")
+        query(server_url, f"GRANT ALL PRIVILEGES ON `{migrated_db.name}`.* TO '{name}'@'%%'")
+        made.append(name)
+        return account_url(migrated_db.url, name, f"pw-{name}")
+
+    yield make
+    for name in made:
+        query(server_url, f"DROP USER IF EXISTS '{name}'@'%%'")
+
+
+def connections_of(server_url: str, account_url_: str) -> int:
+    """The server connections the account of ``account_url_`` holds now (an admin's view)."""
+    user = urllib.parse.unquote(urllib.parse.urlsplit(account_url_).username or "")
+    rows = query(server_url, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s", (user,))
+    return int(rows[0][0])
+
+
+class ConnectionWatch:
+    """Counts the connections of some accounts every 50 ms, in a thread; keeps the largest."""
+
+    def __init__(self, server_url: str, urls: Dict[str, str]) -> None:
+        self.server_url = server_url
+        self.urls = urls
+        self.peak = {tag: 0 for tag in urls}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for tag, u in self.urls.items():
+                self.peak[tag] = max(self.peak[tag], connections_of(self.server_url, u))
+            self.samples += 1
+            self._stop.wait(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def leader_of(client: mysqlleader.Client, service: str) -> object:
+    return client.current_leader(service).leader_id
+
+
+def test_two_sessions_share_twenty_services(
+    server_url: str, url: str, client: mysqlleader.Client, service: str, make_account: Callable[[str], str]
+) -> None:
+    services = [f"{service}-{i}" for i in range(SERVICES)]
+    url_a, url_b = make_account("a"), make_account("b")
+    assert connections_of(server_url, url_a) == connections_of(server_url, url_b) == 0
+    watch = ConnectionWatch(server_url, {"a": url_a, "b": url_b})
+    released = dict(mysqlleader._handle.released_count)
+    try:
+        session_a = mysqlleader.Session(url_a, node_id="a", lease=LEASE, retry_interval=RETRY)
+        session_b = mysqlleader.Session(url_b, node_id="b", lease=LEASE, retry_interval=RETRY)
+        assert session_a.node_id == "a" and not session_a.closed
+        with session_b:
+            # a first: it leads every service.
+            electors_a = [session_a.elector(s) for s in services]
+            for e in electors_a:
+                assert isinstance(e, mysqlleader.Elector)
+                assert e.wait_for_leadership(SLACK), e.last_call_error
+                assert (e.node_id, e.leader_id) == ("a", "a")
+            # then b: it follows everywhere, and learns that a leads.
+            led_at: Dict[str, float] = {}  # when each of b's electors began to lead (its event)
+
+            def note(service_id: str) -> Callable[[mysqlleader.Event], None]:
+                def on_event(event: mysqlleader.Event) -> None:
+                    if event.kind is EventKind.STARTED_LEADING:
+                        led_at[service_id] = time.monotonic()
+
+                return on_event
+
+            electors_b = [session_b.elector(s, on_event=note(s)) for s in services]
+            assert all(wait_until(lambda e=e: e.leader_id == "a") for e in electors_b)  # type: ignore[misc]
+            time.sleep(3 * RETRY)  # several rounds of renews and looks
+            for s, a, b in zip(services, electors_a, electors_b):
+                assert a.is_leader and not b.is_leader, s
+                assert b.campaigning and b.term == a.term
+                assert leader_of(client, s) == "a", s  # the database agrees
+            peak_before_fence = dict(watch.peak)
+            # The elector API, on a session's elector: a fenced write at the term it leads at
+            # (its transaction runs on a connection of the client's pool, not the session's).
+            with electors_a[0].fenced() as tx:
+                assert tx.term == electors_a[0].term
+                tx.execute("DO 1")
+            # One connection per session (the contract allows a short-lived second one).
+            for tag, u in (("a", url_a), ("b", url_b)):
+                now = connections_of(server_url, u)
+                assert 1 <= now <= 2, f"session {tag} holds {now} connections for {SERVICES} services"
+
+            # Closing session a resigns every seat: b leads all of them within a few of its
+            # looks, long before a's 10 s leases could lapse.
+            stream = electors_a[0].events()
+            began = time.monotonic()
+            session_a.close()
+            closed_in = time.monotonic() - began
+            assert session_a.closed
+            for s in services:
+                assert history(url, s)[0] == (1, "a", "elected", "resigned"), history(url, s)
+            assert all(wait_until(lambda e=e: e.is_leader, timeout=LEASE / 2) for e in electors_b)  # type: ignore[misc]
+            assert wait_until(lambda: len(led_at) == SERVICES)
+            took = max(led_at.values()) - began
+            print(f"session a closed in {closed_in * 1000:.0f} ms; b led all {SERVICES} after {took * 1000:.0f} ms")
+            assert took < 6 * RETRY, "b's followers took the resigned seats at their next looks, not after the leases"
+            for s, b in zip(services, electors_b):
+                assert leader_of(client, s) == "b" and b.leader_id == "b"
+                assert b.term == 2 and history(url, s)[-1][:3] == (2, "b", "elected")
+
+            # a's Python electors are closed: their last event came, their stream ended, and
+            # they behave as any closed elector.
+            events = list(stream)
+            assert [(ev.kind, ev.reason) for ev in events if ev.kind is not EventKind.LEADER_CHANGED] == [
+                (EventKind.STOPPED_LEADING, StopReason.SHUTDOWN)
+            ], events
+            assert stream.ended
+            for e in electors_a:
+                assert e.closed
+                with pytest.raises(InvalidStateError, match="the Elector is closed"):
+                    e.is_leader
+                e.close()  # idempotent, as any elector's
+            session_a.close()  # idempotent
+            assert connections_of(server_url, url_b) <= 2
+        assert all(e.closed for e in electors_b), "leaving the with block closed b's electors"
+        # Every handle was freed once: 2 sessions, 40 electors.
+        assert mysqlleader._handle.released_count["Session"] == released["Session"] + 2
+        assert mysqlleader._handle.released_count["Elector"] == released["Elector"] + 2 * SERVICES
+        for s in services:
+            assert history(url, s)[-1][1:] == ("b", "elected", "resigned")
+    finally:
+        watch.stop()
+    print(f"peak connections: {watch.peak} over {watch.samples} samples ({peak_before_fence} before the fenced write)")
+    assert watch.samples >= 10
+    assert 1 <= watch.peak["a"] <= 2 and 1 <= watch.peak["b"] <= 2, watch.peak
+    assert wait_until(lambda: connections_of(server_url, url_a) == connections_of(server_url, url_b) == 0, timeout=10), \
+        "closed sessions leave no connection behind"
+
+
+def test_a_second_elector_for_a_service_is_refused(client: mysqlleader.Client, service: str) -> None:
+    with mysqlleader.Session(client, node_id="dup", lease=2) as session:
+        first = session.elector(service)
+        with pytest.raises(InvalidArgumentError) as info:
+            session.elector(service)
+        assert info.value.parameter == "service_id"
+        assert "service_id" in str(info.value) and service in str(info.value), info.value
+        assert info.value.code == mysqlleader.ResultCode.INVALID_ARGUMENT
+        assert first.wait_for_leadership(SLACK) and not first.closed, "the first one is untouched"
+        # Once the first is closed (it resigns its seat alone), the service is free again.
+        first.close()
+        second = session.elector(service)
+        assert second.wait_for_leadership(SLACK) and second.term == 2
+        # Other services are not affected; bad ids are refused naming service_id.
+        for bad in ("", "x" * 129):
+            with pytest.raises(InvalidArgumentError) as info:
+                session.elector(bad)
+            assert info.value.parameter == "service_id", info.value
+        with pytest.raises(TypeError):
+            session.elector(b"bytes")  # type: ignore[arg-type]
+    assert second.closed
+
+
+@pytest.mark.parametrize(
+    "settings, parameter",
+    [
+        ({"lease": 1, "renew_interval": 0.9}, "renew_interval"),
+        ({"lease": 0.05}, "lease"),
+        ({"lease": 2, "retry_jitter": 1.5}, "retry_jitter"),
+        ({"lease": 2, "request_timeout": 5}, "request_timeout"),
+        ({"lease": 2, "drift_margin": 3}, "drift_margin"),
+        ({"node_id": "n" * 129}, "node_id"),
+        ({"node_id": ""}, "node_id"),
+        ({"lease": -1}, "lease"),
+        ({"lease": 0.0005}, "lease"),
+    ],
+)
+def test_bad_settings_name_the_parameter(client: mysqlleader.Client, settings: Dict[str, object], parameter: str) -> None:
+    released = dict(mysqlleader._handle.released_count)
+    with pytest.raises(InvalidArgumentError) as info:
+        mysqlleader.Session(client, **settings)  # type: ignore[arg-type]
+    assert info.value.parameter == parameter, info.value
+    assert parameter in str(info.value), info.value
+    assert mysqlleader._handle.released_count == released, "nothing was made, nothing to free"
+
+
+def test_wrong_types_are_type_errors(client: mysqlleader.Client) -> None:
+    for kwargs in ({"lease": "2s"}, {"node_id": 7}, {"resign_on_close": 1}, {"retry_jitter": "0.1"}):
+        with pytest.raises(TypeError):
+            mysqlleader.Session(client, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        mysqlleader.Session(42)  # type: ignore[arg-type]
+    with mysqlleader.Session(client, lease=2) as session:
+        with pytest.raises(TypeError):
+            session.elector("s", on_event="not callable")  # type: ignore[arg-type]
+
+
+def test_a_closed_session_says_so(client: mysqlleader.Client, service: str) -> None:
+    session = mysqlleader.Session(client, node_id="closed", lease=2)
+    assert "electors=0" in repr(session)
+    session.close()
+    assert session.closed and "closed" in repr(session)
+    with pytest.raises(InvalidStateError, match="the Session is closed"):
+        session.elector(service)
+    session.close()
+    with session:  # leaving closes again: still nothing
+        pass
+    assert client.current_leader(service).term == 0, "nothing campaigned"
+
+
+def test_closing_one_elector_resigns_its_seat_alone(client: mysqlleader.Client, url: str, service: str) -> None:
+    with mysqlleader.Session(client, node_id="solo", lease=LEASE) as session:
+        one, two = session.elector(f"{service}-1"), session.elector(f"{service}-2")
+        assert one.wait_for_leadership(SLACK) and two.wait_for_leadership(SLACK)
+        one.close()
+        assert history(url, f"{service}-1") == [(1, "solo", "elected", "resigned")]
+        assert two.is_leader and not session.closed
+        # An elector's resign() stops that elector's campaign only.
+        assert two.resign() and not two.campaigning
+        three = session.elector(f"{service}-3")
+        assert three.wait_for_leadership(SLACK)
+    assert three.closed and two.closed
+
+
+def test_resign_on_close_false_lets_the_leases_lapse(client: mysqlleader.Client, url: str, service: str) -> None:
+    session = mysqlleader.Session(client, node_id="keep", lease=LEASE, resign_on_close=False)
+    e = session.elector(service)
+    assert e.wait_for_leadership(SLACK)
+    session.close()
+    assert e.closed
+    assert history(url, service) == [(1, "keep", "elected", None)], "the seat is left to lapse"
+    assert client.current_leader(service).leader_id == "keep"
+
+
+def test_the_session_lives_as_long_as_its_electors(client: mysqlleader.Client, url: str, service: str) -> None:
+    session = mysqlleader.Session(client, node_id="gc", lease=LEASE)
+    elector = session.elector(service)
+    session_finalizer, elector_finalizer = session._finalizer, elector._finalizer
+    released = dict(mysqlleader._handle.released_count)
+    del session
+    gc.collect()
+    assert session_finalizer.alive, "the elector keeps its session open"
+    assert elector.wait_for_leadership(SLACK)
+    del elector
+    gc.collect()
+    assert not elector_finalizer.alive and not session_finalizer.alive
+    assert mysqlleader._handle.released_count["Elector"] == released["Elector"] + 1
+    assert mysqlleader._handle.released_count["Session"] == released["Session"] + 1
+    assert history(url, service) == [(1, "gc", "elected", "resigned")]
+
+
+def test_an_asyncio_session(url: str, service: str) -> None:
+    async def main() -> None:
+        async with mysqlleader.aio.Session(url, node_id="aio", lease=LEASE) as session:
+            electors = [session.elector(f"{service}-{i}") for i in range(3)]
+            events = electors[0].events()
+            for e in electors:
+                assert await e.wait_for_leadership(SLACK)
+                assert isinstance(e, mysqlleader.aio.Elector) and e.node_id == "aio"
+            assert session.node_id == "aio" and not session.closed
+        assert session.closed and all(e.closed for e in electors)
+        got = [event async for event in events]  # it ends: the session closed its electors
+        mine = [(e.kind, e.reason) for e in got if e.kind in (EventKind.STARTED_LEADING, EventKind.STOPPED_LEADING)]
+        assert mine == [(EventKind.STARTED_LEADING, StopReason.NONE), (EventKind.STOPPED_LEADING, StopReason.SHUTDOWN)], got
+
+    asyncio.run(main())
+    for i in range(3):
+        assert history(url, f"{service}-{i}") == [(1, "aio", "elected", "resigned")]
+
+
+def test_the_readme_session_example_runs(fresh_db: Database, tmp_path: Path) -> None:
+    """The README's Sessions example as written: n1 leads every shard and resigns them all when
+    it leaves; n2, run next, leads them all at term 2."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    found = [b for b in blocks if "mysqlleader.Session(" in b]
+    assert len(found) == 1, "the README has one example of a Session"
+    mysqlleader.migrate(fresh_db.url)  # the operator, once
+    script = tmp_path / "shards.py"
+    script.write_text(found[0], encoding="utf-8")
+    env = dict(os.environ, MYSQLLEADER_URL=fresh_db.url)
+    for node in ("n1", "n2"):
+        result = subprocess.run([sys.executable, str(script), node], env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"{node}: leads 20 of 20 shards" in result.stdout, result.stdout
+    rows = query(fresh_db.url, "SELECT service_id, term, leader_id, ended_how FROM leader_election_history ORDER BY service_id, term")
+    assert len(rows) == 40
+    for i in range(20):
+        mine = [(int(t), bytes(l).decode(), how) for s, t, l, how in rows if bytes(s).decode() == f"shard-{i}"]
+        assert mine == [(1, "n1", "resigned"), (2, "n2", "resigned")], mine
