@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The short fault run (about a minute, thirty faults) of docs/faults.md, for `make test`.
+# The short fault runs of docs/faults.md, for `make test`: one of separate electors (thirty
+# faults, 2 services) and one of sessions (twenty faults, 6 services, each candidate's electors
+# from one Session), each about a minute, one after the other (each starts a server of its own).
 #
 #   scripts/test-faults.sh            a random seed (printed; replay it with FAULTS_SEED=...)
 #   FAULTS_SEED=42 scripts/test-faults.sh
 #
-# Environment: FAULTS_SEED, FAULTS_N (faults, default 30), FAULTS_LEASE (default 1500ms),
-# FAULTS_OUT (run directory, default target/faults/short). The harness starts a throwaway
-# mariadbd of its own (scripts/testdb.sh; server faults need it), whatever MYSQLLEADER_TEST_URL
-# says. Exits non-zero when the checker finds any violation; the report and the timeline
-# picture stay in the run directory.
+# Environment: FAULTS_SEED (both runs), FAULTS_N (faults of the first run, default 30),
+# FAULTS_SESSIONS_N (of the sessions run, default 20), FAULTS_LEASE (default 1500ms),
+# FAULTS_OUT (run directory, default target/faults/short; the sessions run's is
+# target/faults/short-sessions). The harness starts a throwaway mariadbd of its own
+# (scripts/testdb.sh; server faults need it), whatever MYSQLLEADER_TEST_URL says. Exits non-zero
+# when the checker finds any violation in either run; the reports and the timeline pictures
+# stay in the run directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,13 +20,22 @@ cargo build --release -p mysqlleader-harness --quiet
 
 seed=${FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 out=${FAULTS_OUT:-target/faults/short}
-status=0
-"${CARGO_TARGET_DIR:-target}/release/faults" --seed "$seed" --faults "${FAULTS_N:-30}" --candidates 5 --services 2 \
-    --lease "${FAULTS_LEASE:-1500ms}" --out "$out" || status=$?
-if [ "$status" -eq 0 ]; then
-  echo "faults: 1 passed, 0 failed (seed $seed)"
-else
-  echo "faults: the run with seed $seed failed (exit $status); replay: FAULTS_SEED=$seed scripts/test-faults.sh; report: $out/report.md" >&2
-  echo "faults: 0 passed, 1 failed (seed $seed)"
-fi
-exit "$status"
+passed=0
+failed=0
+# run NAME OUT ARGS...: one harness run, counted.
+run() {
+  local name=$1 dir=$2 status=0
+  shift 2
+  "${CARGO_TARGET_DIR:-target}/release/faults" --seed "$seed" --candidates 5 --lease "${FAULTS_LEASE:-1500ms}" \
+      --out "$dir" "$@" || status=$?
+  if [ "$status" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "faults: the $name run with seed $seed failed (exit $status); replay: FAULTS_SEED=$seed scripts/test-faults.sh; report: $dir/report.md" >&2
+  fi
+}
+run electors "$out" --faults "${FAULTS_N:-30}" --services 2
+run sessions "$out-sessions" --faults "${FAULTS_SESSIONS_N:-20}" --services 6 --sessions
+echo "faults: $passed passed, $failed failed (seed $seed)"
+[ "$failed" -eq 0 ]
