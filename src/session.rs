@@ -105,6 +105,7 @@ impl SessionBuilder {
             electors: Mutex::new(HashMap::new()),
             said_one_by_one: std::sync::atomic::AtomicBool::new(false),
             stats: Mutex::default(),
+            running: std::sync::atomic::AtomicUsize::new(0),
         });
         let (queue, requests) = mpsc::unbounded_channel();
         handle.spawn(batcher(core.clone(), requests));
@@ -183,7 +184,7 @@ impl Session {
             return Err(Error::invalid("service_id", format!(
                 "mysqlleader: this session has a running elector for service_id {service_id} already")));
         }
-        let backend = SessionBackend { core: self.core.clone(), queue: self.queue.clone() };
+        let backend = SessionBackend::new(self.core.clone(), self.queue.clone());
         let _guard = self.runtime.enter();
         let (elector, events) = Elector::start_on(backend, config);
         electors.insert(service_id, elector.stopper());
@@ -221,7 +222,7 @@ impl Session {
 
     /// How many electors of the session run now.
     pub fn len(&self) -> usize {
-        self.services().len()
+        self.core.running()
     }
 
     /// Whether no elector of the session runs.
@@ -267,12 +268,16 @@ struct Core {
     /// Whether step 4's fallback was reported.
     said_one_by_one: std::sync::atomic::AtomicBool,
     stats: Mutex<SessionStats>,
+    /// The number of [`SessionBackend`]s alive: of electors whose task runs.
+    running: std::sync::atomic::AtomicUsize,
 }
 
 impl Core {
-    /// How many electors of the session still run (an upper bound on a batch's size).
+    /// How many electors of the session still run (an upper bound on a batch's size): their
+    /// backends, each owned by its elector's task until the task ends. O(1): the batcher asks
+    /// once per queued call.
     fn running(&self) -> usize {
-        self.electors.lock().unwrap_or_else(|e| e.into_inner()).values().filter(|s| s.running()).count()
+        self.running.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
@@ -291,6 +296,19 @@ struct Request {
 struct SessionBackend {
     core: Arc<Core>,
     queue: mpsc::UnboundedSender<Request>,
+}
+
+impl SessionBackend {
+    fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>) -> Self {
+        core.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SessionBackend { core, queue }
+    }
+}
+
+impl Drop for SessionBackend {
+    fn drop(&mut self) {
+        self.core.running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Backend for SessionBackend {

@@ -67,6 +67,29 @@ async fn renew_seats_renews_exactly_the_nodes_valid_seats() {
     db.drop_db().await;
 }
 
+/// A seat another transaction has locked (the share lock of the application's fenced
+/// transaction) is left out of the answer, for a campaign of its own, and the other seats are
+/// renewed without waiting for it (a wait would end in a lock-wait timeout for the whole call).
+#[tokio::test]
+async fn renew_seats_skips_a_locked_seat_and_renews_the_others() {
+    let db = TestDb::migrated("sessions_locked").await;
+    let mut c = connect(&db.url).await;
+    for s in ["s1", "s2", "s3"] {
+        assert_eq!(campaign(&mut c, s, "a", 60_000).await.flag("is_leader"), 1);
+    }
+    let mut fenced = connect(&db.url).await;
+    exec(&mut fenced, "START TRANSACTION").await;
+    call(&mut fenced, "CALL assert_leader('s2', 'a', 1)", ()).await.expect("the fence");
+    let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1", "s2", "s3"]).await.expect("no lock wait");
+    let renewed: Vec<&str> = answer.iter().filter(|r| r.answer.is_leader).map(|r| r.service_id.as_str()).collect();
+    assert_eq!(renewed, ["s1", "s3"], "s2 is left out while its fence holds: {answer:?}");
+    exec(&mut fenced, "COMMIT").await;
+    let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1", "s2", "s3"]).await.unwrap();
+    assert_eq!(answer.iter().filter(|r| r.answer.is_leader).count(), 3, "{answer:?}");
+    drop((c, fenced));
+    db.drop_db().await;
+}
+
 /// A limited account renews only seats inside its services; a seat outside is left alone even
 /// when the node named leads it (another tenant's seat under a shared node name).
 #[tokio::test]

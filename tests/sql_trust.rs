@@ -70,6 +70,9 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
         "CALL reelect('billing_dos')",
         "CALL leader_election_status('billing_dos')",
         "CALL leader_election_recent_terms('billing_dos', 5)",
+        "CALL handover('billing_dos', 'b1')",
+        "CALL resign_to('billing_dos', 'a1', 'b1')",
+        "CALL leader_election_wakeup_name('billing_dos')",
     ];
     for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
@@ -86,6 +89,28 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
                 exec(&mut b, "ROLLBACK").await;
             }
         }
+    }
+
+    // renew_seats refuses nothing it may not do (it leaves another tenant's seat out of its
+    // answer), and keeps no lock on it either, in any of these sessions (inside XA it is refused
+    // before it reads anything).
+    for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
+                  "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
+                  "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tenant-b'"] {
+        exec(&mut b, setup).await;
+        let sql = "CALL renew_seats('a1', 60000, '[\"billing_dos\", \"billing_eu\"]')";
+        let answer = b.query_iter(sql).await;
+        if setup.contains("XA START") {
+            let e = answer.map(drop).expect_err("renew_seats inside XA");
+            assert!(e.to_string().contains("45000") || e.to_string().contains("XA"), "{e}");
+            exec(&mut b, "XA END 'tenant-b'; XA ROLLBACK 'tenant-b'").await;
+        } else {
+            let rows: Vec<mysql_async::Row> = answer.expect(setup).collect_and_drop().await.expect(setup);
+            assert!(rows.is_empty(), "{setup}: tenant_b renews nothing and sees nothing of billing_dos: {rows:?}");
+            assert!(!in_transaction(&mut b).await, "{setup}: the call ended the transaction it opened");
+        }
+        assert_seat_free(&mut admin, &mut a, "billing_dos", &format!("{setup} / renew_seats")).await;
+        exec(&mut b, "ROLLBACK").await;
     }
 
     // A successful read under SERIALIZABLE with autocommit off leaves no lock either.

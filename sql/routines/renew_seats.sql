@@ -13,7 +13,8 @@
 -- from the renew), is_leader (1: renewed for p_node_id; 0: another node leads it).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
--- call's own transaction. The renew waits at most 1 s for row locks.
+-- call's own transaction. The renew never waits for a seat another transaction has locked (it
+-- leaves that seat out); the report of the others waits at most 1 s for row locks.
 CREATE PROCEDURE renew_seats(
     IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_lease_ms    DECIMAL(65,30),
@@ -29,6 +30,7 @@ BEGIN
     DECLARE v_access   VARCHAR(80);
     DECLARE v_needle   VARBINARY(402);
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -57,15 +59,26 @@ BEGIN
     SET SESSION innodb_lock_wait_timeout = 1;
     START TRANSACTION;
     SET v_now = UTC_TIMESTAMP(6);
-    -- The list drives the join: one primary-key lookup per listed service (never a scan).
-    UPDATE JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-      JOIN leader_election e ON e.service_id = CAST(j.sid AS BINARY)
+    -- 1. Lock the node's renewable seats, skipping each that another transaction holds (the
+    --    share lock of a fenced transaction of the application's, a campaign or force in
+    --    flight): such a seat is left out of the answer, for a campaign of its own, so that one
+    --    busy seat never holds up, or fails, the renew of the others. The list drives the join
+    --    (STRAIGHT_JOIN, the primary key forced): one primary-key lookup per listed service,
+    --    never a scan, which would lock, or wait for, seats not listed (the optimizer prefers a
+    --    scan of a small table).
+    SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
+      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
+       FOR UPDATE SKIP LOCKED;
+    -- 2. Renew exactly those (locked by step 1: no wait).
+    UPDATE JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
        SET e.lease_ms = v_lease_ms, e.renewed_at = v_now,
            e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
-     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
     COMMIT;
-    SET SESSION innodb_lock_wait_timeout = v_wait;
 
     -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
@@ -74,11 +87,14 @@ BEGIN
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
            (e.leader_id = v_nid) AS is_leader
       FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-      JOIN leader_election e ON e.service_id = CAST(j.sid AS BINARY)
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
        AND (e.leader_id <> v_nid OR e.renewed_at = v_now)
        AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
      ORDER BY e.service_id;
+    -- Restored only now: under SERIALIZABLE with autocommit off the report above is a locking
+    -- read, which waits 1 s at most too.
+    SET SESSION innodb_lock_wait_timeout = v_wait;
     IF @@session.autocommit = 0 THEN
         COMMIT;
     END IF;
