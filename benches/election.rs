@@ -297,11 +297,17 @@ async fn run(args: Args) -> Res<bool> {
                     measured: format!("{:.1}", r.conns_per_node),
                     met: Some(r.conns_per_node <= 3.0),
                 });
+                // The target is for a node leading 1,000 services; larger runs are reported.
+                let with_target = n <= 1_000;
                 targets.push(Target {
                     name: format!("sessions: every service led again after the leading node crashed, {n} services"),
-                    goal: format!("≤ lease + retry + 1 s = {:.0} s", sessions::FAILOVER_TARGET.as_secs_f64()),
+                    goal: if with_target {
+                        format!("≤ lease + retry + 1 s = {:.0} s", sessions::FAILOVER_TARGET.as_secs_f64())
+                    } else {
+                        "reported (the target is for 1,000 services)".into()
+                    },
                     measured: r.failover.map_or("not within 120 s".into(), |d| format!("{:.2} s", d.as_secs_f64())),
-                    met: Some(r.failover.is_some_and(|d| d <= sessions::FAILOVER_TARGET)),
+                    met: with_target.then(|| r.failover.is_some_and(|d| d <= sessions::FAILOVER_TARGET)),
                 });
                 let ratio = r.cpu_per_service_s.zip(recipe_cpu).map(|(a, b)| a / b);
                 targets.push(Target {
