@@ -8,10 +8,14 @@
 //! hands its calls to the session, which decides how they reach the server:
 //!
 //! 1. **Collect.** The `campaign` calls of the session's electors (a leader's renew and a
-//!    follower's look alike) are queued. The first one opens a batch; the batch closes one
-//!    batch window later (a quarter of the renew interval, at most 250 ms), or at once when
-//!    every elector of the session has a call in it. Each elector took its `sent_at` before it
-//!    queued its call, so the wait only makes its local deadline earlier, never later.
+//!    follower's look alike) are queued. The first one opens a batch; the batch closes when
+//!    every elector of the session has a call in it, or when no call came for a fifth of the
+//!    batch window, or one batch window after the first call (a quarter of the renew interval,
+//!    at most 500 ms). The quiet rule lets the followers' calls, spread by their retry jitter,
+//!    gather in one batch: with a fixed window they settled into two groups for good, each
+//!    missing the other's window (two calls a second instead of one). Each elector took its
+//!    `sent_at` before it queued its call, so the wait only makes its local deadline earlier,
+//!    never later.
 //! 2. **One call for the batch.** `CALL renew_seats(node, lease, [services])` (at most
 //!    [`BATCH_LIMIT`] services per call) renews, in one statement, every seat the node holds
 //!    with a valid lease, and tells who leads the other seats another node holds with a valid
@@ -59,7 +63,7 @@ use crate::wakeup::Role;
 pub const BATCH_LIMIT: usize = 500;
 
 /// The longest a batch stays open for more calls.
-const MAX_BATCH_WINDOW: Duration = Duration::from_millis(250);
+const MAX_BATCH_WINDOW: Duration = Duration::from_millis(500);
 
 /// Builds a [`Session`]: the same settings as an [`ElectorBuilder`], for every elector of the
 /// session (one node id, one lease configuration).
@@ -353,16 +357,19 @@ impl Backend for SessionBackend {
 /// elector of it are gone.
 async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>) {
     while let Some(first) = requests.recv().await {
-        // 1. Collect until the window closes or every running elector has a call queued.
+        // 1. Collect until every running elector has a call queued, or no call came for a
+        //    fifth of the window, or the window has passed since the first call.
         let closes = Instant::now() + core.window;
+        let quiet = core.window / 5;
         let mut batch = vec![first];
         while batch.len() < core.running() {
+            let until = closes.min(Instant::now() + quiet);
             tokio::select! {
                 request = requests.recv() => match request {
                     Some(r) => batch.push(r),
                     None => break,
                 },
-                () = sleep_until(closes) => break,
+                () = sleep_until(until) => break,
             }
         }
         batch.retain(|r| !r.reply.is_closed());
