@@ -5,9 +5,10 @@
 #
 # 1. builds the release library when needed (cargo build --release --lib; a no-op when current);
 # 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
-#    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence), mypy and the build
-#    backend (hatchling), then the package itself from bindings/python — as a wheel that carries
-#    libmysqlleader.so, as a user gets it;
+#    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence), SQLAlchemy with its
+#    asyncio extra (the fence on its connections and sessions; not a dependency of the package),
+#    mypy and the build backend (hatchling), then the package itself from bindings/python — as a
+#    wheel that carries libmysqlleader.so, as a user gets it;
 # 3. runs `mypy --strict -p mysqlleader` on the package's sources (0 errors, or it fails), then
 #    examples/python/elect.py with the installed package (it must exit 0), then pytest on
 #    bindings/python/tests against MYSQLLEADER_TEST_URL. When that is not set, it
@@ -40,11 +41,11 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # The test tools and the build backend come from PyPI once; later runs reuse them (offline too).
 # (hatchling 1.27 or later: pyproject.toml's license-files, PEP 639.)
-if ! "$venv/bin/python" -c 'import pytest, pymysql, aiomysql, mypy
+if ! "$venv/bin/python" -c 'import pytest, pymysql, aiomysql, sqlalchemy, greenlet, mypy
 from importlib.metadata import version as v
 assert tuple(int(x) for x in v("hatchling").split(".")[:2]) >= (1, 27)' >/dev/null 2>&1; then
-  say "installing pytest, PyMySQL, aiomysql, mypy and hatchling into $venv"
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "aiomysql>=0.2" "mypy>=1.0" "hatchling>=1.27"
+  say "installing pytest, PyMySQL, aiomysql, SQLAlchemy, mypy and hatchling into $venv"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "PyMySQL>=1.0" "aiomysql>=0.2" "SQLAlchemy[asyncio]>=2.0" "mypy>=1.0" "hatchling>=1.27"
 fi
 # The package, built into a wheel by its own build hook (which bundles target/release's library).
 # --force-reinstall: the version number stays the same while the library changes.

@@ -838,6 +838,12 @@ class Elector:
                 raise
             conn.commit()
 
+        SQLAlchemy: ``conn`` may also be a Core ``Connection`` in ``with engine.begin() as conn:``
+        or an ORM ``Session`` in ``with Session(engine) as s, s.begin():`` (found by duck typing;
+        the fence runs on the driver's connection under it, in that transaction). A refusal
+        raises out of the block, which rolls back. Nothing begun on it: :class:`UsageError`.
+        For ``AsyncConnection`` / ``AsyncSession`` use :meth:`mysqlleader.aio.Elector.fence`.
+
         Call it after the transaction's last ``ROLLBACK TO SAVEPOINT`` (one taken before the
         fence releases its lock). The statement carries its values as literals, so it works
         under every paramstyle; its results are read to the end, so ``conn`` runs the next
@@ -856,6 +862,7 @@ class Elector:
             Any other exception of the driver passes through unchanged (a lost connection,
             ...). After any error, roll the transaction back.
         """
+        conn = _fence.dbapi_connection(conn)
         term = self._fence_term()
         cursor = conn.cursor()
         try:

@@ -1,7 +1,7 @@
 """The fence on the application's own transaction (``Elector.fence``): the statement, what its
 result must look like, and how a driver's exception becomes this package's.
 
-Any PEP 249 driver: the statement carries no placeholders (the ids are hex literals, the term
+Any PEP 249 driver, also under SQLAlchemy (:func:`dbapi_connection`): the statement carries no placeholders (the ids are hex literals, the term
 digits, as the Rust core writes them), so it means the same under every paramstyle (format,
 pyformat, qmark, numeric, named), every ``sql_mode`` and every connection character set, and
 no driver interpolates anything into it.
@@ -131,6 +131,84 @@ def mapped(error: BaseException) -> Optional[MysqlLeaderError]:
             return UsageError(message, code=ResultCode.USAGE, **fields)
         return InvalidArgumentError(message, parameter=word or None, code=ResultCode.INVALID_ARGUMENT, **fields)
     return None
+
+
+def _sqlalchemy_usage(kind: str) -> UsageError:
+    return UsageError(
+        f"mysqlleader: no transaction is open on this SQLAlchemy {kind}: the fence would fence nothing; "
+        "call fence inside `with engine.begin() as conn:` or `with Session(engine) as s, s.begin():`",
+        parameter="conn",
+        code=ResultCode.USAGE,
+    )
+
+
+def _in_transaction(conn: Any) -> bool:
+    """``conn.in_transaction()`` of a SQLAlchemy object (true when it has no such method)."""
+    in_transaction = getattr(conn, "in_transaction", None)
+    return not callable(in_transaction) or bool(in_transaction())
+
+
+def _is_session(conn: Any) -> bool:
+    """An ORM ``Session`` or ``AsyncSession``: ``get_bind()`` and a ``connection()`` method.
+    (``get_bind`` first: an ``AsyncConnection``'s ``connection`` property raises.)"""
+    return callable(getattr(conn, "get_bind", None)) and callable(getattr(conn, "connection", None))
+
+
+def dbapi_connection(conn: Any) -> Any:
+    """The PEP 249 connection to run the fence on: ``conn`` itself, or the one under a
+    SQLAlchemy object in its open transaction, found by duck typing (SQLAlchemy is never
+    imported):
+
+    * an ORM ``Session`` (``connection()`` and ``get_bind()``): its ``Connection`` in the
+      session's transaction (``Session.connection()``);
+    * a Core ``Connection`` (``exec_driver_sql``): the driver's connection its pool lent it
+      (``.connection.dbapi_connection``), in the transaction SQLAlchemy began on it, which
+      commits or rolls back with the ``with`` block.
+
+    A SQLAlchemy object with no transaction begun raises :class:`UsageError` (as MariaDB
+    refuses a fence outside a transaction); an asyncio one (``AsyncConnection``,
+    ``AsyncSession``) a :class:`TypeError` that names ``mysqlleader.aio``."""
+    if callable(getattr(conn, "cursor", None)):
+        return conn  # PEP 249
+    if callable(getattr(conn, "run_sync", None)):
+        raise TypeError(
+            f"{type(conn).__name__} is SQLAlchemy's asyncio face: fence it with `await mysqlleader.aio.Elector.fence(conn)`, "
+            "or with `await conn.run_sync(elector.fence)`"
+        )
+    if _is_session(conn):
+        if not _in_transaction(conn):
+            raise _sqlalchemy_usage("Session")
+        conn = conn.connection()  # ORM Session: its Connection in the session's transaction
+    if callable(getattr(conn, "exec_driver_sql", None)):
+        if not _in_transaction(conn):
+            raise _sqlalchemy_usage("Connection")
+        proxied = conn.connection  # the pool's proxy of the driver's connection
+        raw = getattr(proxied, "dbapi_connection", None)
+        return raw if raw is not None else proxied
+    raise TypeError(
+        f"fence needs a PEP 249 connection (with .cursor()), a SQLAlchemy Connection or Session, not {type(conn).__name__}"
+    )
+
+
+async def driver_connection_async(conn: Any) -> Any:
+    """:func:`dbapi_connection` for ``mysqlleader.aio``: ``conn`` itself (an asyncio driver's
+    connection, aiomysql or asyncmy), or the driver's connection under a SQLAlchemy
+    ``AsyncConnection`` (``await conn.get_raw_connection()``, then ``.driver_connection``) or
+    ``AsyncSession`` (``await session.connection()`` first), in its open transaction."""
+    if callable(getattr(conn, "cursor", None)):
+        return conn
+    if callable(getattr(conn, "run_sync", None)):
+        if _is_session(conn):
+            if not _in_transaction(conn):
+                raise _sqlalchemy_usage("AsyncSession")
+            conn = await conn.connection()  # AsyncSession: its AsyncConnection
+        if callable(getattr(conn, "get_raw_connection", None)):
+            if not _in_transaction(conn):
+                raise _sqlalchemy_usage("AsyncConnection")
+            proxied = await conn.get_raw_connection()
+            driver = getattr(proxied, "driver_connection", None)
+            return driver if driver is not None else proxied
+    return dbapi_connection(conn)
 
 
 def drain(cursor: Any) -> None:

@@ -278,10 +278,14 @@ class Elector:
     async def fence(self, conn: Any) -> int:
         """:meth:`mysqlleader.Elector.fence` on a connection of an asyncio driver (aiomysql,
         asyncmy: its cursor's calls are awaited), inside the transaction open on it
-        (``await conn.begin()``). The same errors; after a refusal :attr:`is_leader` is
+        (``await conn.begin()``), or on SQLAlchemy's ``AsyncConnection``
+        (``async with engine.begin() as conn:``) or ``AsyncSession``
+        (``async with AsyncSession(engine) as s, s.begin():``), on the driver's connection under
+        it. The same errors; after a refusal :attr:`is_leader` is
         ``False`` at once. For a blocking PEP 249 connection use
         ``await asyncio.to_thread(elector.sync.fence, conn)`` (called here, it would block the
         loop for its round trip)."""
+        conn = await _fence.driver_connection_async(conn)
         term = self._sync._fence_term()
         cursor = await _fence.maybe_await(conn.cursor())
         try:
