@@ -922,6 +922,24 @@ mysqlleader_result mysqlleader_elector_last_call_error(const mysqlleader_elector
                                                        size_t *needed_out);
 
 /**
+ * Copies the elector's metrics into `buf`, in the Prometheus text format (version 0.0.4):
+ * what Rust `Elector::metrics_text` renders, labelled `name="<service>"`, with the
+ * `leader_election_master_status` gauge exact at the moment of the call (by the local deadline,
+ * as `mysqlleader_elector_is_leader`), then `mysqlleader_term`,
+ * `mysqlleader_leadership_transitions_total`, `mysqlleader_campaign_errors_total` and the
+ * histogram `mysqlleader_campaign_duration_seconds`. `buf`, `buf_len` and `needed_out` (may be
+ * NULL) as in `mysqlleader_last_error_copy`: on `MYSQLLEADER_BUFFER_TOO_SMALL`, `*needed_out`
+ * has the bytes needed, NUL included. The text is a few kilobytes and may grow between two
+ * calls (the counters go on), so allocate `*needed_out` with some room and call again while
+ * the answer is `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks, and answers also while the elector
+ * is being freed (its last values).
+ */
+mysqlleader_result mysqlleader_elector_metrics_text(const mysqlleader_elector *elector,
+                                                    char *buf,
+                                                    size_t buf_len,
+                                                    size_t *needed_out);
+
+/**
  * Steps down at once and ends this node's lease in the database, so another node takes over
  * on its next attempt; afterwards the elector no longer campaigns (it keeps observing who
  * leads). `*resigned_out` (may be NULL) receives whether this node held the seat. Blocks for at

@@ -586,6 +586,12 @@ typedef struct {
     int freed_inside;         /* set after that free returned */
     int is_leader_inside;     /* is_leader as seen from inside STARTED_LEADING */
     uint64_t term_inside;
+    /* For metrics_on_stop: mysqlleader_elector_metrics_text on r->elector inside the first
+     * STOPPED_LEADING callback (e.g. the one a free delivers before it returns). */
+    int metrics_on_stop;
+    int metrics_seen;         /* set once that call was made */
+    mysqlleader_result metrics_rc;
+    char metrics_text[4096];
     pthread_t callback_thread;
     int callback_threads;     /* how many different threads delivered events (must stay 1) */
 } recorder;
@@ -616,8 +622,19 @@ static void on_event(void *userdata, const mysqlleader_event *event) {
         r->count++;
     }
     int free_now = r->free_inside && event->kind == MYSQLLEADER_EVENT_STARTED_LEADING && r->elector != NULL;
+    int metrics_now = r->metrics_on_stop && !r->metrics_seen && event->kind == MYSQLLEADER_EVENT_STOPPED_LEADING &&
+                      r->elector != NULL;
     mysqlleader_elector *elector = r->elector;
     pthread_mutex_unlock(&r->lock);
+
+    if (metrics_now) {
+        /* r->metrics_text is only this callback's until metrics_seen is set below. */
+        mysqlleader_result rc = mysqlleader_elector_metrics_text(elector, r->metrics_text, sizeof r->metrics_text, NULL);
+        pthread_mutex_lock(&r->lock);
+        r->metrics_rc = rc;
+        r->metrics_seen = 1;
+        pthread_mutex_unlock(&r->lock);
+    }
 
     bool leading = false;
     uint64_t term = 0;
@@ -822,6 +839,10 @@ static void test_elector_arguments(mysqlleader_client *client) {
     CHECK_RC(mysqlleader_elector_node_id(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
     CHECK_RC(mysqlleader_elector_snapshot(NULL, &status), MYSQLLEADER_NULL_ARGUMENT);
     CHECK_RC(mysqlleader_elector_last_call_error(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("elector");
+    CHECK_RC(mysqlleader_elector_metrics_text(NULL, buf, sizeof buf, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("elector");
+    CHECK_RC(mysqlleader_elector_metrics_text(NULL, NULL, 0, NULL), MYSQLLEADER_NULL_ARGUMENT);
     CHECK_RC(mysqlleader_elector_resign(NULL, &flag), MYSQLLEADER_NULL_ARGUMENT);
     CHECK_RC(mysqlleader_elector_wait_for_leadership(NULL, 0, &flag), MYSQLLEADER_NULL_ARGUMENT);
     CHECK_RC(mysqlleader_elector_txn_begin(NULL, &txn, NULL), MYSQLLEADER_NULL_ARGUMENT);
@@ -855,6 +876,45 @@ static void test_elector_arguments(mysqlleader_client *client) {
     CHECK_STR(cur.leader_id, "");
 }
 
+/* The elector's metrics in a buffer of their size (malloc'd; *out NULL on failure), asking
+ * again while the text grew in between. */
+static mysqlleader_result metrics_of(const mysqlleader_elector *e, char **out) {
+    *out = NULL;
+    size_t needed = 0;
+    mysqlleader_result rc = mysqlleader_elector_metrics_text(e, NULL, 0, &needed);
+    for (int attempt = 0; attempt < 4 && rc == MYSQLLEADER_BUFFER_TOO_SMALL; attempt++) {
+        char *buf = malloc(needed);
+        if (buf == NULL) return MYSQLLEADER_PANIC;
+        rc = mysqlleader_elector_metrics_text(e, buf, needed, &needed);
+        if (rc == MYSQLLEADER_OK) {
+            *out = buf;
+            return rc;
+        }
+        free(buf);
+    }
+    return rc;
+}
+
+/* Whether `text` has `line` as a whole line. */
+static int has_line(const char *text, const char *line) {
+    size_t n = strlen(line);
+    for (const char *p = text; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n') p++;
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0')) return 1;
+    }
+    return 0;
+}
+
+/* The number after the line that begins with `prefix`, or -1 when no line does. */
+static long long count_metric(const char *text, const char *prefix) {
+    size_t n = strlen(prefix);
+    for (const char *p = text; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n') p++;
+        if (strncmp(p, prefix, n) == 0) return strtoll(p + n, NULL, 10);
+    }
+    return -1;
+}
+
 static void test_elector(mysqlleader_client *client) {
     recorder r1, r2;
     recorder_init(&r1);
@@ -868,7 +928,11 @@ static void test_elector(mysqlleader_client *client) {
     bool leading = false;
     CHECK_OK(mysqlleader_elector_wait_for_leadership(e1, 2000 + SLACK_MS, &leading));
     CHECK(leading);
+    pthread_mutex_lock(&r2.lock); /* r2.elector is set before any callback reads it */
     CHECK_OK(mysqlleader_elector_new(client, &c2, on_event, &r2, &e2));
+    r2.elector = e2;
+    r2.metrics_on_stop = 1;
+    pthread_mutex_unlock(&r2.lock);
 
     bool flag = false;
     uint64_t term = 0, valid = 0;
@@ -898,6 +962,44 @@ static void test_elector(mysqlleader_client *client) {
     CHECK_OK(mysqlleader_elector_last_call_error(e1, id, sizeof id, &needed));
     CHECK_STR(id, "");
 
+    /* Metrics, as Rust's Elector::metrics_text renders them, labelled with the service. */
+    char *metrics = NULL;
+    CHECK(metrics_of(e1, &metrics) == MYSQLLEADER_OK);
+    CHECK(has_line(metrics, "leader_election_master_status{name=\"elect\"} 1"));
+    CHECK(has_line(metrics, "mysqlleader_term{name=\"elect\"} 1"));
+    CHECK(has_line(metrics, "mysqlleader_leadership_transitions_total{name=\"elect\"} 1"));
+    CHECK(has_line(metrics, "mysqlleader_campaign_errors_total{name=\"elect\"} 0"));
+    CHECK(has_line(metrics, "# TYPE mysqlleader_campaign_duration_seconds histogram"));
+    CHECK(count_metric(metrics, "mysqlleader_campaign_duration_seconds_count{name=\"elect\"} ") >= 1);
+    CHECK(count_metric(metrics, "mysqlleader_campaign_duration_seconds_bucket{name=\"elect\",le=\"+Inf\"} ") >= 1);
+    free(metrics);
+    /* The size convention of mysqlleader_last_error_copy: too small (or NULL with 0 bytes)
+     * writes nothing and reports the bytes needed, NUL included. */
+    size_t metrics_needed = 0;
+    CHECK_RC(mysqlleader_elector_metrics_text(e1, NULL, 0, &metrics_needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(metrics_needed > 1000 && metrics_needed < 8192);
+    char small[16] = "unchanged";
+    needed = 0;
+    CHECK_RC(mysqlleader_elector_metrics_text(e1, small, sizeof small, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK(needed > 1000 && needed < 8192 && strcmp(small, "unchanged") == 0);
+    CHECK_RC(mysqlleader_elector_metrics_text(e1, small, sizeof small, NULL), MYSQLLEADER_BUFFER_TOO_SMALL);
+    CHECK_RC(mysqlleader_elector_metrics_text(e1, NULL, 3, &needed), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("buf");
+    {
+        /* With the size it asked for (and room for counters that grow meanwhile), it fits:
+         * *needed_out is then the text's length plus the NUL. */
+        size_t size = needed + 64;
+        char *text = malloc(size);
+        CHECK(text != NULL);
+        if (text != NULL) {
+            CHECK_OK(mysqlleader_elector_metrics_text(e1, text, size, &needed));
+            CHECK(needed == strlen(text) + 1);
+            CHECK(strncmp(text, "# HELP leader_election_master_status ", 37) == 0);
+            CHECK(text[needed - 2] == '\n');
+            free(text);
+        }
+    }
+
     /* n2 follows n1: it learns who leads, never leads itself. */
     long long until = now_ms() + 2000 + SLACK_MS;
     id[0] = '\0';
@@ -911,6 +1013,12 @@ static void test_elector(mysqlleader_client *client) {
     CHECK(!leading);
     CHECK_OK(mysqlleader_elector_valid_for_ms(e2, &valid));
     CHECK(valid == 0);
+    CHECK(metrics_of(e2, &metrics) == MYSQLLEADER_OK);
+    CHECK(has_line(metrics, "leader_election_master_status{name=\"elect\"} 0"));
+    CHECK(has_line(metrics, "mysqlleader_term{name=\"elect\"} 1"));
+    CHECK(has_line(metrics, "mysqlleader_leadership_transitions_total{name=\"elect\"} 0"));
+    CHECK(count_metric(metrics, "mysqlleader_campaign_duration_seconds_count{name=\"elect\"} ") >= 1);
+    free(metrics);
 
     /* Fenced transactions for an elector. */
     CHECK_OK(run_sql(client, "CREATE TABLE elector_log (term BIGINT UNSIGNED PRIMARY KEY, node VARCHAR(64))"));
@@ -940,6 +1048,10 @@ static void test_elector(mysqlleader_client *client) {
     CHECK_OK(mysqlleader_elector_wait_for_leadership(e1, 60000, &leading)); /* returns at once: not campaigning */
     CHECK(!leading);
     CHECK_OK(mysqlleader_elector_resign(e1, NULL)); /* again: no longer holds the seat */
+    CHECK(metrics_of(e1, &metrics) == MYSQLLEADER_OK);
+    CHECK(has_line(metrics, "leader_election_master_status{name=\"elect\"} 0"));
+    CHECK(has_line(metrics, "mysqlleader_leadership_transitions_total{name=\"elect\"} 2"));
+    free(metrics);
     CHECK_OK(mysqlleader_elector_wait_for_leadership(e2, 2000 + SLACK_MS, &leading));
     CHECK(leading);
     CHECK_OK(mysqlleader_elector_term(e2, &term));
@@ -967,6 +1079,15 @@ static void test_elector(mysqlleader_client *client) {
     int n2_stopped = find_event(&r2, n2_started < 0 ? 0 : n2_started, MYSQLLEADER_EVENT_STOPPED_LEADING);
     CHECK(n2_stopped > n2_started);
     if (n2_stopped >= 0) CHECK(r2.reasons[n2_stopped] == MYSQLLEADER_STOP_SHUTDOWN && r2.terms[n2_stopped] == 2);
+    /* An elector being freed answers the metrics like the other queries (from its callback,
+     * which the free waits for): no longer leading, its term and counters as they ended. */
+    pthread_mutex_lock(&r2.lock);
+    CHECK(r2.metrics_seen && r2.metrics_rc == MYSQLLEADER_OK);
+    CHECK(has_line(r2.metrics_text, "leader_election_master_status{name=\"elect\"} 0"));
+    CHECK(has_line(r2.metrics_text, "mysqlleader_term{name=\"elect\"} 2"));
+    CHECK(has_line(r2.metrics_text, "mysqlleader_leadership_transitions_total{name=\"elect\"} 2"));
+    r2.elector = NULL;
+    pthread_mutex_unlock(&r2.lock);
     int changed = find_event(&r2, 0, MYSQLLEADER_EVENT_LEADER_CHANGED);
     CHECK(changed >= 0);
     if (changed >= 0) CHECK_STR(r2.leaders[changed], "n1");

@@ -347,6 +347,19 @@ func (e *Elector) Leader() string {
 	return s
 }
 
+// MetricsText returns the elector's metrics in the Prometheus text format (version 0.0.4),
+// labelled name="<service>": what the Rust library and the CLI's /metrics render. They are
+// leader_election_master_status (1 while this node leads, exact at the moment of the call, as
+// IsLeader; else 0), mysqlleader_term, mysqlleader_leadership_transitions_total,
+// mysqlleader_campaign_errors_total and the histogram mysqlleader_campaign_duration_seconds.
+// It never blocks: write it from an http.Handler for /metrics with the content type
+// "text/plain; version=0.0.4". ErrClosed after Close.
+func (e *Elector) MetricsText() (string, error) {
+	return e.h.copyString("elector_metrics_text", func(p *C.mysqlleader_elector, buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+		return C.mysqlleader_elector_metrics_text(p, buf, n, needed)
+	})
+}
+
 // State is a snapshot of an elector's state (mysqlleader_elector_state).
 type State struct {
 	IsLeader    bool          // as IsLeader, at the moment of the snapshot

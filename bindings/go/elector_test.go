@@ -3,7 +3,9 @@ package mysqlleader
 import (
 	"context"
 	"errors"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -744,5 +746,106 @@ func TestIsHealthyFollowsTheElector(t *testing.T) {
 	e.Close()
 	if e.IsHealthy() {
 		t.Fatal("a closed elector reports itself healthy")
+	}
+}
+
+// metricSamples parses a Prometheus text exposition into its samples (name with labels ->
+// value); every line must be a # HELP / # TYPE comment or a sample.
+func metricSamples(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	samples := map[string]float64{}
+	sample := regexp.MustCompile(`^([a-z_]+\{[^}]*\}) (\S+)$`)
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if strings.HasPrefix(line, "# HELP ") || strings.HasPrefix(line, "# TYPE ") {
+			continue
+		}
+		m := sample.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("not a sample line: %q in\n%s", line, text)
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		samples[m[1]] = v
+	}
+	return samples
+}
+
+// MetricsText: the Prometheus text of the Rust library, through the C ABI, of a leader, a
+// follower, a resigned node and the one that took over; ErrClosed after Close.
+func TestMetricsText(t *testing.T) {
+	c := newClient(t)
+	s := service(t)
+	ctx := ctxTimeout(t, time.Minute)
+	name := `name="` + s + `"`
+	metrics := func(e *Elector) (string, map[string]float64) {
+		t.Helper()
+		text, err := e.MetricsText()
+		if err != nil {
+			t.Fatalf("MetricsText: %v", err)
+		}
+		return text, metricSamples(t, text)
+	}
+	a := newElector(t, c, testConfig(s, "a"))
+	if err := a.WaitForLeadership(ctx); err != nil {
+		t.Fatal(err)
+	}
+	text, m := metrics(a)
+	if !strings.HasPrefix(text, "# HELP leader_election_master_status ") || !strings.HasSuffix(text, "\n") ||
+		!strings.Contains(text, "\nleader_election_master_status{"+name+"} 1\n") ||
+		!strings.Contains(text, "\n# TYPE mysqlleader_campaign_duration_seconds histogram\n") {
+		t.Fatalf("the leader's metrics:\n%s", text)
+	}
+	count := m["mysqlleader_campaign_duration_seconds_count{"+name+"}"]
+	if m["mysqlleader_term{"+name+"}"] != 1 || m["mysqlleader_leadership_transitions_total{"+name+"}"] != 1 ||
+		m["mysqlleader_campaign_errors_total{"+name+"}"] != 0 || count < 1 ||
+		m[`mysqlleader_campaign_duration_seconds_bucket{`+name+`,le="+Inf"}`] != count ||
+		m["mysqlleader_campaign_duration_seconds_sum{"+name+"}"] <= 0 {
+		t.Fatalf("the leader's metrics:\n%s", text)
+	}
+
+	b := newElector(t, c, testConfig(s, "b"))
+	eventually(t, slack, "b sees a lead", func() bool { return b.Leader() == "a" })
+	if text, m := metrics(b); m["leader_election_master_status{"+name+"}"] != 0 || m["mysqlleader_term{"+name+"}"] != 1 ||
+		m["mysqlleader_leadership_transitions_total{"+name+"}"] != 0 || m["mysqlleader_campaign_duration_seconds_count{"+name+"}"] < 1 {
+		t.Fatalf("the follower's metrics:\n%s", text)
+	}
+	if resigned, err := a.Resign(ctx); err != nil || !resigned {
+		t.Fatalf("Resign = %v, %v", resigned, err)
+	}
+	if text, m := metrics(a); m["leader_election_master_status{"+name+"}"] != 0 || m["mysqlleader_leadership_transitions_total{"+name+"}"] != 2 {
+		t.Fatalf("the resigned node's metrics:\n%s", text)
+	}
+	if err := b.WaitForLeadership(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if text, m := metrics(b); m["leader_election_master_status{"+name+"}"] != 1 || m["mysqlleader_term{"+name+"}"] != 2 ||
+		m["mysqlleader_leadership_transitions_total{"+name+"}"] != 1 {
+		t.Fatalf("the new leader's metrics:\n%s", text)
+	}
+	a.Close()
+	if text, err := a.MetricsText(); text != "" || !errors.Is(err, ErrClosed) {
+		t.Fatalf("MetricsText after Close = %q, %v; want ErrClosed", text, err)
+	}
+}
+
+// Failed campaign calls (an unreachable server) are counted.
+func TestMetricsCountCampaignErrors(t *testing.T) {
+	dead := openClient(t, "mysql://app:hunter2@127.0.0.1:1/db")
+	s := service(t)
+	cfg := testConfig(s, "lonely")
+	cfg.Lease = time.Second
+	cfg.RequestTimeout = 0
+	e := newElector(t, dead, cfg)
+	key := `mysqlleader_campaign_errors_total{name="` + s + `"}`
+	eventually(t, 10*time.Second, "two failed campaign calls", func() bool {
+		text, err := e.MetricsText()
+		return err == nil && metricSamples(t, text)[key] >= 2
+	})
+	text, _ := e.MetricsText()
+	m := metricSamples(t, text)
+	if m[`leader_election_master_status{name="`+s+`"}`] != 0 || m[`mysqlleader_campaign_duration_seconds_count{name="`+s+`"}`] < m[key] {
+		t.Fatalf("metrics of an elector whose server is unreachable:\n%s", text)
 	}
 }

@@ -30,6 +30,7 @@ use super::MYSQLLEADER_ID_BUFFER_SIZE;
 use crate::config::ElectorConfig;
 use crate::elector::{Elector, Event, State, StopReason, WaitOutcome};
 use crate::error::Error;
+use crate::metrics::Metrics;
 
 /// Flag of `mysqlleader_elector_config.flags`: `mysqlleader_elector_free` does not resign; the
 /// lease is left to lapse (the default is to resign, so another node takes over at once).
@@ -173,6 +174,9 @@ pub struct mysqlleader_elector {
     /// `None` once `_free` has begun.
     elector: RwLock<Option<Elector>>,
     state: watch::Receiver<State>,
+    /// The elector's metrics (a handle sharing them): rendered from here, so they answer like
+    /// the other queries also while `_free` runs.
+    metrics: Metrics,
     config: ElectorConfig,
     /// The primary server's pool (fenced transactions use it); it and the fallbacks stay open
     /// while the elector lives.
@@ -480,6 +484,7 @@ pub(super) fn elector_handle(
     userdata: *mut c_void,
 ) -> Result<*mut mysqlleader_elector, Failure> {
     let state = elector.watch();
+    let metrics = elector.metrics().clone();
     let callback = match callback {
         None => {
             drop(events);
@@ -506,6 +511,7 @@ pub(super) fn elector_handle(
     let handle = Box::new(mysqlleader_elector {
         elector: RwLock::new(Some(elector)),
         state,
+        metrics,
         config,
         client,
         _fallbacks: fallbacks,
@@ -618,6 +624,31 @@ pub unsafe extern "C" fn mysqlleader_elector_last_call_error(
         let e = unsafe { arg_ref(elector, "elector") }?;
         let message = e.state.borrow().last_error.as_ref().map(|err| crate::error::redact(&err.to_string())).unwrap_or_default();
         unsafe { copy_out(message.as_bytes(), buf, buf_len, needed_out) }
+    })
+}
+
+/// Copies the elector's metrics into `buf`, in the Prometheus text format (version 0.0.4):
+/// what Rust `Elector::metrics_text` renders, labelled `name="<service>"`, with the
+/// `leader_election_master_status` gauge exact at the moment of the call (by the local deadline,
+/// as `mysqlleader_elector_is_leader`), then `mysqlleader_term`,
+/// `mysqlleader_leadership_transitions_total`, `mysqlleader_campaign_errors_total` and the
+/// histogram `mysqlleader_campaign_duration_seconds`. `buf`, `buf_len` and `needed_out` (may be
+/// NULL) as in `mysqlleader_last_error_copy`: on `MYSQLLEADER_BUFFER_TOO_SMALL`, `*needed_out`
+/// has the bytes needed, NUL included. The text is a few kilobytes and may grow between two
+/// calls (the counters go on), so allocate `*needed_out` with some room and call again while
+/// the answer is `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks, and answers also while the elector
+/// is being freed (its last values).
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_metrics_text(
+    elector: *const mysqlleader_elector,
+    buf: *mut c_char,
+    buf_len: usize,
+    needed_out: *mut usize,
+) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let text = e.metrics.render(&e.config.service_id, e.state.borrow().leads_at(Instant::now()));
+        unsafe { copy_out(text.as_bytes(), buf, buf_len, needed_out) }
     })
 }
 

@@ -202,9 +202,14 @@ def _close_elector(handle: Handle, hub: _Hub, trampoline: Any) -> None:
             _KEEP_ALIVE.append(trampoline)
 
 
-def _copy_string(function: Any, ptr: int) -> str:
-    """Reads a string through one of the C ``(buf, buf_len, needed_out)`` functions."""
-    size = ID_BUFFER_SIZE
+#: The first buffer for :meth:`Elector.metrics_text`: the text is about 2.5 kB (more with a
+#: long service id); a larger one is taken when it does not fit.
+_METRICS_BUFFER_SIZE = 4096
+
+
+def _copy_string(function: Any, ptr: int, size: int = ID_BUFFER_SIZE) -> str:
+    """Reads a string through one of the C ``(buf, buf_len, needed_out)`` functions, with a
+    buffer of ``size`` bytes first (larger ones while the string does not fit)."""
     for _ in range(4):
         buf = create_string_buffer(size)
         needed = c_size_t()
@@ -592,6 +597,16 @@ class Elector:
         lead, e.g. ``"connection: Connection refused"``); ``None`` when it succeeded."""
         with self._handle.use() as ptr:
             return _copy_string(library().mysqlleader_elector_last_call_error, ptr) or None
+
+    def metrics_text(self) -> str:
+        """The elector's metrics in the Prometheus text format (version 0.0.4), labelled
+        ``name="<service>"``: ``leader_election_master_status`` (1 while this node leads, exact
+        at the moment of the call, as :attr:`is_leader`), ``mysqlleader_term``,
+        ``mysqlleader_leadership_transitions_total``, ``mysqlleader_campaign_errors_total`` and
+        the histogram ``mysqlleader_campaign_duration_seconds`` — what the Rust library and the
+        CLI's ``/metrics`` render. Never blocks: serve it from a ``/metrics`` endpoint."""
+        with self._handle.use() as ptr:
+            return _copy_string(library().mysqlleader_elector_metrics_text, ptr, _METRICS_BUFFER_SIZE)
 
     def snapshot(self) -> ElectorState:
         """A consistent snapshot of the state."""

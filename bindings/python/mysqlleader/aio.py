@@ -258,6 +258,11 @@ class Elector:
     def closed(self) -> bool:
         return self._sync.closed
 
+    def metrics_text(self) -> str:
+        """:meth:`mysqlleader.Elector.metrics_text`: the metrics in the Prometheus text format
+        (never blocks, so not a coroutine)."""
+        return self._sync.metrics_text()
+
     # ---- calls that talk to the database: a worker thread ----
     async def resign(self) -> bool:
         """Steps down and ends this node's lease now: another node takes over at once.

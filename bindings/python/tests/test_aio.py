@@ -42,6 +42,20 @@ def test_async_election_events_and_resign(url: str, service: str) -> None:
     asyncio.run(main())
 
 
+def test_async_metrics_text(url: str, service: str) -> None:
+    async def main() -> None:
+        async with mysqlleader.aio.Elector(url, service, node_id="a", lease=4) as a:
+            assert await a.wait_for_leadership(10)
+            text = a.metrics_text()
+            assert f'leader_election_master_status{{name="{service}"}} 1\n' in text
+            assert f'mysqlleader_campaign_duration_seconds_count{{name="{service}"}} ' in text
+            assert isinstance(text, str), "a plain method, not a coroutine"
+            await a.resign()
+            assert f'leader_election_master_status{{name="{service}"}} 0\n' in a.metrics_text()
+
+    asyncio.run(main())
+
+
 def test_run_while_leader_cancels_the_coroutine_when_leadership_ends(url: str, service: str, client: mysqlleader.Client) -> None:
     async def main() -> None:
         async with mysqlleader.aio.Elector(url, service, node_id="a", lease=3) as a:

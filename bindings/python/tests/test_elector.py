@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import datetime
 import gc
+import re
 import logging
 import socket
 import threading
 import time
-from typing import Any, Callable, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -273,7 +274,7 @@ def test_close_twice_and_use_after_close(client: mysqlleader.Client, service: st
     for attribute in ("is_leader", "term", "leader_id", "valid_for_ms", "valid_for", "campaigning", "last_call_error"):
         with pytest.raises(mysqlleader.InvalidStateError):
             getattr(elector, attribute)
-    for call in (elector.snapshot, elector.resign, elector.fenced, lambda: elector.wait_for_leadership(1)):
+    for call in (elector.snapshot, elector.resign, elector.fenced, elector.metrics_text, lambda: elector.wait_for_leadership(1)):
         with pytest.raises(mysqlleader.InvalidStateError):
             call()
     assert elector.node_id and elector.service_id == service  # plain attributes stay readable
@@ -411,3 +412,67 @@ def test_a_wait_inside_on_event_is_refused_not_stuck(client: mysqlleader.Client,
         assert wait_until(lambda: len(seen) == 2)
     assert seen[0] is mysqlleader.WaitOutcome.TIMED_OUT
     assert isinstance(seen[1], mysqlleader.InvalidStateError) and "on_event" in str(seen[1])
+
+
+def metrics(text: str) -> Dict[str, float]:
+    """The samples of a Prometheus text exposition, by name with labels; every line must be a
+    comment or a sample."""
+    samples: Dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            continue
+        m = re.fullmatch(r'([a-z_]+\{[^}]*\}) (\S+)', line)
+        assert m, f"not a sample line: {line!r}"
+        samples[m.group(1)] = float(m.group(2))
+    return samples
+
+
+def test_metrics_text(client: mysqlleader.Client, service: str) -> None:
+    """The Prometheus text of the Rust library, through the C ABI, of a leader and a follower."""
+    name = f'name="{service}"'
+    with mysqlleader.Elector(client, service, node_id="a", lease=LEASE) as a:
+        assert a.wait_for_leadership(SLACK)
+        text = a.metrics_text()
+        assert text.startswith("# HELP leader_election_master_status ") and text.endswith("\n")
+        assert f"leader_election_master_status{{{name}}} 1\n" in text
+        assert "# TYPE mysqlleader_campaign_duration_seconds histogram\n" in text
+        m = metrics(text)
+        assert m[f"mysqlleader_term{{{name}}}"] == 1
+        assert m[f"mysqlleader_leadership_transitions_total{{{name}}}"] == 1
+        assert m[f"mysqlleader_campaign_errors_total{{{name}}}"] == 0
+        count = m[f"mysqlleader_campaign_duration_seconds_count{{{name}}}"]
+        assert count >= 1
+        assert m[f'mysqlleader_campaign_duration_seconds_bucket{{{name},le="+Inf"}}'] == count
+        assert m[f"mysqlleader_campaign_duration_seconds_sum{{{name}}}"] > 0
+        with mysqlleader.Elector(client, service, node_id="b", lease=LEASE) as b:
+            assert wait_until(lambda: b.leader_id == "a")
+            m = metrics(b.metrics_text())
+            assert m[f"leader_election_master_status{{{name}}}"] == 0
+            assert m[f"mysqlleader_term{{{name}}}"] == 1
+            assert m[f"mysqlleader_leadership_transitions_total{{{name}}}"] == 0
+            assert m[f"mysqlleader_campaign_duration_seconds_count{{{name}}}"] >= 1
+            assert a.resign()
+            m = metrics(a.metrics_text())
+            assert m[f"leader_election_master_status{{{name}}}"] == 0
+            assert m[f"mysqlleader_leadership_transitions_total{{{name}}}"] == 2
+            assert b.wait_for_leadership(SLACK)
+            m = metrics(b.metrics_text())
+            assert m[f"leader_election_master_status{{{name}}}"] == 1
+            assert m[f"mysqlleader_term{{{name}}}"] == 2
+            assert m[f"mysqlleader_leadership_transitions_total{{{name}}}"] == 1
+    with pytest.raises(mysqlleader.InvalidStateError):
+        a.metrics_text()
+
+
+def test_metrics_count_campaign_errors(service: str) -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with mysqlleader.Client(f"mysql://app:hunter2@127.0.0.1:{port}/db") as dead:
+        with mysqlleader.Elector(dead, service, lease=1) as elector:
+            key = f'mysqlleader_campaign_errors_total{{name="{service}"}}'
+            assert wait_until(lambda: metrics(elector.metrics_text())[key] >= 2)
+            m = metrics(elector.metrics_text())
+            assert m[f'leader_election_master_status{{name="{service}"}}'] == 0
+            assert m[f'mysqlleader_campaign_duration_seconds_count{{name="{service}"}}'] >= m[key]

@@ -200,6 +200,23 @@ public final class Elector implements AutoCloseable {
         return e.isEmpty() ? null : e;
     }
 
+    /**
+     * The elector's metrics in the Prometheus text format (version 0.0.4), labelled
+     * {@code name="<service>"}: {@code leader_election_master_status} (1 while this node leads,
+     * exact at the moment of the call, as {@link #isLeader()}; else 0), {@code mysqlleader_term},
+     * {@code mysqlleader_leadership_transitions_total}, {@code mysqlleader_campaign_errors_total}
+     * and the histogram {@code mysqlleader_campaign_duration_seconds} — what the Rust library and
+     * the CLI's {@code /metrics} render ({@code mysqlleader_elector_metrics_text}). Never blocks:
+     * serve it from a {@code /metrics} endpoint with the content type
+     * {@code text/plain; version=0.0.4}. {@link InvalidStateException} once closed.
+     */
+    public String metricsText() {
+        return copy(Lib.C::mysqlleader_elector_metrics_text, METRICS_BUFFER_SIZE);
+    }
+
+    /** The first buffer for {@link #metricsText()}: the text is about 2.5 kB (more with a long service id). */
+    private static final int METRICS_BUFFER_SIZE = 4096;
+
     /** The task runs and its last call succeeded within one lease (what a {@code /healthz} endpoint answers). */
     public boolean isHealthy() {
         ByteByReference out = new ByteByReference();
@@ -477,12 +494,20 @@ public final class Elector implements AutoCloseable {
     }
 
     private String copy(Copy f) {
+        return copy(f, Lib.ID_BUFFER_SIZE);
+    }
+
+    /**
+     * {@link #copy(Copy)} with a first buffer of {@code size} bytes; a larger one while the string
+     * does not fit (it may grow between two calls: the metrics' counters go on).
+     */
+    private String copy(Copy f, int size) {
         return handle.use(p -> {
-            byte[] buf = new byte[Lib.ID_BUFFER_SIZE];
+            byte[] buf = new byte[size];
             LongByReference needed = new LongByReference();
             int rc = f.call(p, buf, buf.length, needed);
-            if (rc == ErrorKind.BUFFER_TOO_SMALL.code) {
-                buf = new byte[(int) needed.getValue()];
+            for (int attempt = 0; attempt < 3 && rc == ErrorKind.BUFFER_TOO_SMALL.code; attempt++) {
+                buf = new byte[(int) Math.max(needed.getValue(), 2L * buf.length)];
                 rc = f.call(p, buf, buf.length, needed);
             }
             if (rc != 0) throw MysqlLeaderException.last(rc);

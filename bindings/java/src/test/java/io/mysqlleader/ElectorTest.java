@@ -65,6 +65,9 @@ class ElectorTest {
             List<ElectorEvent> failing = events.stream().filter(ev -> ev.kind() == ElectorEvent.Kind.FAILING).toList();
             assertEquals(1, failing.size(), "one FAILING event per change of condition: " + events);
             assertEquals(ErrorKind.AUTHENTICATION, failing.get(0).failure());
+            String metrics = e.metricsText();
+            assertTrue(samples(metrics).get("mysqlleader_campaign_errors_total{name=\"failing\"}") >= 1, metrics);
+            assertEquals(0.0, samples(metrics).get("leader_election_master_status{name=\"failing\"}"), metrics);
             assertTrue(events.stream().filter(ev -> ev.kind() != ElectorEvent.Kind.FAILING).allMatch(ev -> ev.failure() == null), events.toString());
         }
     }
@@ -242,7 +245,7 @@ class ElectorTest {
         assertThrows(NullPointerException.class, () -> a.addListener(null));
         a.close();
         assertTrue(a.isClosed());
-        for (Runnable call : List.<Runnable>of(a::isLeader, a::term, a::validFor, a::leaderId, a::resign, a::isHealthy,
+        for (Runnable call : List.<Runnable>of(a::isLeader, a::term, a::validFor, a::leaderId, a::resign, a::isHealthy, a::metricsText,
                 () -> a.noteRefusal(1), () -> { try { a.awaitLeadership(Duration.ZERO); } catch (InterruptedException x) { throw new AssertionError(x); } })) {
             assertThrows(InvalidStateException.class, call::run);
         }
@@ -301,6 +304,62 @@ class ElectorTest {
     void theDefaultNodeIdIsHostnameAndPid() {
         try (Elector e = Elector.builder(client, "defaultnode").build()) {
             assertTrue(e.nodeId().endsWith(":" + ProcessHandle.current().pid()), e.nodeId());
+        }
+    }
+
+    /** The samples of a Prometheus text exposition (name with labels -> value); every line is a comment or a sample. */
+    static java.util.Map<String, Double> samples(String text) {
+        java.util.Map<String, Double> out = new java.util.HashMap<>();
+        java.util.regex.Pattern sample = java.util.regex.Pattern.compile("([a-z_]+\\{[^}]*\\}) (\\S+)");
+        for (String line : text.split("\n")) {
+            if (line.startsWith("# HELP ") || line.startsWith("# TYPE ")) continue;
+            java.util.regex.Matcher m = sample.matcher(line);
+            assertTrue(m.matches(), "not a sample line: " + line + " in\n" + text);
+            out.put(m.group(1), Double.parseDouble(m.group(2)));
+        }
+        return out;
+    }
+
+    /** metricsText: the Prometheus text of the Rust library, through the C ABI. */
+    @Test
+    void metricsTextOfALeaderAFollowerAndAResignedNode() throws Exception {
+        String name = "name=\"metrics\"";
+        try (Elector a = node("metrics", "a").build()) {
+            assertTrue(a.awaitLeadership(WAIT), "a did not lead: " + a.lastCallError());
+            String text = a.metricsText();
+            assertTrue(text.startsWith("# HELP leader_election_master_status ") && text.endsWith("\n"), text);
+            assertTrue(text.contains("\nleader_election_master_status{" + name + "} 1\n"), text);
+            assertTrue(text.contains("\n# TYPE mysqlleader_campaign_duration_seconds histogram\n"), text);
+            java.util.Map<String, Double> m = samples(text);
+            assertEquals(1.0, m.get("mysqlleader_term{" + name + "}"), text);
+            assertEquals(1.0, m.get("mysqlleader_leadership_transitions_total{" + name + "}"), text);
+            assertEquals(0.0, m.get("mysqlleader_campaign_errors_total{" + name + "}"), text);
+            double count = m.get("mysqlleader_campaign_duration_seconds_count{" + name + "}");
+            assertTrue(count >= 1, text);
+            assertEquals(count, m.get("mysqlleader_campaign_duration_seconds_bucket{" + name + ",le=\"+Inf\"}"), text);
+            assertTrue(m.get("mysqlleader_campaign_duration_seconds_sum{" + name + "}") > 0, text);
+            try (Elector b = node("metrics", "b").build()) {
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (!"a".equals(b.leaderId()) && System.nanoTime() < deadline) Thread.sleep(10);
+                assertEquals("a", b.leaderId());
+                text = b.metricsText();
+                m = samples(text);
+                assertEquals(0.0, m.get("leader_election_master_status{" + name + "}"), text);
+                assertEquals(1.0, m.get("mysqlleader_term{" + name + "}"), text);
+                assertEquals(0.0, m.get("mysqlleader_leadership_transitions_total{" + name + "}"), text);
+                assertTrue(m.get("mysqlleader_campaign_duration_seconds_count{" + name + "}") >= 1, text);
+                assertTrue(a.resign());
+                text = a.metricsText();
+                m = samples(text);
+                assertEquals(0.0, m.get("leader_election_master_status{" + name + "}"), text);
+                assertEquals(2.0, m.get("mysqlleader_leadership_transitions_total{" + name + "}"), text);
+                assertTrue(b.awaitLeadership(WAIT), "b did not take over");
+                text = b.metricsText();
+                m = samples(text);
+                assertEquals(1.0, m.get("leader_election_master_status{" + name + "}"), text);
+                assertEquals(2.0, m.get("mysqlleader_term{" + name + "}"), text);
+                assertEquals(1.0, m.get("mysqlleader_leadership_transitions_total{" + name + "}"), text);
+            }
         }
     }
 
