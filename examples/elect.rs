@@ -48,6 +48,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ = sigterm.recv() => break,
             _ = tick.tick() => {
                 if !elector.is_leader() {
+                    // An error no retry can mend (the schema not installed, a missing grant): say
+                    // it and stop, instead of waiting for ever.
+                    if let Some(e) = elector.state().last_error.filter(|e| e.is_permanent()) {
+                        elector.shutdown().await.ok();
+                        eprintln!("{node}: {e}");
+                        std::process::exit(1);
+                    }
                     continue;
                 }
                 // One fenced write: rejected (and rolled back) unless this node still leads at
