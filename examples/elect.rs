@@ -3,7 +3,13 @@
 //! lost the seat can never commit. Resigns on Ctrl-C or SIGTERM, so another node takes over at
 //! once.
 //!
+//! The election schema is installed once per database by an operator, before any copy of the
+//! program runs: `mysqlleader migrate` (the CLI). The application's account (`mysqlleader grant
+//! ACCOUNT --role app`) may not install it, so the program does not migrate, except with
+//! `--migrate`, for a development database whose account may.
+//!
 //! ```text
+//! mysqlleader --url mysql://admin:secret@127.0.0.1:3306/app migrate     # once, as the operator
 //! MYSQLLEADER_URL=mysql://app:secret@127.0.0.1:3306/app cargo run --release --example elect -- web-1
 //! ```
 use std::time::Duration;
@@ -13,10 +19,22 @@ use mysqlleader::Elector;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("MYSQLLEADER_URL")?;
-    let node = std::env::args().nth(1).unwrap_or_else(|| format!("node-{}", std::process::id()));
+    // Arguments: [--migrate] [NODE]
+    let (flags, args): (Vec<String>, Vec<String>) = std::env::args().skip(1).partition(|a| a.starts_with('-'));
+    if let Some(unknown) = flags.iter().find(|f| *f != "--migrate") {
+        return Err(format!("unknown option {unknown}; usage: elect [--migrate] [NODE]").into());
+    }
+    let migrate = !flags.is_empty();
+    let url = std::env::var("MYSQLLEADER_URL")
+        .or_else(|_| std::env::var("MYSQLLEADER_TEST_URL"))
+        .map_err(|_| "usage: MYSQLLEADER_URL=mysql://user:pass@host:port/db elect [--migrate] [NODE]")?;
+    let node = args.into_iter().next().unwrap_or_else(|| format!("node-{}", std::process::id()));
     let pool = mysqlleader::pool_from_url(&url)?;
-    mysqlleader::migrate(&pool).await?; // once per database; safe to repeat
+    // The election schema: installed by the operator (`mysqlleader migrate`); here only with
+    // --migrate (idempotent, cheap when current).
+    if migrate {
+        mysqlleader::migrate(&pool).await?;
+    }
     pool.get_conn().await?.query_drop("CREATE TABLE IF NOT EXISTS ledger (at DATETIME(6), node VARCHAR(128), term BIGINT UNSIGNED)").await?;
 
     let elector = Elector::builder(pool.clone(), "billing").node_id(&node).lease(Duration::from_secs(10)).start()?;
@@ -30,6 +48,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ = sigterm.recv() => break,
             _ = tick.tick() => {
                 if !elector.is_leader() {
+                    // An error no retry can mend (the schema not installed, a missing grant): say
+                    // it and stop, instead of waiting for ever.
+                    if let Some(e) = elector.state().last_error.filter(|e| e.is_permanent()) {
+                        elector.shutdown().await.ok();
+                        eprintln!("{node}: {e}");
+                        std::process::exit(1);
+                    }
                     continue;
                 }
                 // One fenced write: rejected (and rolled back) unless this node still leads at

@@ -124,7 +124,7 @@ run test_static "$out/test_static" "$here/$out/example_static"
 # examples/c/elect.c against the test server: must exit 0, with no sanitizer report; one test.
 echo "test-c: running examples/c/elect" >&2
 rc=0
-MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$out/elect_example" >"$out/elect_example.log" 2>&1 || rc=$?
+MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL "$out/elect_example" --migrate >"$out/elect_example.log" 2>&1 || rc=$?
 cat "$out/elect_example.log"
 if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)' "$out/elect_example.log"; then
   total_passed=$((total_passed + 1))

@@ -112,7 +112,7 @@ fi
   export MYSQLLEADER_URL=$MYSQLLEADER_TEST_URL
   export MYSQLLEADER_JDBC_URL="jdbc:mariadb://$hostdb?user=${userpass%%:*}&password=${userpass#*:}"
   # No library beside the jar: the one inside it is what loads.
-  env -u MYSQLLEADER_LIB java -cp "target/classes:$(cat cp.txt)" example.Elect | tee "$tmp/example.log"
+  env -u MYSQLLEADER_LIB java -cp "target/classes:$(cat cp.txt)" example.Elect --migrate | tee "$tmp/example.log"
   grep -q "wrote as leader of term" "$tmp/example.log" || { say "examples/java did not write as leader"; exit 1; }
 )
 say "passed"

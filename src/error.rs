@@ -92,7 +92,12 @@ pub enum Error {
     Privilege { code: u16, state: String, message: String },
 
     /// The server could not be reached or the connection broke. The outcome of a write that
-    /// failed this way is unknown.
+    /// failed this way is unknown. The message starts with the server, `host:port` (never the
+    /// user or the password), wherever the library connected for the caller: the elector's
+    /// calls, [`crate::migrate()`], the procedures that take a pool by type (`server_info`,
+    /// `check_leader_at`, ...) and every call of the C ABI, for pools made by
+    /// [`crate::pool_from_url`]. (A procedure given a connection-like value of the caller's
+    /// cannot know which server a failed connect was for.)
     #[error("connection: {message}")]
     Connection { message: String },
 
@@ -162,6 +167,41 @@ impl Error {
             Error::Privilege { code, state, message } => Error::Privilege { code, state, message: add(message) },
             Error::Stopped { message } => Error::Stopped { message: add(message) },
             Error::Migration { message } => Error::Migration { message: add(message) },
+            other => other,
+        }
+    }
+
+    /// The same error, a `Connection` one naming `server` (`host:port`) first, unless its
+    /// message already does; every other kind unchanged.
+    pub(crate) fn at_server(self, server: Option<&str>) -> Self {
+        match (self, server) {
+            (Error::Connection { message }, Some(server)) if !message.starts_with(&format!("{server}: ")) => {
+                Error::Connection { message: format!("{server}: {message}") }
+            }
+            (other, _) => other,
+        }
+    }
+
+    /// The same error, a `Connection` one naming the server of `pool` (known for pools made by
+    /// [`crate::pool_from_url`]).
+    pub(crate) fn on_pool(self, pool: &mysql_async::Pool) -> Self {
+        match self {
+            Error::Connection { .. } => self.at_server(crate::url::server_of_pool(pool).as_deref()),
+            other => other,
+        }
+    }
+
+    /// [`Error::from_mysql`] for an error of `pool`: a `Connection` error names its server.
+    pub(crate) fn from_pool(pool: &mysql_async::Pool, err: mysql_async::Error) -> Self {
+        Error::from_mysql(err).on_pool(pool)
+    }
+
+    /// [`Error::from_mysql`] for an error of a connection made with `opts`: a `Connection`
+    /// error names its server.
+    pub(crate) fn from_opts(opts: &mysql_async::Opts, err: mysql_async::Error) -> Self {
+        let error = Error::from_mysql(err);
+        match error {
+            Error::Connection { .. } => error.at_server(Some(&crate::url::server_of(opts))),
             other => other,
         }
     }

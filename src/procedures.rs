@@ -315,7 +315,7 @@ where
 /// writes, call [`assert_leader`] inside their transaction. Fails with [`Error::NotLeader`] like
 /// the guard. (Called outside a transaction, `assert_leader` itself is refused by the server.)
 pub async fn check_leader_at(pool: &mysql_async::Pool, service_id: &str, node_id: &str, term: u64) -> Result<LeaderCheck> {
-    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let mut tx = conn.start_transaction(Default::default()).await.map_err(Error::from_mysql)?;
     let check = assert_leader(&mut tx, service_id, node_id, term).await;
     // A refusal has rolled the transaction back already; a success held a share lock only.
@@ -473,7 +473,7 @@ pub(crate) async fn wakeup_lock_get(conn: &mut mysql_async::Conn, name: &str, wa
 /// minimum stay open for good), so a kill through the pool could leave the elector holding one
 /// connection more than its call and its wake-up lock for the rest of the process.
 pub(crate) async fn kill_query(opts: &mysql_async::Opts, connection_id: u32) -> Result<()> {
-    let mut conn = mysql_async::Conn::new(opts.clone()).await.map_err(Error::from_mysql)?;
+    let mut conn = mysql_async::Conn::new(opts.clone()).await.map_err(|e| Error::from_opts(opts, e))?;
     // KILL cannot be prepared; the id is a number, so the text is safe.
     let killed = format!("KILL QUERY {connection_id}").ignore(&mut conn).await.map_err(Error::from_mysql);
     let _ = conn.disconnect().await;
@@ -529,7 +529,9 @@ pub struct ServerInfo {
 
 /// Connects and asks who the server is and who we are.
 pub async fn server_info(pool: &mysql_async::Pool) -> Result<ServerInfo> {
-    let row = call_row(pool, "SELECT VERSION() AS version, DATABASE() AS db, CURRENT_USER() AS account", Params::Empty).await?;
+    let row = call_row(pool, "SELECT VERSION() AS version, DATABASE() AS db, CURRENT_USER() AS account", Params::Empty)
+        .await
+        .map_err(|e| e.on_pool(pool))?;
     Ok(ServerInfo { version: col(&row, "version")?, database: col(&row, "db")?, account: col(&row, "account")? })
 }
 
@@ -578,7 +580,7 @@ pub async fn service_statuses(pool: &mysql_async::Pool, service_id: Option<&str>
     // hold no SELECT on the tables, so no reader can lock a seat. One statement there, so
     // UTC_TIMESTAMP(6) is one instant for every row.
     const SQL: &str = "CALL leader_election_status(?)";
-    let result = inline_params(SQL, &(service_id,).into())?.run(pool).await.map_err(Error::from_mysql)?;
+    let result = inline_params(SQL, &(service_id,).into())?.run(pool).await.map_err(|e| Error::from_pool(pool, e))?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
         .map(|row| {
@@ -638,7 +640,7 @@ pub struct TermRecord {
 pub async fn recent_terms(pool: &mysql_async::Pool, service_id: &str, limit: u32) -> Result<Vec<TermRecord>> {
     // Through a definer routine, as service_statuses.
     const SQL: &str = "CALL leader_election_recent_terms(?, ?)";
-    let result = inline_params(SQL, &(service_id, limit).into())?.run(pool).await.map_err(Error::from_mysql)?;
+    let result = inline_params(SQL, &(service_id, limit).into())?.run(pool).await.map_err(|e| Error::from_pool(pool, e))?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
         .map(|row| {
@@ -678,7 +680,7 @@ pub async fn expiry_event_status(pool: &mysql_async::Pool) -> Result<ExpiryEvent
     // Through a definer routine: reading the event needs the EVENT privilege, which the
     // operator and observer roles do not hold.
     const SQL: &str = "CALL leader_election_event_status()";
-    let row = call_row(pool, SQL, Params::Empty).await?;
+    let row = call_row(pool, SQL, Params::Empty).await.map_err(|e| e.on_pool(pool))?;
     Ok(ExpiryEventStatus {
         installed: flag(&row, "installed")?,
         enabled: flag(&row, "event_enabled")?,
@@ -912,7 +914,7 @@ pub struct AccountAccess {
 pub async fn account_access(pool: &mysql_async::Pool, account: &Account, role: Role) -> Result<AccountAccess> {
     let info = server_info(pool).await?;
     let database = info.database.unwrap_or_default();
-    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     // Names compared byte for byte, as the procedures compare them (V8).
     let service_patterns: Vec<String> = "SELECT service_pattern FROM leader_election_access \
          WHERE account = CAST(? AS BINARY) ORDER BY service_pattern"
@@ -969,7 +971,7 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
 pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, services: &[String]) -> Result<Vec<String>> {
     let info = server_info(pool).await?;
     let statements = grant_sql(account, info.database.as_deref().unwrap_or(""), role, services)?;
-    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     for sql in &statements {
         // Plain text statements: GRANT takes no placeholders for names; every name is checked.
         if let Err(e) = sql.as_str().ignore(&mut conn).await {

@@ -15,8 +15,9 @@
 //! Errors name the parameter, and never contain the password.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use mysql_async::{ClientIdentity, Opts, OptsBuilder, Pool, SslOpts};
+use mysql_async::{ClientIdentity, Metrics, Opts, OptsBuilder, Pool, SslOpts};
 
 use crate::error::{redact, Error, Result};
 
@@ -64,7 +65,42 @@ struct Tls {
 /// (docs/benchmarks.md). Add `?reset_connection=true` if your own use of the pool changes
 /// session state that must not leak between uses.
 pub fn pool_from_url(url: &str) -> Result<Pool> {
-    Ok(Pool::new(opts_from_url(url)?))
+    let opts = opts_from_url(url)?;
+    let pool = Pool::new(opts.clone());
+    remember_server(&pool, server_of(&opts));
+    Ok(pool)
+}
+
+/// The server of a connection's options as errors name it: `host:port` (`[v6]:port`), never
+/// the user or the password.
+pub(crate) fn server_of(opts: &Opts) -> String {
+    let host = opts.ip_or_hostname();
+    if host.contains(':') {
+        format!("[{host}]:{}", opts.tcp_port())
+    } else {
+        format!("{host}:{}", opts.tcp_port())
+    }
+}
+
+/// The servers of the pools [`pool_from_url`] made, so that a failure to connect names its
+/// server (mysql_async's error does not, and a pool does not tell its options). A pool is known
+/// by its metrics, which it keeps for its whole life; the weak reference keeps that allocation,
+/// so its address is not reused while the entry is there. Entries of dropped pools are removed
+/// when the next pool is made.
+static SERVERS: Mutex<Vec<(Weak<Metrics>, String)>> = Mutex::new(Vec::new());
+
+fn remember_server(pool: &Pool, server: String) {
+    let metrics = pool.metrics();
+    let mut servers = SERVERS.lock().unwrap_or_else(PoisonError::into_inner);
+    servers.retain(|(m, _)| m.strong_count() > 0);
+    servers.push((Arc::downgrade(&metrics), server));
+}
+
+/// The server of a pool made by [`pool_from_url`]; `None` for a pool made otherwise.
+pub(crate) fn server_of_pool(pool: &Pool) -> Option<String> {
+    let metrics = pool.metrics();
+    let servers = SERVERS.lock().unwrap_or_else(PoisonError::into_inner);
+    servers.iter().find(|(m, _)| std::ptr::eq(m.as_ptr(), Arc::as_ptr(&metrics))).map(|(_, s)| s.clone())
 }
 
 /// The connection options of a URL: [`pool_from_url`] without the pool.

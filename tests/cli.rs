@@ -612,6 +612,8 @@ async fn the_mistakes_people_make_have_clear_messages() {
     let out = cli(Some(&format!("mysql://app:s3cret-pw@127.0.0.1:{port}/db")), &["status"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains(&format!("cannot reach the database server at 127.0.0.1:{port}")), "{}", out.stderr);
+    // Named once: the library's connection errors name the server too.
+    assert_eq!(out.stderr.matches(&format!("127.0.0.1:{port}")).count(), 1, "{}", out.stderr);
     assert!(!out.stderr.contains("s3cret-pw"), "the password was echoed: {}", out.stderr);
 
     // Wrong password: said so, and never echoed.

@@ -317,6 +317,61 @@ async fn a_command_that_exits_hands_over_at_once_or_restarts() {
     db.drop_db().await;
 }
 
+/// `--restart` with a 2 s lease: the pauses before the restarts double (100 ms, 200 ms, 400 ms,
+/// 800 ms, 1.6 s: past the renew interval, 400 ms), the node keeping its seat (one term) while a
+/// pause is at most the lease; the next pause (3.2 s) is longer than the lease, so the node
+/// resigns and campaigns again after it, and starts COMMAND at a new term. The pauses are
+/// measured between COMMAND's starts: each at least the pause announced, and each more than
+/// the one before the last (it doubles twice).
+#[tokio::test]
+async fn restart_pauses_double_past_the_renew_interval_and_a_long_one_is_spent_out_of_the_seat() {
+    let db = common::TestDb::migrated("run_backoff").await;
+    let dir = Scratch::new("run_backoff");
+    let url = db.url.as_str();
+    let script = format!("echo \"$(date +%s%N) $MYSQLLEADER_TERM\" >> {}/starts; exit 1", dir.0.display());
+    let mut run = RunProc::start(
+        url,
+        &dir.0,
+        "backoff",
+        "node-a",
+        &["--lease", LEASE, "--restart", "--restart-backoff", "100ms", "--restart-limit", "50"],
+        &["sh", "-c", &script],
+    );
+    let starts = || -> Vec<(u64, u64)> {
+        dir.read("starts")
+            .lines()
+            .filter_map(|l| l.split_once(' ').and_then(|(ns, t)| Some((ns.parse().ok()?, t.parse().ok()?))))
+            .collect()
+    };
+    assert!(wait_until(Duration::from_secs(40), || starts().len() >= 7), "{}\n{}", dir.read("starts"), run.log());
+    let starts = starts();
+    let gaps_ms: Vec<u64> = starts.windows(2).map(|w| (w[1].0 - w[0].0) / 1_000_000).collect();
+    let pauses_ms = [100u64, 200, 400, 800, 1600, 3200];
+    for (i, (&gap, &pause)) in gaps_ms.iter().zip(&pauses_ms).enumerate() {
+        assert!(gap >= pause, "start {} came {gap} ms after the one before, not after the pause of {pause} ms: {gaps_ms:?}\n{}", i + 2, run.log());
+        assert!(gap < 2 * pause + 3_000, "start {} came {gap} ms after the one before (pause {pause} ms): {gaps_ms:?}\n{}", i + 2, run.log());
+    }
+    for w in gaps_ms[..6].windows(3) {
+        assert!(w[2] > w[0], "the pauses do not grow: {gaps_ms:?}\n{}", run.log());
+    }
+    // The first six starts at one term (the seat kept through pauses of up to 1.6 s); the
+    // seventh, after the 3.2 s pause spent out of the seat, at a later term.
+    let first = starts[0].1;
+    assert!(starts[..6].iter().all(|s| s.1 == first), "one term through the short pauses: {starts:?}\n{}", run.log());
+    assert!(starts[6].1 > first, "a new term after resigning: {starts:?}\n{}", run.log());
+    let log = run.log();
+    for said in ["starting it again in 100 ms", "starting it again in 800 ms", "starting it again in 1.6 s"] {
+        assert!(log.contains(said), "{said:?} not in:\n{log}");
+    }
+    assert!(log.contains("its next start is due in 3.2 s, longer than the lease (2.0 s): resigning"), "{log}");
+    let j = cli(Some(url), &["status", "backoff", "--json"]).json();
+    let ended = j["terms"].as_array().unwrap().iter().find(|t| t["term"] == first).map(|t| t["ended_how"].clone());
+    assert_eq!(ended, Some(serde_json::json!("resigned")), "{j}");
+    signal(run.pid(), libc::SIGTERM);
+    assert!(matches!(run.wait(PATIENCE), Some(143)), "{}", run.log());
+    db.drop_db().await;
+}
+
 #[tokio::test]
 async fn sigint_stops_command_with_sigterm_then_resigns() {
     let db = common::TestDb::migrated("run_int").await;

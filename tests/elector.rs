@@ -346,6 +346,32 @@ async fn unreachable_server_is_a_connection_error_without_the_password() {
     assert!(!format!("{err} {err:?}").contains("hunter2"), "{err:?}");
 }
 
+/// A connection error names the server, `host:port` (never the user or the password), in every
+/// path that makes connections for the caller: the elector's calls, `migrate`, the one-shot
+/// calls of a pool — which is what C, Python, Go and Java show through the C ABI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_names_the_server_as_host_and_port() {
+    // A loopback port nobody listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let pool = mysqlleader::pool_from_url(&format!("mysql://app:hunter2@127.0.0.1:{port}/x")).unwrap();
+    let server = format!("127.0.0.1:{port}");
+    let named = |what: &str, err: &Error| {
+        assert!(matches!(err, Error::Connection { .. }), "{what}: {err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&server), "{what}: {text:?} does not name {server}");
+        assert_eq!(text.matches(&server).count(), 1, "{what}: {text:?}");
+        assert!(!format!("{err} {err:?}").contains("hunter2") && !text.contains("app@"), "{what}: {err:?}");
+    };
+    named("server_info", &procedures::server_info(&pool).await.unwrap_err());
+    named("check_leader_at", &procedures::check_leader_at(&pool, "s", "n", 1).await.unwrap_err());
+    named("migrate", &mysqlleader::migrate(&pool).await.unwrap_err());
+    let elector = elector(&pool, "refused", "n");
+    assert_eq!(elector.wait_for_leadership(Some(Duration::from_millis(500))).await, WaitOutcome::TimedOut);
+    let error = elector.state().last_error.expect("the elector's failed calls leave their error");
+    named("elector", &error);
+    elector.shutdown().await.ok();
+}
+
 fn tempdir(tag: &str) -> String {
     let base = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into());
     let dir = format!("{base}/mysqlleader-{tag}-{}-{}", std::process::id(),

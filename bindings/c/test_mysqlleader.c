@@ -214,7 +214,7 @@ static void test_client_arguments(void) {
 }
 
 /* A server that refuses the connection: every call fails promptly with CONNECTION, the
- * message names the problem and never the password. */
+ * message names the problem and the server (host:port), never the user or the password. */
 static void test_refused_connection(void) {
     const char *url = "mysql://someone:Sup3rS3cretPw@127.0.0.1:1/db";
     mysqlleader_client *client = NULL;
@@ -234,6 +234,8 @@ static void test_refused_connection(void) {
     CHECK(mysqlleader_last_error_is_transient());
     CHECK(strlen(mysqlleader_last_error()) > 0);
     CHECK(strstr(mysqlleader_last_error(), "Sup3rS3cretPw") == NULL);
+    CHECK(strstr(mysqlleader_last_error(), "127.0.0.1:1") != NULL);
+    CHECK(strstr(mysqlleader_last_error(), "someone") == NULL);
     CHECK_RC(mysqlleader_am_i_leader(client, "s", "n", &check), MYSQLLEADER_CONNECTION);
     CHECK_RC(mysqlleader_current_leader(client, "s", &cur), MYSQLLEADER_CONNECTION);
     CHECK_RC(mysqlleader_force_leader(client, "s", "n", 1000, &c), MYSQLLEADER_CONNECTION);
@@ -243,9 +245,11 @@ static void test_refused_connection(void) {
     CHECK_RC(mysqlleader_set_expiry_event(client, true, &enabled), MYSQLLEADER_CONNECTION);
     CHECK_RC(mysqlleader_migrate(client, &applied), MYSQLLEADER_CONNECTION);
     CHECK(applied == 99);
+    CHECK(strstr(mysqlleader_last_error(), "127.0.0.1:1") != NULL);
     CHECK_RC(mysqlleader_txn_begin(client, &txn), MYSQLLEADER_CONNECTION);
     CHECK(txn == NULL);
     CHECK(strstr(mysqlleader_last_error(), "Sup3rS3cretPw") == NULL);
+    CHECK(strstr(mysqlleader_last_error(), "127.0.0.1:1") != NULL);
 
     /* An elector on it: never leads, says why, and frees promptly. */
     mysqlleader_elector_config config = {0};
@@ -263,6 +267,7 @@ static void test_refused_connection(void) {
     char message[512];
     CHECK_OK(mysqlleader_elector_last_call_error(elector, message, sizeof message, NULL));
     CHECK(strlen(message) > 0 && strstr(message, "Sup3rS3cretPw") == NULL);
+    CHECK(strstr(message, "127.0.0.1:1") != NULL);
     mysqlleader_elector_free(elector);
     mysqlleader_client_free(client);
     /* Refused connections fail at once; the bound is only against hanging. */

@@ -284,10 +284,21 @@ func TestConnectionErrors(t *testing.T) {
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the password shows in %v", err)
 	}
+	// Every connection error names the server as host:port (never user@).
+	const server = "127.0.0.1:1"
+	if !strings.Contains(err.Error(), server) || strings.Contains(err.Error(), "user@") {
+		t.Errorf("Campaign: %q does not name %s (alone)", err, server)
+	}
 	_, err = c.Migrate(ctx)
 	wantCode(t, err, CodeConnection, ErrConnection)
+	if !strings.Contains(err.Error(), server) {
+		t.Errorf("Migrate: %q does not name %s", err, server)
+	}
 	_, err = c.BeginTx(ctx)
 	wantCode(t, err, CodeConnection, ErrConnection)
+	if !strings.Contains(err.Error(), server) {
+		t.Errorf("BeginTx: %q does not name %s", err, server)
+	}
 
 	// A server that never answers: the request timeout bounds every call.
 	silent := openClient(t, blackhole(t))

@@ -3,20 +3,29 @@
  * "example-c", makes one fenced write (it commits only while this node still leads at its
  * term), resigns and exits 0. (bindings/c/example.c is a long-running node instead.)
  *
+ * The election schema is installed once per database by an operator, before any copy of the
+ * program runs: `mysqlleader migrate` (the CLI). The application's account (`mysqlleader grant
+ * ACCOUNT --role app`) may not install it, so the program does not migrate, except with
+ * --migrate, for a development database whose account may (scripts/test-c.sh uses that).
+ *
  *   cargo build --release --lib
  *   cc -std=c11 examples/c/elect.c -I include -L target/release -lmysqlleader -Wl,-rpath,$PWD/target/release -o elect
+ *   mysqlleader --url mysql://admin:secret@127.0.0.1:3306/app migrate     # once, as the operator
  *   MYSQLLEADER_URL=mysql://app:secret@127.0.0.1:3306/app ./elect
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mysqlleader.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+    bool migrate = argc == 2 && strcmp(argv[1], "--migrate") == 0;
     const char *url = getenv("MYSQLLEADER_URL"); /* mysql://user:pass@host:port/database */
     if (url == NULL) url = getenv("MYSQLLEADER_TEST_URL");
-    if (url == NULL) {
-        fprintf(stderr, "usage: MYSQLLEADER_URL=mysql://user:pass@host:port/db elect\n");
+    if (url == NULL || argc > (migrate ? 2 : 1)) {
+        fprintf(stderr, "usage: MYSQLLEADER_URL=mysql://user:pass@host:port/db elect [--migrate]\n");
         return 2;
     }
     /* Every call returns a mysqlleader_result, 0 (MYSQLLEADER_OK) on success. The handles start
@@ -27,10 +36,11 @@ int main(void) {
     const char *step = "setting up";
     mysqlleader_result rc;
 
-    /* 1. A client (a connection pool), the election schema (cheap when current), and a table
-     *    for the example (DDL: in a plain transaction, never in a fenced one). */
+    /* 1. A client (a connection pool); the election schema, installed by the operator
+     *    (`mysqlleader migrate`), here only with --migrate (cheap when current); and a table for
+     *    the example (DDL: in a plain transaction, never in a fenced one). */
     const char *create = "CREATE TABLE IF NOT EXISTS example_c_log (term BIGINT UNSIGNED, node VARCHAR(128))";
-    if ((rc = mysqlleader_client_new(url, &client)) || (rc = mysqlleader_migrate(client, NULL)) ||
+    if ((rc = mysqlleader_client_new(url, &client)) || (migrate && (rc = mysqlleader_migrate(client, NULL))) ||
         (rc = mysqlleader_txn_begin(client, &txn)) || (rc = mysqlleader_txn_execute(txn, create, NULL, 0, NULL)) ||
         (rc = mysqlleader_txn_commit(txn)))
         goto out;

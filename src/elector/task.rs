@@ -107,6 +107,11 @@ impl Database {
             match tokio::time::timeout(bound, call(&mut conn, config)).await {
                 Ok(result) => {
                     guard.finished();
+                    // A connection that broke during the call: say which server's.
+                    let result = result.map_err(|e| match e {
+                        Error::Connection { .. } => e.at_server(Some(&crate::url::server_of(conn.opts()))),
+                        other => other,
+                    });
                     let answered = match &result {
                         Ok(_) => true,
                         Err(e) => !matches!(e, Error::Connection { .. } | Error::Timeout { .. } | Error::Stopped { .. }),
@@ -181,7 +186,7 @@ impl Backend for Database {
 /// A connection for one call, and a guard that ends the call's statement on the server
 /// (`KILL QUERY`) if the call is dropped before it finished ([`Database::call`]'s bound).
 async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
-    let conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let guard = KillOnDrop::of(&conn);
     Ok((conn, guard))
 }

@@ -10,7 +10,6 @@ use std::ffi::c_char;
 use super::client::mysqlleader_client;
 use super::result::{boundary, mysqlleader_result};
 use super::strings::{arg_id, arg_lease_ms, arg_out, arg_ref, id_field, ms, write_out};
-use super::runtime::block_on_timeout;
 use super::MYSQLLEADER_ID_BUFFER_SIZE;
 use crate::procedures;
 
@@ -110,7 +109,7 @@ pub unsafe extern "C" fn mysqlleader_campaign(
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let lease = arg_lease_ms(lease_ms, "lease_ms")?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::campaign(&inner.pool, service_id, node_id, lease))?;
+        let c = inner.block_on(procedures::campaign(&inner.pool, service_id, node_id, lease))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -131,7 +130,7 @@ pub unsafe extern "C" fn mysqlleader_am_i_leader(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::am_i_leader(&inner.pool, service_id, node_id))?;
+        let c = inner.block_on(procedures::am_i_leader(&inner.pool, service_id, node_id))?;
         unsafe { write_out(result_out, leader_check(&c)) };
         Ok(())
     })
@@ -149,7 +148,7 @@ pub unsafe extern "C" fn mysqlleader_current_leader(
         let result_out = arg_out(result_out, "result_out")?;
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::current_leader(&inner.pool, service_id))?;
+        let c = inner.block_on(procedures::current_leader(&inner.pool, service_id))?;
         let result = mysqlleader_current_leader_result {
             leader_id: id_field(c.leader_id.as_deref())?,
             term: c.term,
@@ -177,7 +176,7 @@ pub unsafe extern "C" fn mysqlleader_force_leader(
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let lease = arg_lease_ms(lease_ms, "lease_ms")?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::force_leader(&inner.pool, service_id, node_id, lease))?;
+        let c = inner.block_on(procedures::force_leader(&inner.pool, service_id, node_id, lease))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -197,7 +196,7 @@ pub unsafe extern "C" fn mysqlleader_reelect(
         let result_out = arg_out(result_out, "result_out")?;
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let inner = &client.inner;
-        let r = block_on_timeout(inner.request_timeout(), procedures::reelect(&inner.pool, service_id))?;
+        let r = inner.block_on(procedures::reelect(&inner.pool, service_id))?;
         let result = mysqlleader_reelect_result { previous_leader_id: id_field(r.previous_leader_id.as_deref())?, term: r.term };
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -219,7 +218,7 @@ pub unsafe extern "C" fn mysqlleader_resign(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let inner = &client.inner;
-        let r = block_on_timeout(inner.request_timeout(), procedures::resign(&inner.pool, service_id, node_id))?;
+        let r = inner.block_on(procedures::resign(&inner.pool, service_id, node_id))?;
         unsafe { write_out(result_out, mysqlleader_resign_result { resigned: r.resigned, term: r.term }) };
         Ok(())
     })
@@ -242,7 +241,7 @@ pub unsafe extern "C" fn mysqlleader_handover(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let to_node = unsafe { arg_id(to_node, "to_node") }?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::handover(&inner.pool, service_id, to_node))?;
+        let c = inner.block_on(procedures::handover(&inner.pool, service_id, to_node))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -270,7 +269,7 @@ pub unsafe extern "C" fn mysqlleader_assert_leader(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let inner = &client.inner;
-        let c = block_on_timeout(inner.request_timeout(), procedures::check_leader_at(&inner.pool, service_id, node_id, term))?;
+        let c = inner.block_on(procedures::check_leader_at(&inner.pool, service_id, node_id, term))?;
         unsafe { write_out(result_out, leader_check(&c)) };
         Ok(())
     })
@@ -288,7 +287,7 @@ pub unsafe extern "C" fn mysqlleader_set_expiry_event(
         let client = unsafe { arg_ref(client, "client") }?;
         let enabled_out = arg_out(enabled_out, "enabled_out")?;
         let inner = &client.inner;
-        let now = block_on_timeout(inner.request_timeout(), procedures::set_expiry_event(&inner.pool, enabled))?;
+        let now = inner.block_on(procedures::set_expiry_event(&inner.pool, enabled))?;
         unsafe { write_out(enabled_out, now) };
         Ok(())
     })

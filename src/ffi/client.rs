@@ -42,6 +42,12 @@ impl ClientInner {
         Duration::from_millis(self.request_timeout_ms.load(Ordering::Relaxed))
     }
 
+    /// Runs `call` (on the pool) within the request timeout; a connection error names the
+    /// server, `host:port` (the procedures, generic over connections, cannot).
+    pub fn block_on<T>(&self, call: impl std::future::Future<Output = crate::Result<T>>) -> crate::Result<T> {
+        block_on_timeout(self.request_timeout(), call).map_err(|e| e.on_pool(&self.pool))
+    }
+
     /// Drops one user of the pool; when it was the last, closes the idle connections, waiting
     /// for that at most `limit` (the rest goes on in the background). An elector's close uses
     /// it to stay within its own request timeout.
@@ -145,7 +151,7 @@ pub unsafe extern "C" fn mysqlleader_migrate(client: *const mysqlleader_client, 
         let pool = client.inner.pool.clone();
         // 1. Reach the server within the request timeout (the connection then stays pooled).
         block_on_timeout(client.inner.request_timeout(), async {
-            pool.get_conn().await.map(drop).map_err(crate::Error::from_mysql)
+            pool.get_conn().await.map(drop).map_err(|e| crate::Error::from_pool(&pool, e))
         })?;
         // 2. Migrate.
         let applied = block_on_timeout(Duration::from_millis(MYSQLLEADER_MIGRATE_TIMEOUT_MS), crate::migrate(&pool))?;

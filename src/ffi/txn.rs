@@ -56,7 +56,7 @@ impl mysqlleader_txn {
         let timeout = client.request_timeout();
         let pool = client.pool.clone();
         let tx = block_on_timeout(timeout, async move {
-            pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
+            pool.start_transaction(TxOpts::default()).await.map_err(|e| Error::from_pool(&pool, e))
         })?;
         Ok(Box::new(mysqlleader_txn {
             _client: client.clone(),
@@ -75,7 +75,7 @@ impl mysqlleader_txn {
         let timeout = client.request_timeout().min(deadline.saturating_duration_since(tokio::time::Instant::now()));
         let pool = client.pool.clone();
         let tx = block_on_timeout(timeout, async move {
-            pool.start_transaction(TxOpts::default()).await.map_err(Error::from_mysql)
+            pool.start_transaction(TxOpts::default()).await.map_err(|e| Error::from_pool(&pool, e))
         })?;
         Ok(Box::new(mysqlleader_txn {
             _client: client.clone(),

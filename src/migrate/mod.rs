@@ -84,7 +84,7 @@ pub async fn install(pool: &Pool) -> Result<Installed> {
     // 1. Asked before the lock is taken, so that no early return leaves it held.
     let server = Server::from_version(&procedures::server_info(pool).await?.version);
     // 2.
-    let mut conn = pool.get_conn().await.map_err(Error::from_mysql)?;
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let locked = procedures::migration_lock(&mut conn).await?;
     let outcome = install_locked(pool, &mut conn, server).await;
     // 6.

@@ -274,7 +274,9 @@ def free_port() -> int:
 
 
 def test_connection_refused() -> None:
-    url = f"mysql://app:hunter2@127.0.0.1:{free_port()}/app"
+    port = free_port()
+    url = f"mysql://app:hunter2@127.0.0.1:{port}/app"
+    server = f"127.0.0.1:{port}"  # named in every connection error, as host:port
     with mysqlleader.Client(url, request_timeout=3) as client:  # no connection yet: fine
         with pytest.raises(mysqlleader.DatabaseConnectionError) as info:
             client.campaign("s", "n", 5)
@@ -282,10 +284,13 @@ def test_connection_refused() -> None:
     assert e.code == ResultCode.CONNECTION
     assert e.transient
     assert "hunter2" not in str(e)
-    with pytest.raises(mysqlleader.DatabaseConnectionError):
+    assert server in str(e) and "app@" not in str(e), str(e)
+    with pytest.raises(mysqlleader.DatabaseConnectionError) as info:
         mysqlleader.migrate(url, request_timeout=3)
-    with pytest.raises(mysqlleader.DatabaseConnectionError):
+    assert server in str(info.value), str(info.value)
+    with pytest.raises(mysqlleader.DatabaseConnectionError) as info:
         mysqlleader.current_leader(url, "s")
+    assert server in str(info.value), str(info.value)
 
 
 @pytest.fixture

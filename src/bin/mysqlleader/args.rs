@@ -192,14 +192,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub grace: Option<Duration>,
     /// Start COMMAND again when it exits on its own (while still leading), instead of resigning;
-    /// with a pause that doubles after each quick exit (--restart-backoff), and after
-    /// --restart-limit exits within --restart-window, resign and stay out for one lease so that
-    /// another node can take over.
+    /// with a pause that doubles after each quick exit (--restart-backoff, up to
+    /// --restart-backoff-max); a pause longer than the lease is waited out of the seat (resign,
+    /// campaign again after it), and after --restart-limit exits within --restart-window, resign
+    /// and stay out for one lease, so that another node can take over.
     #[arg(long)]
     pub restart: bool,
-    /// The first pause before a restart; it doubles with each restart, up to the renew interval.
+    /// The first pause before a restart; it doubles with each exit of COMMAND, until COMMAND has
+    /// run for a whole --restart-window.
     #[arg(long, value_name = "D", default_value = "500ms", value_parser = parse_duration)]
     pub restart_backoff: Duration,
+    /// The longest pause before a restart (never below --restart-backoff). A pause longer than
+    /// the lease is not spent holding the seat: `run` resigns and campaigns again after it.
+    #[arg(long, value_name = "D", default_value = "30s", value_parser = parse_duration)]
+    pub restart_backoff_max: Duration,
     /// How many exits of COMMAND within --restart-window make this node give up its seat.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub restart_limit: u32,

@@ -46,8 +46,13 @@ impl Target {
         })
     }
 
+    /// `host:port` (`[v6]:port`), as the library's connection errors name the server.
     fn server(&self) -> String {
-        format!("{}:{}", self.host, self.port)
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
     }
 
     fn db(&self) -> String {
@@ -57,10 +62,11 @@ impl Target {
     /// Explains a library error in the words of this connection.
     pub fn explain(&self, err: Error) -> CliError {
         let message = match &err {
+            // The library's message names the server too: once is enough.
             Error::Connection { message } => format!(
                 "cannot reach the database server at {} ({}); is it running, and are --url / MYSQLLEADER_URL right?",
                 self.server(),
-                message
+                message.strip_prefix(&format!("{}: ", self.server())).unwrap_or(message)
             ),
             Error::NotMigrated { message } => format!(
                 "the mysqlleader schema is not installed in database '{}' on {} ({}): run `mysqlleader migrate` first",

@@ -14,8 +14,10 @@
 //!    period or before the deadline, whichever comes first), wait for its report, and go back
 //!    to 2;
 //! 5. when COMMAND exits on its own: with `--restart`, start it again (step 2) after a pause
-//!    that doubles with each restart; after `--restart-limit` exits within `--restart-window`,
-//!    resign, stay out for one lease (so another node can take over), then campaign again;
+//!    that doubles with each exit, up to `--restart-backoff-max`: a pause of at most a lease
+//!    keeps the seat; a longer one resigns (so another node can take over) and campaigns again
+//!    after it; after `--restart-limit` exits within `--restart-window`, resign, stay out for
+//!    one lease, then campaign again;
 //!    without `--restart`, resign, so another node takes over at once, and exit with COMMAND's
 //!    status;
 //! 6. on SIGINT or SIGTERM: stop COMMAND through the guard (a second signal kills it at once)
@@ -117,6 +119,22 @@ fn forward(signo: i32, command: Option<u32>) {
             unsafe { libc::kill(-(pid as i32), signo) };
         }
         None => note!("{} received before COMMAND started: not forwarded", signal_name(signo)),
+    }
+}
+
+/// Waits `pause` while COMMAND does not run (a restart's back-off, a stay-out): SIGINT or SIGTERM
+/// ends the wait and is returned; a signal to forward finds no COMMAND and is dropped.
+async fn pause_unless_stopped(pause: Duration, signals: &mut Signals) -> Option<i32> {
+    let sleep = tokio::time::sleep(pause);
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            _ = &mut sleep => return None,
+            sig = signals.recv() => match sig {
+                Sig::Stop(signo) => return Some(signo),
+                Sig::Forward(signo) => forward(signo, None),
+            },
+        }
     }
 }
 
@@ -335,8 +353,11 @@ async fn supervise(
     let mut try_until = args.try_for.map(|d| Instant::now() + d);
     let mut interrupted: Option<i32> = None;
     let mut elector_gone = false;
-    // Exits of COMMAND under --restart, for the back-off and the limit.
+    // Exits of COMMAND under --restart within --restart-window, for --restart-limit.
     let mut exits: Vec<Instant> = Vec::new();
+    // Exits of COMMAND under --restart since it last ran for a whole --restart-window, for the
+    // back-off (which, unlike `exits`, a crash-loop resign does not reset).
+    let mut quick_exits: u32 = 0;
     'campaign: loop {
         let try_limit = async move {
             match try_until {
@@ -388,6 +409,7 @@ async fn supervise(
             }
         };
         let mut command_pid: Option<u32> = None;
+        let mut started_at: Option<Instant> = None;
         // Signals to forward that arrived after the guard was asked to start COMMAND but before
         // it reported COMMAND's pid: COMMAND may already run, so they are passed on at once then.
         let mut early: Vec<i32> = Vec::new();
@@ -396,6 +418,7 @@ async fn supervise(
                 report = guard.next() => match report {
                     Report::Started(pid) => {
                         command_pid = Some(pid);
+                        started_at = Some(Instant::now());
                         note!("{node} leads {service} at term {term}: started COMMAND (pid {pid})");
                         for signo in early.drain(..) {
                             forward(signo, command_pid.filter(|_| !guard.stop_sent()));
@@ -422,37 +445,53 @@ async fn supervise(
                             // 5. COMMAND ended on its own.
                             Cause::SelfExit if args.restart => {
                                 let now = Instant::now();
+                                if started_at.is_some_and(|t| now.duration_since(t) >= args.restart_window) {
+                                    quick_exits = 0; // it ran long enough: the back-off starts anew
+                                }
+                                quick_exits = quick_exits.saturating_add(1);
                                 exits.retain(|t| now.duration_since(*t) < args.restart_window);
                                 exits.push(now);
-                                if exits.len() as u32 >= args.restart_limit.max(1) {
+                                // The back-off doubles with each quick exit, up to --restart-backoff-max
+                                // (a cap of its own: the lease does not bound it).
+                                let pause = args
+                                    .restart_backoff
+                                    .saturating_mul(1 << (quick_exits - 1).min(20))
+                                    .min(args.restart_backoff_max.max(args.restart_backoff));
+                                let stay_out = if exits.len() as u32 >= args.restart_limit.max(1) {
                                     // A crash loop: let a healthy node have the seat.
                                     note!(
                                         "COMMAND ended ({ended}) {} times within {}: resigning, and staying out for one lease ({})",
                                         exits.len(), human(args.restart_window), human(config.lease)
                                     );
                                     exits.clear();
-                                    let _ = elector.resign().await;
-                                    tokio::select! {
-                                        _ = tokio::time::sleep(config.lease) => {}
-                                        sig = signals.recv() => if let Sig::Stop(signo) = sig {
-                                            resign_and_stop(elector, &node, &service).await;
-                                            return Ok((128 + signo) as u8);
-                                        }
-                                    }
-                                    elector.shutdown().await.ok();
-                                    elector = builder.clone().start().map_err(config_error)?;
-                                    state = elector.watch();
-                                    continue 'campaign;
-                                }
-                                let pause = args.restart_backoff.saturating_mul(1 << (exits.len() - 1).min(16)).min(config.renew_interval);
-                                note!("COMMAND ended ({ended}); starting it again in {} (--restart)", human(pause));
-                                tokio::select! {
-                                    _ = tokio::time::sleep(pause) => {}
-                                    sig = signals.recv() => if let Sig::Stop(signo) = sig {
+                                    config.lease
+                                } else if pause > config.lease {
+                                    // Holding the seat idle for longer than a lease would cost the
+                                    // service more than this node's crash (a failover takes at most
+                                    // a lease): let another node run COMMAND meanwhile.
+                                    note!(
+                                        "COMMAND ended ({ended}); its next start is due in {}, longer than the lease ({}): \
+                                         resigning, so that another node can take over, and campaigning again in {} (--restart)",
+                                        human(pause), human(config.lease), human(pause)
+                                    );
+                                    pause
+                                } else {
+                                    // A short pause: keep the seat (the elector renews meanwhile).
+                                    note!("COMMAND ended ({ended}); starting it again in {} (--restart)", human(pause));
+                                    if let Some(signo) = pause_unless_stopped(pause, &mut signals).await {
                                         resign_and_stop(elector, &node, &service).await;
                                         return Ok((128 + signo) as u8);
                                     }
+                                    continue 'campaign;
+                                };
+                                let _ = elector.resign().await;
+                                if let Some(signo) = pause_unless_stopped(stay_out, &mut signals).await {
+                                    resign_and_stop(elector, &node, &service).await;
+                                    return Ok((128 + signo) as u8);
                                 }
+                                elector.shutdown().await.ok();
+                                elector = builder.clone().start().map_err(config_error)?;
+                                state = elector.watch();
                                 continue 'campaign;
                             }
                             Cause::SelfExit => {

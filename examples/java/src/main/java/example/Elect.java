@@ -17,11 +17,28 @@ import java.time.Duration;
  * Environment: MYSQLLEADER_URL (mysql://user:pass@host:port/db) for mysqlleader, and
  * MYSQLLEADER_JDBC_URL (jdbc:mariadb://host:port/db?user=...&password=...) for the writes.
  * Exits 0 after the fenced write committed, 1 when this node did not lead within 30 s.
+ *
+ * The election schema is installed once per database by an operator, before any copy of the
+ * program runs: {@code mysqlleader migrate} (the CLI). The application's account
+ * ({@code mysqlleader grant ACCOUNT --role app}) may not install it, so the program does not
+ * migrate, except with {@code --migrate}, for a development database whose account may
+ * (scripts/test-java.sh uses that).
  */
 public final class Elect {
     public static void main(String[] args) throws Exception {
-        try (Client client = Client.connect(System.getenv("MYSQLLEADER_URL"))) {
-            client.migrate(); // once per database; a no-op when the schema is current
+        boolean migrate = args.length == 1 && args[0].equals("--migrate");
+        String url = System.getenv("MYSQLLEADER_URL");
+        if (url == null || args.length > (migrate ? 1 : 0)) {
+            System.err.println("usage: MYSQLLEADER_URL=mysql://user:pass@host:port/db "
+                    + "MYSQLLEADER_JDBC_URL=jdbc:mariadb://... java example.Elect [--migrate]");
+            System.exit(2);
+        }
+        try (Client client = Client.connect(url)) {
+            // The election schema: installed by the operator (`mysqlleader migrate`); here only
+            // with --migrate (a no-op when the schema is current).
+            if (migrate) {
+                client.migrate();
+            }
 
             try (Elector elector = Elector.builder(client, "example")
                     .lease(Duration.ofSeconds(5))

@@ -141,6 +141,9 @@ class ClientTest {
                 assertEquals(ErrorKind.CONNECTION, e.kind());
                 assertTrue(e.isRetryable());
                 assertFalse(e.getMessage().contains("s3cr3t-Pw"), e.getMessage());
+                // The server, as host:port, never the user.
+                assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+                assertFalse(e.getMessage().contains("u@"), e.getMessage());
             }
         }
     }
