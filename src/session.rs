@@ -24,7 +24,9 @@
 //!    handover, never created, taken over, forced, or one whose access the seat's copy does not
 //!    settle) gets its own `campaign`, which decides it as always, errors included: so a seat
 //!    whose renew fails steps down alone. A call whose elector stopped waiting for it (its
-//!    request timeout or deadline passed) is dropped unsent.
+//!    request timeout or deadline passed) is dropped unsent. These run for at most a batch
+//!    window at a time; calls queued meanwhile go first (step 1 without waiting), so that
+//!    thousands of takeovers never starve the renews of the seats the node holds.
 //! 4. **Failures.** When `renew_seats` fails for a reason retrying cannot fix (an account
 //!    granted before the procedure existed: re-run `grant`), the session says so once and
 //!    campaigns one by one. Any other failure of the batch is every batched elector's answer:
@@ -41,7 +43,7 @@
 //! seen within that, not at once as with a stand-alone elector's wake-up lock. Galera fallback
 //! servers are not supported by sessions yet either (one server per session).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -354,40 +356,72 @@ impl Backend for SessionBackend {
 }
 
 /// The session's batcher: steps 1–4 of the module documentation, until the session and every
-/// elector of it are gone.
+/// elector of it are gone. The one-by-one campaigns of step 3 run for at most a batch window at
+/// a time: calls queued meanwhile (the leaders' renews) are batched and sent first, so that
+/// thousands of takeovers after a crash never starve the renews of the seats the node holds.
 async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>) {
-    while let Some(first) = requests.recv().await {
-        // 1. Collect until every running elector has a call queued, or no call came for a
-        //    fifth of the window, or the window has passed since the first call.
-        let closes = Instant::now() + core.window;
-        let quiet = core.window / 5;
-        let mut batch = vec![first];
-        while batch.len() < core.running() {
-            let until = closes.min(Instant::now() + quiet);
-            tokio::select! {
-                request = requests.recv() => match request {
-                    Some(r) => batch.push(r),
-                    None => break,
-                },
-                () = sleep_until(until) => break,
+    let mut rest: VecDeque<Request> = VecDeque::new();
+    loop {
+        // 1. The first call: wait for one, unless campaigns are left from the round before
+        //    (then take only what is queued now, without waiting).
+        let first = if rest.is_empty() {
+            match requests.recv().await {
+                Some(r) => Some(r),
+                None => return,
+            }
+        } else {
+            requests.try_recv().ok()
+        };
+        if let Some(first) = first {
+            let batch = collect(&core, &mut requests, first, rest.is_empty()).await;
+            // 2. One renew_seats per BATCH_LIMIT services.
+            for chunk in chunked(batch, BATCH_LIMIT) {
+                rest.extend(renew_or_answer(&core, chunk).await);
             }
         }
-        batch.retain(|r| !r.reply.is_closed());
-        // 2. One renew_seats per BATCH_LIMIT services.
-        let mut rest = Vec::new();
-        for chunk in chunked(batch, BATCH_LIMIT) {
-            rest.extend(renew_or_answer(&core, chunk).await);
-        }
-        // 3. The seats the batch did not settle, one by one.
-        for request in rest {
+        // 3. The seats the batches did not settle, one by one, for at most a window.
+        let until = Instant::now() + core.window;
+        while let Some(request) = rest.pop_front() {
             if request.reply.is_closed() {
                 continue;
             }
             core.count(|s| s.single_campaigns += 1);
             let answer = core.db.campaign(0, &request.config).await;
             let _ = request.reply.send(answer);
+            if Instant::now() >= until {
+                break;
+            }
         }
     }
+}
+
+/// Step 1: `first` and the calls queued after it, until every running elector has a call in
+/// the batch, or no call came for a fifth of the window, or the window has passed since the
+/// first call; without `wait`, only the calls queued already. Calls whose elector stopped
+/// waiting are dropped.
+async fn collect(core: &Core, requests: &mut mpsc::UnboundedReceiver<Request>, first: Request, wait: bool) -> Vec<Request> {
+    let closes = Instant::now() + core.window;
+    let quiet = core.window / 5;
+    let mut batch = vec![first];
+    while batch.len() < core.running() {
+        if !wait {
+            match requests.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+            continue;
+        }
+        let until = closes.min(Instant::now() + quiet);
+        tokio::select! {
+            request = requests.recv() => match request {
+                Some(r) => batch.push(r),
+                None => break,
+            },
+            () = sleep_until(until) => break,
+        }
+    }
+    batch.retain(|r| !r.reply.is_closed());
+    batch
 }
 
 /// Sends one `renew_seats` for `batch` and answers every request it settles; returns the

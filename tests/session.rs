@@ -249,3 +249,36 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     drop_accounts(&db, &[&user]).await;
     db.drop_db().await;
 }
+
+/// Thousands of takeovers never starve the renews of the seats a session holds: a session
+/// leading 20 services with a 1 s lease starts electors for 1,000 vacant services at once, whose
+/// first campaigns go one by one (about a millisecond each); the 20 keep leading throughout.
+/// Two things keep them: the one-by-one campaigns yield to queued calls every batch window, and
+/// a campaign whose elector stopped waiting is not sent. With neither, a held seat stepped down
+/// (DeadlinePassed) here; with either alone, none did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takeovers_never_starve_the_renews_of_held_seats() {
+    let db = TestDb::migrated("session_starve").await;
+    let (user, pool) = app_account(&db, "sstarve").await;
+    let session = Session::builder(pool).node_id("node-a").lease(Duration::from_secs(1)).start().unwrap();
+    let held: Vec<Elector> = services(20).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(10), "node a leads the first 20", || held.iter().all(Elector::is_leader)).await;
+    let mut events: Vec<_> = held.iter().map(Elector::events).collect();
+    let more: Vec<Elector> = (0..1000).map(|i| session.elector(format!("vacant-{i:04}")).unwrap()).collect();
+    let took = until(Duration::from_secs(60), "node a leads the 1,000 vacant services", || more.iter().all(Elector::is_leader)).await;
+    println!("a session took 1,000 vacant seats in {took:?} while renewing its 20 (lease 1 s)");
+    for (i, rx) in events.iter_mut().enumerate() {
+        while let Ok(event) = rx.try_recv() {
+            assert!(!matches!(event, Event::StoppedLeading { .. }), "held seat {i} stepped down during the takeovers: {event:?}");
+        }
+    }
+    assert!(held.iter().all(Elector::is_leader));
+    // 1,020 resigns share one connection: those not done within the request timeout (200 ms
+    // here) lapse with their leases, and shutdown says so.
+    if let Err(e) = session.shutdown().await {
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    }
+    drop((held, more));
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}

@@ -710,6 +710,7 @@ impl Stopper {
     /// [`Elector::shutdown_by`] for the elector this handle stops: steps down, resigns when
     /// configured, and ends its task, by `deadline`. Done at once when the task has ended.
     pub(crate) async fn stop_by(&self, deadline: Instant) -> Result<()> {
+        let budget = deadline.saturating_duration_since(Instant::now());
         let (done, answer) = oneshot::channel();
         if self.commands.send(Command::Shutdown { resign: self.resign, done, deadline }).is_err() {
             return Ok(());
@@ -717,7 +718,7 @@ impl Stopper {
         match tokio::time::timeout_at(deadline, answer).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Ok(()),
-            Err(_) => Err(Error::timeout(deadline.saturating_duration_since(Instant::now()))),
+            Err(_) => Err(Error::timeout(budget)),
         }
     }
 }
