@@ -68,8 +68,8 @@ impl Database {
     }
 
     /// Like [`Database::new`], keeping one connection per server between calls: it is given
-    /// back to the pool only after a failure that may have broken it (anything but an error the
-    /// server answered with), and the next call takes a new one.
+    /// back to the pool after any failure but a procedure's own refusal (see step 2 of
+    /// [`Database::call`]), and the next call takes a new one.
     pub(crate) fn sticky(pools: Vec<Pool>) -> Self {
         Database { sticky: true, ..Database::new(pools, None) }
     }
@@ -77,8 +77,8 @@ impl Database {
     /// Runs `call` on a connection of server `server`, one call at a time per elector and server:
     ///
     /// 1. Wait for the slot: a previous call the loop stopped waiting for may still run (below).
-    /// 2. Take the slot's kept connection (a sticky backend's) or a pool connection, and run the call in a task of its own, bounded by
-    ///    max(request timeout, [`CALL_RUNS_OUT`]).
+    /// 2. Take the slot's kept connection (a sticky backend's) or a pool connection, and run
+    ///    the call in a task of its own, bounded by max(request timeout, [`CALL_RUNS_OUT`]).
     /// 3. The loop may stop waiting sooner (its own time limit, its deadline): the task then goes
     ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
     ///    left with a statement nobody waits for, and ending one takes no extra connection
@@ -108,15 +108,17 @@ impl Database {
                 Ok(result) => {
                     guard.finished();
                     // A connection that broke during the call: say which server's.
-                    let result = result.map_err(|e| match e {
-                        Error::Connection { .. } => e.at_server(Some(&crate::url::server_of(conn.opts()))),
-                        other => other,
-                    });
-                    let answered = match &result {
+                    let result = result.map_err(|e| e.at_server(Some(&crate::url::server_of(conn.opts()))));
+                    // Kept only where nothing of the call can be left open on it: after an
+                    // answer, or a refusal the procedure raised after ending its own
+                    // transaction. After any other error (a statement killed mid-procedure
+                    // skips its handler) the next call's opening COMMIT could commit a
+                    // half-done write, so the connection goes back to the pool.
+                    let clean = match &result {
                         Ok(_) => true,
-                        Err(e) => !matches!(e, Error::Connection { .. } | Error::Timeout { .. } | Error::Stopped { .. }),
+                        Err(e) => matches!(e, Error::NotLeader { .. } | Error::AccessDenied { .. } | Error::InvalidArgument { .. }),
                     };
-                    if sticky && answered {
+                    if sticky && clean {
                         *slot = Some(conn);
                     }
                     result
