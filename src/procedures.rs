@@ -262,8 +262,32 @@ pub async fn renew_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration,
 where
     C: ToConnection<'a, 't> + 'a,
 {
+    seats_call(conn, "CALL renew_seats(?, ?, ?)", node_id, lease, service_ids).await
+}
+
+/// `CALL campaign_seats(node_id, lease_ms, service_ids)`: the batched takeover of a
+/// [`Session`](crate::Session). In one transaction it takes every seat in `service_ids` that is
+/// vacant or expired and that no handover's reservation bars for `node_id` (`is_leader`, at its
+/// new term, with its history row), and it tells who leads each other listed seat that another
+/// node holds with a valid lease. Seats the node held before are left out (see
+/// [`renew_seats`]), and so is every seat `campaign` alone decides (no row or no access copy yet,
+/// a handover to acknowledge, a seat another transaction has locked): send `campaign` for each
+/// seat missing from the answer.
+pub async fn campaign_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatAnswer>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    seats_call(conn, "CALL campaign_seats(?, ?, ?)", node_id, lease, service_ids).await
+}
+
+/// One call of a procedure over many seats (`renew_seats`, `campaign_seats`): the list goes as
+/// a JSON array, in the text protocol (one round trip, no prepared statement to hold).
+async fn seats_call<'a, 't: 'a, C>(conn: C, sql: &str, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatAnswer>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
     let ids = serde_json::to_string(service_ids).map_err(|e| Error::invalid("service_ids", e.to_string()))?;
-    let sql = inline_params("CALL renew_seats(?, ?, ?)", &(node_id, lease_ms(lease)?, ids).into())?;
+    let sql = inline_params(sql, &(node_id, lease_ms(lease)?, ids).into())?;
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     rows.iter()
@@ -438,8 +462,20 @@ pub(crate) fn record_migration_sql(table: &str, version: i64, name: &str, checks
 /// The name of the wake-up lock of `service_id` (`CALL leader_election_wakeup_name`).
 pub(crate) async fn wakeup_lock_name(conn: &mut mysql_async::Conn, service_id: &str) -> Result<String> {
     let row = call_row(&mut *conn, "CALL leader_election_wakeup_name(?)", (service_id,).into()).await?;
-    let name: String = col(&row, "lock_name")?;
-    // Written into statements as a literal: only the characters the routine makes.
+    lock_name_from(&row)
+}
+
+/// The name of the wake-up lock of `node_id`'s session (`CALL leader_election_node_wakeup_name`),
+/// asked with a seat `service_id` that the node leads (or led last).
+pub(crate) async fn node_wakeup_lock_name(conn: &mut mysql_async::Conn, service_id: &str, node_id: &str) -> Result<String> {
+    let row = call_row(&mut *conn, "CALL leader_election_node_wakeup_name(?, ?)", (service_id, node_id).into()).await?;
+    lock_name_from(&row)
+}
+
+/// The `lock_name` column, checked: it is written into statements as a literal, so only the
+/// characters the routines make are accepted.
+fn lock_name_from(row: &Row) -> Result<String> {
+    let name: String = col(row, "lock_name")?;
     if name.len() > 64 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.') {
         return Err(Error::Server { code: 0, state: "HY000".into(), message: format!("unexpected wake-up lock name {name:?}") });
     }
@@ -784,9 +820,9 @@ impl Role {
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                           "leader_election_wakeup_name"],
+                           "campaign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                                "leader_election_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
+                                "campaign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

@@ -147,3 +147,145 @@ async fn one_renew_for_a_thousand_seats_against_a_thousand_campaigns() {
     drop(conn);
     db.drop_db().await;
 }
+
+/// The batched takeover: `CALL campaign_seats(node, lease_ms, service_ids)` takes, in one
+/// transaction, every listed seat that is vacant or expired, each at its next term with its
+/// history (the expired term closed 'expired' at its lease's end), and reports who leads the
+/// others; it leaves alone a seat held validly by another node, one a handover reserves for
+/// another node, one this node holds already (renew_seats renews it), one another transaction
+/// has locked, and one never created (campaign creates it).
+#[tokio::test]
+async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
+    let db = TestDb::migrated("sessions_take").await;
+    let mut c = connect(&db.url).await;
+    // expired: b's lease of 200 ms runs out; vacant: resigned; held: c's valid lease; mine: a's;
+    // reserved: handed over to d by an operator; locked: expired, and locked by another session.
+    campaign(&mut c, "expired", "b", 200).await;
+    campaign(&mut c, "vacant", "b", 60_000).await;
+    resign(&mut c, "vacant", "b").await;
+    campaign(&mut c, "held", "c", 60_000).await;
+    campaign(&mut c, "mine", "a", 60_000).await;
+    campaign(&mut c, "reserved", "b", 60_000).await;
+    call(&mut c, "CALL handover('reserved', 'd')", ()).await.expect("handover");
+    campaign(&mut c, "locked", "b", 200).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut locker = connect(&db.url).await;
+    exec(&mut locker, "START TRANSACTION").await;
+    exec(&mut locker, "SELECT term FROM leader_election WHERE service_id = 'locked' FOR UPDATE").await;
+    let before = history_rows(&mut c).await;
+
+    let ids = ["expired", "vacant", "held", "mine", "reserved", "locked", "never"];
+    let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &ids).await.expect("campaign_seats");
+    let taken: Vec<(&str, u64)> = answer.iter().filter(|r| r.answer.is_leader).map(|r| (r.service_id.as_str(), r.answer.term)).collect();
+    assert_eq!(taken, [("expired", 2), ("vacant", 2)], "only the free seats are taken, each at its next term: {answer:?}");
+    assert!(answer.iter().filter(|r| r.answer.is_leader)
+                  .all(|r| r.answer.leader_id.as_deref() == Some("a") && r.answer.lease_remaining > Duration::from_secs(29)), "{answer:?}");
+    let others: Vec<(&str, Option<&str>)> = answer.iter().filter(|r| !r.answer.is_leader)
+        .map(|r| (r.service_id.as_str(), r.answer.leader_id.as_deref())).collect();
+    assert_eq!(others, [("held", Some("c"))], "others' valid seats are reported; mine, reserved, locked and never are not: {answer:?}");
+    assert_eq!(history_rows(&mut c).await, before + 2, "one history row per term taken");
+    for s in ["expired", "vacant"] {
+        let h = history(&mut c, s).await;
+        assert_eq!(h.len(), 2, "{s}: {h:?}");
+        assert_eq!((h[1].term, h[1].leader_id.as_str(), h[1].began_how.as_str(), h[1].ended_how.as_deref()), (2, "a", "elected", None), "{s}");
+        assert!(h[0].ended_how.is_some(), "{s}: the old term is closed: {h:?}");
+    }
+    let h = history(&mut c, "expired").await;
+    assert_eq!(h[0].ended_how.as_deref(), Some("expired"));
+    let old = seat(&mut c, "expired").await.unwrap();
+    assert_eq!(old.term, 2);
+    // Nothing else moved.
+    assert_eq!(seat(&mut c, "held").await.unwrap().leader_id.as_deref(), Some("c"));
+    assert_eq!(seat(&mut c, "mine").await.unwrap().term, 1);
+    assert_eq!(seat(&mut c, "reserved").await.unwrap().leader_id, None, "reserved for d: not a's");
+    assert!(seat(&mut c, "never").await.is_none(), "campaign_seats creates no seat");
+    exec(&mut locker, "ROLLBACK").await;
+    assert_eq!(seat(&mut c, "locked").await.unwrap().term, 1, "the locked seat was skipped, not waited for");
+    // Once free of the lock, and for d the reserved one, a second call takes them.
+    let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &["locked"]).await.unwrap();
+    assert_eq!(answer.iter().map(|r| (r.service_id.as_str(), r.answer.term, r.answer.is_leader)).collect::<Vec<_>>(), [("locked", 2, true)]);
+    // d may not take the reserved seat while b, the leader the handover displaced, has not seen
+    // it (its lease runs for a minute): no overlap. Once b's campaign has seen it, d may.
+    assert!(procedures::campaign_seats(&db.pool, "d", Duration::from_secs(30), &["reserved"]).await.unwrap().is_empty());
+    assert_eq!(campaign(&mut c, "reserved", "b", 60_000).await.flag("is_leader"), 0);
+    let answer = procedures::campaign_seats(&db.pool, "d", Duration::from_secs(30), &["reserved"]).await.unwrap();
+    assert_eq!(answer.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(), [("reserved", true)]);
+    assert_eq!(history(&mut c, "reserved").await.last().map(|t| (t.term, t.leader_id.clone())), Some((2, "d".to_string())));
+    // Bad input names the parameter and changes nothing.
+    let before = snapshot(&mut c).await;
+    for bad in ["not json", "{\"a\":1}"] {
+        call(&mut c, "CALL campaign_seats('a', 1000, ?)", (bad,)).await.expect_err("bad service_ids").assert_invalid("service_ids", bad);
+    }
+    call(&mut c, "CALL campaign_seats('', 1000, '[\"vacant\"]')", ()).await.expect_err("empty node").assert_invalid("node_id", "empty node");
+    call(&mut c, "CALL campaign_seats('a', 0, '[\"vacant\"]')", ()).await.expect_err("lease 0").assert_invalid("lease_ms", "lease 0");
+    assert_eq!(snapshot(&mut c).await, before, "refused calls change nothing");
+    assert!(!in_transaction(&mut c).await);
+    drop((c, locker));
+    db.drop_db().await;
+}
+
+/// A limited account takes only seats inside its services: a free seat of another tenant is
+/// neither taken nor reported.
+#[tokio::test]
+async fn campaign_seats_keeps_to_the_accounts_services() {
+    let db = TestDb::migrated("sessions_take_access").await;
+    let mut admin = connect(&db.url).await;
+    let user = format!("take_{}", std::process::id());
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["billing%".to_string()])
+        .await
+        .expect("grant");
+    for s in ["billing_eu", "payroll"] {
+        campaign(&mut admin, s, "n", 60_000).await;
+        resign(&mut admin, s, "n").await;
+    }
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    let pool = mysql_async::Pool::new(opts);
+    let taken = procedures::campaign_seats(&pool, "t", Duration::from_secs(30), &["billing_eu", "payroll"]).await.unwrap();
+    assert_eq!(taken.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(), [("billing_eu", true)]);
+    assert_eq!(seat(&mut admin, "payroll").await.unwrap().leader_id, None, "another tenant's free seat is left alone");
+    pool.disconnect().await.unwrap();
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    db.drop_db().await;
+}
+
+/// The name of a node session's wake-up lock: the same for every seat the node leads, 54
+/// characters, different from any service's lock name; told only while the node leads the seat
+/// named (45001 otherwise) and only to an account allowed on it (45002 otherwise).
+#[tokio::test]
+async fn a_node_wakeup_lock_name_is_told_only_for_a_seat_the_node_leads() {
+    let db = TestDb::migrated("sessions_node_lock").await;
+    let mut c = connect(&db.url).await;
+    campaign(&mut c, "s1", "a", 60_000).await;
+    campaign(&mut c, "s2", "a", 60_000).await;
+    campaign(&mut c, "s3", "b", 60_000).await;
+    let name = |r: Reply| r.text("lock_name").unwrap();
+    let n1 = name(call(&mut c, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.unwrap());
+    let n2 = name(call(&mut c, "CALL leader_election_node_wakeup_name('s2', 'a')", ()).await.unwrap());
+    let nb = name(call(&mut c, "CALL leader_election_node_wakeup_name('s3', 'b')", ()).await.unwrap());
+    let service = name(call(&mut c, "CALL leader_election_wakeup_name('s1')", ()).await.unwrap());
+    assert_eq!(n1, n2, "one lock per node");
+    assert_ne!(n1, nb);
+    assert_ne!(n1, service);
+    assert!(n1.starts_with("mysqlleader.n.") && n1.len() == 54, "{n1}");
+    let e = call(&mut c, "CALL leader_election_node_wakeup_name('s3', 'a')", ()).await.expect_err("a does not lead s3");
+    assert_eq!(e.state, "45001", "{e:?}");
+    let e = call(&mut c, "CALL leader_election_node_wakeup_name('never', 'a')", ()).await.expect_err("no seat");
+    assert_eq!(e.state, "45001", "{e:?}");
+    assert!(!in_transaction(&mut c).await);
+    // A limited account learns no name for a seat outside its services.
+    let user = format!("lockname_{}", std::process::id());
+    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(&mut c, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["s1".to_string()]).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    let mut limited = Conn::new(opts).await.unwrap();
+    assert_eq!(name(call(&mut limited, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.unwrap()), n1);
+    let e = call(&mut limited, "CALL leader_election_node_wakeup_name('s3', 'b')", ()).await.expect_err("outside its services");
+    assert_eq!(e.state, "45002", "{e:?}");
+    drop(limited);
+    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    drop(c);
+    db.drop_db().await;
+}

@@ -1,6 +1,7 @@
-//! Sessions: one node's part in the elections of many services, over one call connection and
-//! one renew for all its seats (the model is etcd's `concurrency.Session`: one lease kept alive
-//! by one request, shared by every election of the process).
+//! Sessions: one node's part in the elections of many services, over one call connection, one
+//! wake-up connection and one renew for all its seats (the model is etcd's
+//! `concurrency.Session`: one lease kept alive by one request, shared by every election of the
+//! process).
 //!
 //! A [`Session`] holds one node identity and one lease configuration. [`Session::elector`] gives
 //! an [`Elector`] with the API of any elector (events, waits, fences, resign, handover): each
@@ -16,47 +17,66 @@
 //!    missing the other's window (two calls a second instead of one). Each elector took its
 //!    `sent_at` before it queued its call, so the wait only makes its local deadline earlier,
 //!    never later.
-//! 2. **One call for the batch.** `CALL renew_seats(node, lease, [services])` (at most
+//! 2. **One renew for the batch.** `CALL renew_seats(node, lease, [services])` (at most
 //!    [`BATCH_LIMIT`] services per call) renews, in one statement, every seat the node holds
 //!    with a valid lease, and tells who leads the other seats another node holds with a valid
 //!    lease. Each answered seat gets the answer `campaign` would have given it.
-//! 3. **The rest one by one.** A seat missing from the answer (vacant, expired, reserved by a
-//!    handover, never created, taken over, forced, or one whose access the seat's copy does not
-//!    settle) gets its own `campaign`, which decides it as always, errors included: so a seat
-//!    whose renew fails steps down alone. A call whose elector stopped waiting for it (its
-//!    request timeout or deadline passed) is dropped unsent. These run for at most a batch
-//!    window at a time; calls queued meanwhile go first (step 1 without waiting), so that
-//!    thousands of takeovers never starve the renews of the seats the node holds.
-//! 4. **Failures.** When `renew_seats` fails for a reason retrying cannot fix (an account
+//! 3. **One takeover for the rest.** When two or more seats are left, `CALL
+//!    campaign_seats(node, lease, [services])` takes, in one transaction, every one of them that
+//!    is vacant or expired and not reserved for another node by a handover (each at its own
+//!    next term, with its history row), and tells who leads those another node took meanwhile.
+//!    After a leader's crash or shutdown, a follower takes all the seats it may take in one call.
+//! 4. **The rest one by one.** A seat still unanswered (never created, without its copy of
+//!    access, reserved by a handover, locked by another transaction, taken over, forced, or one
+//!    whose access is withdrawn) gets its own `campaign`, which decides it as always, errors
+//!    included: so a seat whose renew fails steps down alone. A call whose elector stopped
+//!    waiting for it (its request timeout or deadline passed) is dropped unsent. These run for
+//!    at most a batch window at a time; calls queued meanwhile go first (step 1 without
+//!    waiting), so that thousands of takeovers never starve the renews of the seats the node
+//!    holds.
+//! 5. **Failures.** When `renew_seats` fails for a reason retrying cannot fix (an account
 //!    granted before the procedure existed: re-run `grant`), the session says so once and
-//!    campaigns one by one. Any other failure of the batch is every batched elector's answer:
-//!    it retries, and a leader steps down by its deadline, as with any failed renew.
+//!    campaigns one by one; a failed `campaign_seats` leaves its seats to step 4 (and after a
+//!    failure retrying cannot fix, the session stops sending it). Any other failure of a renew
+//!    batch is every batched elector's answer: it retries, and a leader steps down by its
+//!    deadline, as with any failed renew.
 //!
 //! Every call of the session (batches, one-by-one campaigns, resign, handover, current_leader)
 //! runs on the one connection the session keeps, taken from the pool it was given (and given
-//! back, for a new one, only after a failure that may have broken it): so a session holds one
-//! server connection whatever the number of its services, plus, rarely, a short-lived one that
-//! ends a call left running (see the elector's call bound).
+//! back, for a new one, only after a failure that may have broken it).
 //!
-//! Not in this version: the wake-up lock. Followers of a session look at all their seats in one
-//! call per retry interval (lease/10 by default): a resign or a crashed leader's lapsed lease is
-//! seen within that, not at once as with a stand-alone elector's wake-up lock. Galera fallback
-//! servers are not supported by sessions yet either (one server per session).
+//! **The wake-up lock** ([`wakeup`], on by default, `wakeup_lock(false)` switches it off) runs
+//! on a second connection: one named lock per node session, held while it leads any seat, and
+//! a follower's wait on the lock of the node that leads most of its seats. While that wait is
+//! on, the electors following that node stay quiet until the lease they saw can end; a
+//! session's shutdown (or crash) wakes them at once, and they take its seats in one
+//! `campaign_seats`. A resign or handover of one seat in a session that leads others wakes its
+//! followers within [`wakeup::FOLLOW_WAIT_S`] (the session blinks its lock). Seats led by other
+//! nodes are polled once per retry interval, as without the lock. So a session holds two
+//! server connections whatever the number of its services, plus, rarely, a short-lived one
+//! that ends a call or a wait left running.
+//!
+//! Not in this version: Galera fallback servers (one server per session).
 
-use std::collections::{HashMap, VecDeque};
+mod batcher;
+pub(crate) mod wakeup;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql_async::Pool;
-use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio::time::{sleep_until, Instant};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use crate::config::ElectorConfig;
 use crate::elector::task::{Backend, Database};
 use crate::elector::{Elector, ElectorBuilder, Event, Stopper};
 use crate::error::{Error, Result};
-use crate::procedures::{self, Campaign, CurrentLeader, Resign};
+use crate::procedures::{Campaign, CurrentLeader, Resign};
 use crate::wakeup::Role;
+use wakeup::Hub;
 
 /// The most services one `renew_seats` call carries; a larger batch is sent as several calls
 /// (each stays within a few tens of milliseconds on the server: 1,000 seats took 23 ms at the
@@ -86,11 +106,14 @@ impl SessionBuilder {
     pub fn drift_margin(mut self, d: Duration) -> Self { self.electors = self.electors.drift_margin(d); self }
     /// Whether closing an elector of the session (or the session) resigns its seat.
     pub fn resign_on_drop(mut self, yes: bool) -> Self { self.electors = self.electors.resign_on_drop(yes); self }
+    /// Whether the session holds one wake-up lock for all its seats, and waits on the lock of
+    /// the node leading most of the seats it follows (on by default; off, followers poll).
+    pub fn wakeup_lock(mut self, yes: bool) -> Self { self.electors = self.electors.wakeup_lock(yes); self }
 
-    /// A session with the settings of `electors` (its service id and wake-up lock aside): the C
-    /// ABI reads its configuration into an elector builder.
+    /// A session with the settings of `electors` (its service id aside): the C ABI reads its
+    /// configuration into an elector builder.
     pub(crate) fn from_electors(electors: ElectorBuilder) -> Self {
-        SessionBuilder { electors: electors.wakeup_lock(false) }
+        SessionBuilder { electors }
     }
 
     /// The configuration every elector of the session gets (with its own `service_id`).
@@ -106,17 +129,26 @@ impl SessionBuilder {
             .map_err(|_| Error::usage("Session::start must be called inside a tokio runtime"))?;
         let pool = self.electors.pools().into_iter().next().ok_or_else(|| Error::invalid("servers", "a session needs a server"))?;
         let window = (template.renew_interval / 4).min(MAX_BATCH_WINDOW);
+        let (hub, pokes) = Hub::new(&template.node_id);
+        let (alive, alive_rx) = watch::channel(());
+        let (wakeup_on, retry_interval) = (template.wakeup_lock, template.retry_interval);
         let core = Arc::new(Core {
-            db: Database::sticky(vec![pool]),
+            db: Database::sticky(vec![pool.clone()]),
             template: Arc::new(template),
             window,
             electors: Mutex::new(HashMap::new()),
-            said_one_by_one: std::sync::atomic::AtomicBool::new(false),
+            said_renew_fallback: AtomicBool::new(false),
+            takes_one_by_one: AtomicBool::new(false),
             stats: Mutex::default(),
-            running: std::sync::atomic::AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            hub: wakeup_on.then(|| hub.clone()),
+            _alive: alive,
         });
         let (queue, requests) = mpsc::unbounded_channel();
-        handle.spawn(batcher(core.clone(), requests));
+        handle.spawn(batcher::batcher(core.clone(), requests));
+        if wakeup_on {
+            handle.spawn(wakeup::run(pool, hub, wakeup::Signals { pokes, alive: alive_rx }, retry_interval));
+        }
         Ok(Session { core, queue, runtime: handle })
     }
 }
@@ -192,7 +224,7 @@ impl Session {
             return Err(Error::invalid("service_id", format!(
                 "mysqlleader: this session has a running elector for service_id {service_id} already")));
         }
-        let backend = SessionBackend::new(self.core.clone(), self.queue.clone());
+        let backend = SessionBackend::new(self.core.clone(), self.queue.clone(), service_id.clone());
         let _guard = self.runtime.enter();
         let (elector, events) = Elector::start_on(backend, config);
         electors.insert(service_id, elector.stopper());
@@ -253,6 +285,10 @@ pub struct SessionStats {
     pub batched_seats: u64,
     /// `renew_seats` calls that failed.
     pub batch_failures: u64,
+    /// `campaign_seats` calls sent (step 3), the seats they took in all, and those that failed.
+    pub take_calls: u64,
+    pub taken_seats: u64,
+    pub take_failures: u64,
     /// `campaign` calls sent one by one (step 3).
     pub single_campaigns: u64,
     /// How long each of the last (at most [`RECENT_BATCHES`]) `renew_seats` calls took, answered
@@ -273,11 +309,17 @@ struct Core {
     window: Duration,
     /// The electors started by the session, by service.
     electors: Mutex<HashMap<String, Stopper>>,
-    /// Whether step 4's fallback was reported.
-    said_one_by_one: std::sync::atomic::AtomicBool,
+    /// Whether step 5's fallback for renews was reported.
+    said_renew_fallback: AtomicBool,
+    /// Whether `campaign_seats` failed for good (step 5): takeovers go one by one.
+    takes_one_by_one: AtomicBool,
     stats: Mutex<SessionStats>,
     /// The number of [`SessionBackend`]s alive: of electors whose task runs.
-    running: std::sync::atomic::AtomicUsize,
+    running: AtomicUsize,
+    /// The wake-up lock's side, when it is on.
+    hub: Option<Arc<Hub>>,
+    /// Dropped with the core: ends the wake-up lock's task.
+    _alive: watch::Sender<()>,
 }
 
 impl Core {
@@ -285,7 +327,7 @@ impl Core {
     /// backends, each owned by its elector's task until the task ends. O(1): the batcher asks
     /// once per queued call.
     fn running(&self) -> usize {
-        self.running.load(std::sync::atomic::Ordering::Relaxed)
+        self.running.load(Ordering::Relaxed)
     }
 
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
@@ -300,22 +342,48 @@ struct Request {
 }
 
 /// The session's side of one elector: `campaign` goes to the batcher; resign, handover and
-/// current_leader go to the session's connection one by one; no wake-up lock.
+/// current_leader go to the session's connection one by one; the wake-up lock is the session's.
 struct SessionBackend {
     core: Arc<Core>,
     queue: mpsc::UnboundedSender<Request>,
+    service_id: String,
+    /// The node that led the seat with a valid lease at the last answer, when not this one.
+    leader: Mutex<Option<String>>,
+    /// Whether this elector leads, as the loop last told (`set_role`).
+    leading: AtomicBool,
+    /// The wakes of the session's wake-up lock, for this elector's followed node.
+    wakes: Option<tokio::sync::Mutex<broadcast::Receiver<Option<Arc<str>>>>>,
 }
 
 impl SessionBackend {
-    fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>) -> Self {
-        core.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        SessionBackend { core, queue }
+    fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>, service_id: String) -> Self {
+        core.running.fetch_add(1, Ordering::Relaxed);
+        let wakes = core.hub.as_ref().map(|hub| tokio::sync::Mutex::new(hub.subscribe()));
+        SessionBackend { core, queue, service_id, leader: Mutex::new(None), leading: AtomicBool::new(false), wakes }
+    }
+
+    fn leader(&self) -> Option<String> {
+        self.leader.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
+    /// this seat follows). Wakes received meanwhile stay: one may be newer than the answer (a
+    /// stale one costs one more look at the seat, in a batch).
+    fn note_answer(&self, answer: &Campaign) {
+        let Some(hub) = &self.core.hub else { return };
+        let leader = if answer.is_leader { None } else { answer.leader_id.clone() };
+        hub.set_followed(&self.service_id, leader.as_deref());
+        *self.leader.lock().unwrap_or_else(|e| e.into_inner()) = leader;
     }
 }
 
 impl Drop for SessionBackend {
     fn drop(&mut self) {
-        self.core.running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.core.running.fetch_sub(1, Ordering::Relaxed);
+        if let Some(hub) = &self.core.hub {
+            hub.set_followed(&self.service_id, None);
+            hub.set_leading(&self.service_id, false);
+        }
     }
 }
 
@@ -329,7 +397,11 @@ impl Backend for SessionBackend {
         self.queue
             .send(Request { config: config.clone(), reply })
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
-        answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")))
+        let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
+        if let Ok(c) = &answer {
+            self.note_answer(c);
+        }
+        answer
     }
 
     async fn current_leader(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
@@ -344,147 +416,33 @@ impl Backend for SessionBackend {
         self.core.db.resign_to(0, config, to).await
     }
 
-    fn set_role(&self, _role: Role) {}
+    fn set_role(&self, role: Role) {
+        let Some(hub) = &self.core.hub else { return };
+        let leading = role == Role::Leading;
+        if self.leading.swap(leading, Ordering::SeqCst) != leading {
+            // Called after a resign or handover has committed: the hub may let go of (or blink)
+            // the session's lock now.
+            hub.set_leading(&self.service_id, leading);
+        }
+    }
 
+    /// Resolves when the session's wake-up lock wakes the followers of this seat's leader (or
+    /// every follower, when the lock's task re-plans).
     async fn woken(&self) {
-        std::future::pending().await
+        let Some(wakes) = &self.wakes else { return std::future::pending().await };
+        let mut wakes = wakes.lock().await;
+        loop {
+            match wakes.recv().await {
+                Ok(None) | Err(broadcast::error::RecvError::Lagged(_)) => return,
+                Ok(Some(node)) if self.leader().as_deref() == Some(&*node) => return,
+                Ok(Some(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
+            }
+        }
     }
 
     fn watching(&self) -> bool {
-        false
+        self.core.hub.as_ref().is_some_and(|hub| hub.watching(self.leader().as_deref()))
     }
 }
 
-/// The session's batcher: steps 1–4 of the module documentation, until the session and every
-/// elector of it are gone. The one-by-one campaigns of step 3 run for at most a batch window at
-/// a time: calls queued meanwhile (the leaders' renews) are batched and sent first, so that
-/// thousands of takeovers after a crash never starve the renews of the seats the node holds.
-async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>) {
-    let mut rest: VecDeque<Request> = VecDeque::new();
-    loop {
-        // 1. The first call: wait for one, unless campaigns are left from the round before
-        //    (then take only what is queued now, without waiting).
-        let first = if rest.is_empty() {
-            match requests.recv().await {
-                Some(r) => Some(r),
-                None => return,
-            }
-        } else {
-            requests.try_recv().ok()
-        };
-        if let Some(first) = first {
-            let batch = collect(&core, &mut requests, first, rest.is_empty()).await;
-            // 2. One renew_seats per BATCH_LIMIT services.
-            for chunk in chunked(batch, BATCH_LIMIT) {
-                rest.extend(renew_or_answer(&core, chunk).await);
-            }
-        }
-        // 3. The seats the batches did not settle, one by one, for at most a window.
-        let until = Instant::now() + core.window;
-        while let Some(request) = rest.pop_front() {
-            if request.reply.is_closed() {
-                continue;
-            }
-            core.count(|s| s.single_campaigns += 1);
-            let answer = core.db.campaign(0, &request.config).await;
-            let _ = request.reply.send(answer);
-            if Instant::now() >= until {
-                break;
-            }
-        }
-    }
-}
-
-/// Step 1: `first` and the calls queued after it, until every running elector has a call in
-/// the batch, or no call came for a fifth of the window, or the window has passed since the
-/// first call; without `wait`, only the calls queued already. Calls whose elector stopped
-/// waiting are dropped.
-async fn collect(core: &Core, requests: &mut mpsc::UnboundedReceiver<Request>, first: Request, wait: bool) -> Vec<Request> {
-    let closes = Instant::now() + core.window;
-    let quiet = core.window / 5;
-    let mut batch = vec![first];
-    while batch.len() < core.running() {
-        if !wait {
-            match requests.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-            continue;
-        }
-        let until = closes.min(Instant::now() + quiet);
-        tokio::select! {
-            request = requests.recv() => match request {
-                Some(r) => batch.push(r),
-                None => break,
-            },
-            () = sleep_until(until) => break,
-        }
-    }
-    batch.retain(|r| !r.reply.is_closed());
-    batch
-}
-
-/// Sends one `renew_seats` for `batch` and answers every request it settles; returns the
-/// others, for a `campaign` each (steps 2 and 4).
-async fn renew_or_answer(core: &Core, batch: Vec<Request>) -> Vec<Request> {
-    let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
-    let (node, lease) = (core.template.node_id.clone(), core.template.lease);
-    let sent_at = Instant::now();
-    let result = core
-        .db
-        .call(0, &core.template, move |conn, _| {
-            Box::pin(async move {
-                let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-                procedures::renew_seats(conn, &node, lease, &refs).await
-            })
-        })
-        .await;
-    core.count(|s| {
-        s.batch_calls += 1;
-        s.batched_seats += batch.len() as u64;
-        s.batch_failures += u64::from(result.is_err());
-        if s.recent_batch_durations.len() == RECENT_BATCHES {
-            s.recent_batch_durations.remove(0);
-        }
-        s.recent_batch_durations.push(sent_at.elapsed());
-    });
-    match result {
-        Ok(answers) => {
-            let mut answers: HashMap<String, Campaign> = answers.into_iter().map(|a| (a.service_id, a.answer)).collect();
-            let mut rest = Vec::new();
-            for request in batch {
-                match answers.remove(&request.config.service_id) {
-                    Some(answer) => {
-                        let _ = request.reply.send(Ok(answer));
-                    }
-                    None => rest.push(request),
-                }
-            }
-            rest
-        }
-        Err(e) if e.is_permanent() => {
-            if !core.said_one_by_one.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                tracing::warn!(node = %core.template.node_id, error = %e,
-                    "renew_seats failed, and retrying cannot fix it: this session campaigns one service at a time \
-                     (re-run `mysqlleader grant` for the account, so that it may call renew_seats)");
-            }
-            batch
-        }
-        Err(e) => {
-            for request in batch {
-                let _ = request.reply.send(Err(e.clone()));
-            }
-            Vec::new()
-        }
-    }
-}
-
-/// `items` in chunks of at most `limit`, in order.
-fn chunked<T>(items: Vec<T>, limit: usize) -> Vec<Vec<T>> {
-    let mut chunks = Vec::new();
-    let mut items = items.into_iter().peekable();
-    while items.peek().is_some() {
-        chunks.push(items.by_ref().take(limit).collect());
-    }
-    chunks
-}

@@ -1,0 +1,116 @@
+-- campaign_seats: one call for the seats a node may take now (issue "Sessions"): the batched
+-- takeover. Takes, in one transaction, every seat in p_service_ids (a JSON array of service
+-- ids) that is vacant or whose lease has expired and that no handover's reservation bars for
+-- p_node_id, as campaign's step 4 would: the expired term is closed in the history ('expired',
+-- at its lease's end), the next term opened (term + 1, 'elected', began_by the session's
+-- account) and any reservation ended. It never waits for a seat another transaction has locked
+-- (it leaves that seat out), and it leaves to campaign what campaign alone decides: a seat
+-- that has no row yet or no copy of access (sql/V8__access_copy_on_the_seat.sql), a service
+-- outside the account's patterns, and a seat whose handover this node must acknowledge (it was
+-- the leader the handover displaced). The caller sends campaign for each listed seat missing
+-- from the result.
+-- Result: one row per listed seat led with a valid lease after the call, by this node (taken
+-- by this call: is_leader 1) or by another node (is_leader 0), in the order of service_id:
+-- service_id, leader_id, term, lease_remaining_ms (on the database's clock), is_leader. Seats
+-- this node held before the call are left out (renew_seats renews them).
+-- A transaction of its own, as campaign: what the caller left open is committed first (inside
+-- an XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction; the term, the seat and the history rows of a take commit together.
+CREATE PROCEDURE campaign_seats(
+    IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_lease_ms    DECIMAL(65,30),
+    IN p_service_ids LONGTEXT CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: take many vacant or expired seats for one node in one transaction'
+BEGIN
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_lease_ms BIGINT;
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+    DECLARE v_access   VARCHAR(80);
+    DECLARE v_needle   VARBINARY(402);
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_take     LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+            SET SESSION innodb_lock_wait_timeout = COALESCE(v_wait, @@session.innodb_lock_wait_timeout);
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('campaign_seats');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
+
+    CALL leader_election_check_id('node_id', p_node_id);
+    CALL leader_election_check_lease(p_lease_ms);
+    IF p_service_ids IS NULL OR JSON_VALID(p_service_ids) = 0 OR JSON_TYPE(p_service_ids) <> 'ARRAY' THEN
+        SIGNAL SQLSTATE '45000'
+            SET MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
+    END IF;
+    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms,
+        v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
+    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
+
+    SET v_wait = @@session.innodb_lock_wait_timeout;
+    SET SESSION innodb_lock_wait_timeout = 1;
+    START TRANSACTION;
+    SET v_now = UTC_TIMESTAMP(6);
+    -- 1. Lock the seats this node may take, skipping each that another transaction holds. The
+    --    list drives the join (one primary-key lookup per listed service, never a scan: see
+    --    renew_seats). The conditions are campaign's step 4 (vacant or expired, not barred by a
+    --    reservation: sql/V11__handover.sql) and the access of the seat's copy.
+    SELECT JSON_ARRAYAGG(j.sid) INTO v_take
+      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
+       AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
+       AND NOT (e.handover_from <=> v_nid)
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
+       FOR UPDATE SKIP LOCKED;
+    IF v_take IS NOT NULL THEN
+        -- 2. Close the expired terms (the server's decision: no ended_by), before the seats move on.
+        UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+          STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY) ON h.service_id = e.service_id AND h.term = e.term
+           SET h.ended_at = e.lease_expires_at, h.ended_how = 'expired'
+         WHERE e.leader_id IS NOT NULL AND h.ended_at IS NULL;
+        -- 3. Open the next term on each seat (locked by step 1: no wait), ending any reservation.
+        UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+           SET e.leader_id = v_nid, e.term = e.term + 1, e.lease_ms = v_lease_ms,
+               e.term_started_at = v_now, e.renewed_at = v_now,
+               e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
+               e.handover_to = NULL, e.handover_until = NULL, e.handover_by = NULL,
+               e.handover_from = NULL, e.handover_from_until = NULL;
+        -- 4. The history of each new term.
+        INSERT INTO leader_election_history (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
+        SELECT e.service_id, e.term, v_nid, v_lease_ms, v_now, 'elected', USER()
+          FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY);
+    END IF;
+    COMMIT;
+
+    -- The seats taken now (term_started_at = v_now), and the other listed seats another node leads.
+    SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
+           CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
+           e.term,
+           TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
+           (e.leader_id = v_nid) AS is_leader
+      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
+       AND (e.leader_id <> v_nid OR e.term_started_at = v_now)
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
+     ORDER BY e.service_id;
+    -- Restored only now: under SERIALIZABLE with autocommit off the report above is a locking
+    -- read, which waits 1 s at most too.
+    SET SESSION innodb_lock_wait_timeout = v_wait;
+    IF @@session.autocommit = 0 THEN
+        COMMIT;
+    END IF;
+END;

@@ -1,0 +1,45 @@
+-- leader_election_node_wakeup_name: the name of the wake-up lock of a node's session (issue
+-- "Sessions"; src/session/wakeup.rs): the one lock a session holds while it leads any seat, and
+-- that the followers of its seats wait on. Told only to an account allowed on p_service_id
+-- (45002 otherwise) and only while that seat's leader_id is p_node_id (45001 otherwise): the
+-- leader asks with a seat it leads, a follower with a seat it saw the node lead. The name is
+-- `mysqlleader.n.` and 40 hex digits of SHA-256(secret, database, node id), 54 characters (named
+-- locks are limited to 64; the per-service names of leader_election_wakeup_name have no second
+-- dot, so the two never meet): without the schema's secret (sql/V12__wakeup_secret.sql) nobody
+-- can compute it, and an account learns it only for a node that leads a service it may act on.
+-- A read; with autocommit off it ends what it opened. Result: lock_name.
+CREATE PROCEDURE leader_election_node_wakeup_name(
+    IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4)
+    READS SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: the name of a node session''s wake-up lock'
+BEGIN
+    DECLARE v_secret VARBINARY(64);
+    DECLARE v_leader VARBINARY(512);
+    DECLARE v_own    BOOLEAN DEFAULT FALSE;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own AND @@session.autocommit = 0 THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+
+    CALL leader_election_check_id('service_id', p_service_id);
+    CALL leader_election_check_id('node_id', p_node_id);
+    CALL leader_election_refuse_snapshot('wakeup_name');
+    SET v_own = TRUE;
+    CALL leader_election_check_access(p_service_id);
+    SELECT leader_id INTO v_leader FROM leader_election WHERE service_id = CAST(p_service_id AS BINARY);
+    IF v_leader IS NULL OR v_leader <> CAST(p_node_id AS BINARY) THEN
+        SIGNAL SQLSTATE '45001'
+            SET MESSAGE_TEXT = 'mysqlleader: node_id does not lead service_id: no wake-up lock name';
+    END IF;
+    SELECT secret INTO v_secret FROM leader_election_secret WHERE id = 1;
+    SELECT CONCAT('mysqlleader.n.',
+                  LEFT(SHA2(CONCAT(HEX(COALESCE(v_secret, '')), '/', COALESCE(DATABASE(), ''), '/node/',
+                                   HEX(CAST(p_node_id AS BINARY))), 256), 40)) AS lock_name;
+    IF @@session.autocommit = 0 THEN
+        COMMIT;
+    END IF;
+END;

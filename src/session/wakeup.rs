@@ -1,0 +1,407 @@
+//! A session's wake-up lock: one named lock per node session, not one per service (issue
+//! "Sessions": quiet followers at scale).
+//!
+//! While a session leads any seat it holds the lock of its node
+//! (`leader_election_node_wakeup_name`: a name only accounts allowed on a service that node
+//! leads can learn). A session that follows seats waits on the lock of the node that leads most
+//! of them, on a connection of its own (the session's second and last one). The lease stays the
+//! only source of truth: a wake-up only moves campaigns earlier.
+//!
+//! The task, one loop on that connection:
+//!
+//! 1. **Hold or let go.** It holds its own lock while the session leads a seat, and releases it
+//!    once the session leads none (after the last resign committed: a session's shutdown), at
+//!    once: a wait in progress is ended with `KILL QUERY` over a short-lived connection.
+//! 2. **Blink.** After a seat of a session that still leads others stops being led (a resign, a
+//!    handover, a lost seat), it releases its lock and takes it again, so that the followers
+//!    waiting on it wake and look at their seats (one batched call each). A blink waits for the
+//!    follower wait in progress to end (at most [`FOLLOW_WAIT_S`]).
+//! 3. **Follow.** It picks the node that leads most of the seats the session follows (the
+//!    others are polled as without a lock), learns that node's lock name once, and, when the
+//!    lock is held, waits on it for at most [`FOLLOW_WAIT_S`] while the session's electors that
+//!    follow that node count as watched (they look again only when the lease they saw can end).
+//!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
+//!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
+//!    batched call. A lock nobody holds is looked at again after 100 ms, doubling up to the
+//!    retry interval.
+//! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
+//!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
+//!    wake anyone (Galera: they are local to one node), or where the account may not learn
+//!    names (granted before the routine existed: re-run `grant`), it switches itself off.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mysql_async::Pool;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::Instant;
+
+use crate::procedures;
+
+/// The longest single wait on another node's lock, in seconds: a blink of this session's own
+/// lock waits for it to end (step 2).
+pub(crate) const FOLLOW_WAIT_S: u32 = 1;
+/// How long a blink waits to take its own lock back while followers pass it on (milliseconds,
+/// usually).
+const BLINK_WAIT_S: u32 = 1;
+/// The first pause before looking again at a lock nobody holds.
+const RECHECK: Duration = Duration::from_millis(100);
+const RESTART_FIRST: Duration = Duration::from_secs(1);
+const RESTART_LAST: Duration = Duration::from_secs(60);
+/// The longest silence of the connection while it holds the lock and waits for nothing.
+const KEEPALIVE_MAX: Duration = Duration::from_secs(60);
+
+/// What the session's electors tell the task, and what it tells them.
+pub(crate) struct Hub {
+    node_id: String,
+    seats: Mutex<Seats>,
+    /// The node whose lock a wait is on now, with the lock held by it (step 3).
+    watching: Mutex<Option<Arc<str>>>,
+    /// Wakes the electors following a node (`Some`), or every follower (`None`: re-plan).
+    wakes: broadcast::Sender<Option<Arc<str>>>,
+    /// Pokes the task: a seat's leadership changed (capacity 1: pokes coalesce).
+    poke: mpsc::Sender<()>,
+}
+
+#[derive(Default)]
+struct Seats {
+    /// The services this session leads now.
+    leading: HashSet<String>,
+    /// The services this session follows, with the node that leads each.
+    followed: HashMap<String, Arc<str>>,
+    /// A seat stopped being led while others are still led: blink (step 2).
+    blink: bool,
+}
+
+impl Hub {
+    /// The hub of a session of `node_id`, and the receiver of its pokes for [`run`].
+    pub(crate) fn new(node_id: &str) -> (Arc<Hub>, mpsc::Receiver<()>) {
+        let (poke, pokes) = mpsc::channel(1);
+        let (wakes, _) = broadcast::channel(64);
+        let hub = Hub {
+            node_id: node_id.to_string(),
+            seats: Mutex::default(),
+            watching: Mutex::new(None),
+            wakes,
+            poke,
+        };
+        (Arc::new(hub), pokes)
+    }
+
+    fn seats(&self) -> std::sync::MutexGuard<'_, Seats> {
+        self.seats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn poke(&self) {
+        let _ = self.poke.try_send(());
+    }
+
+    /// A receiver of wakes for one elector.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Option<Arc<str>>> {
+        self.wakes.subscribe()
+    }
+
+    /// `service` is led by this session now (`true`) or no longer.
+    pub(crate) fn set_leading(&self, service: &str, leading: bool) {
+        let mut seats = self.seats();
+        let changed = if leading {
+            seats.followed.remove(service);
+            seats.leading.insert(service.to_string())
+        } else {
+            let was = seats.leading.remove(service);
+            if was && !seats.leading.is_empty() {
+                seats.blink = true;
+            }
+            was
+        };
+        drop(seats);
+        if changed {
+            self.poke();
+        }
+    }
+
+    /// `service` is followed, led by `leader` (`None`: no valid leader, or not followed).
+    pub(crate) fn set_followed(&self, service: &str, leader: Option<&str>) {
+        let mut seats = self.seats();
+        match leader {
+            Some(node) if node != self.node_id => {
+                if seats.followed.get(service).is_none_or(|n| &**n != node) {
+                    seats.followed.insert(service.to_string(), Arc::from(node));
+                }
+            }
+            _ => {
+                seats.followed.remove(service);
+            }
+        }
+    }
+
+    /// Whether a wait is on `leader`'s lock, held by it now: its resign or crash wakes the
+    /// followers of its seats.
+    pub(crate) fn watching(&self, leader: Option<&str>) -> bool {
+        let watching = self.watching.lock().unwrap_or_else(|e| e.into_inner());
+        matches!((&*watching, leader), (Some(w), Some(l)) if &**w == l)
+    }
+
+    fn set_watching(&self, node: Option<Arc<str>>) {
+        *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = node;
+    }
+
+    /// Wakes the followers of `node` (every follower with `None`). The watch is cleared first,
+    /// so an elector that decides after the wake does not count itself watched.
+    fn wake(&self, node: Option<Arc<str>>) {
+        self.set_watching(None);
+        let _ = self.wakes.send(node);
+    }
+
+    /// What the task should do now: lead (with a seat to ask the name with), blink, and the node
+    /// to follow (with a seat it leads).
+    fn plan(&self) -> Plan {
+        let mut seats = self.seats();
+        let blink = std::mem::take(&mut seats.blink) && !seats.leading.is_empty();
+        let led = seats.leading.iter().next().cloned();
+        let mut counts: HashMap<&Arc<str>, (usize, &String)> = HashMap::new();
+        for (service, node) in &seats.followed {
+            counts.entry(node).or_insert((0, service)).0 += 1;
+        }
+        let follow = counts
+            .into_iter()
+            .max_by(|a, b| a.1 .0.cmp(&b.1 .0).then_with(|| b.0.cmp(a.0)))
+            .map(|(node, (_, service))| (node.clone(), service.clone()));
+        Plan { led, blink, follow }
+    }
+}
+
+struct Plan {
+    /// A seat this session leads, if any.
+    led: Option<String>,
+    blink: bool,
+    /// The node to follow, and a seat it leads.
+    follow: Option<(Arc<str>, String)>,
+}
+
+/// What wakes the task: a poke, or the end of the session (`alive`'s sender is dropped with the
+/// session's core, once the session and all its electors are gone).
+pub(crate) struct Signals {
+    pub(crate) pokes: mpsc::Receiver<()>,
+    pub(crate) alive: watch::Receiver<()>,
+}
+
+impl Signals {
+    /// The next poke (`true`), or `false` when the session is gone.
+    async fn next(&mut self) -> bool {
+        tokio::select! {
+            poke = self.pokes.recv() => poke.is_some(),
+            gone = self.alive.changed() => gone.is_ok(),
+        }
+    }
+
+    /// Sleeps `pause` or until a poke; false when the session is gone.
+    async fn sleep(&mut self, pause: Duration) -> bool {
+        tokio::select! {
+            more = self.next() => more,
+            () = tokio::time::sleep(pause) => true,
+        }
+    }
+}
+
+/// The task: steps 1–4 of the module documentation, until the session and all its electors
+/// are gone.
+pub(crate) async fn run(pool: Pool, hub: Arc<Hub>, mut signals: Signals, retry_interval: Duration) {
+    let mut pause = RESTART_FIRST;
+    let mut names = Names::default();
+    loop {
+        let started = Instant::now();
+        let outcome = serve(&pool, &hub, &mut signals, &mut names, retry_interval).await;
+        // Followers that relied on the lock poll from now on.
+        hub.wake(None);
+        let Err(e) = outcome else {
+            return;
+        };
+        if started.elapsed() >= RESTART_LAST {
+            pause = RESTART_FIRST;
+        }
+        if pause == RESTART_FIRST {
+            tracing::info!(node = %hub.node_id, error = %e, pause_ms = pause.as_millis() as u64,
+                           "session's wake-up lock lost; followers poll until it is back");
+        } else {
+            tracing::debug!(node = %hub.node_id, error = %e, "session's wake-up lock still unavailable; followers poll");
+        }
+        let until = Instant::now() + pause;
+        while Instant::now() < until {
+            if !signals.sleep(until - Instant::now()).await {
+                return;
+            }
+        }
+        pause = (pause * 2).min(RESTART_LAST);
+    }
+}
+
+/// The lock names learnt so far: this node's, and others' by node id.
+#[derive(Default)]
+struct Names {
+    own: Option<String>,
+    others: HashMap<Arc<str>, String>,
+}
+
+/// Serves the lock until the session is gone (`Ok`), where it cannot work (`Ok`, said once),
+/// or the first error.
+async fn serve(
+    pool: &Pool,
+    hub: &Hub,
+    signals: &mut Signals,
+    names: &mut Names,
+    retry_interval: Duration,
+) -> crate::Result<()> {
+    let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
+    if !procedures::wakeup_lock_supported(&mut conn).await? {
+        tracing::info!(node = %hub.node_id, "named locks are local to one Galera node: the session's wake-up lock is off");
+        let _ = conn.disconnect().await;
+        while signals.next().await {}
+        return Ok(());
+    }
+    let wait_timeout_s = procedures::session_wait_timeout_s(&mut conn).await?;
+    let keepalive = (Duration::from_secs(wait_timeout_s) / 2).clamp(Duration::from_secs(1), KEEPALIVE_MAX);
+    let recheck = retry_interval.min(RECHECK);
+    let mut look_again = recheck;
+    let mut holding = false;
+    let outcome: crate::Result<()> = async {
+        loop {
+            let plan = hub.plan();
+            // 1. Hold or let go of this node's lock.
+            match (&plan.led, holding) {
+                (Some(service), false) => {
+                    if let Some(name) = own_name(&mut conn, names, service, &hub.node_id).await? {
+                        // A former process of this node may hold it for a moment: try again
+                        // at the next plan.
+                        holding = procedures::wakeup_lock_get(&mut conn, &name, 0).await?;
+                    }
+                }
+                (None, true) => {
+                    if let Some(name) = &names.own {
+                        procedures::wakeup_lock_release(&mut conn, name).await?;
+                    }
+                    holding = false;
+                }
+                _ => {}
+            }
+            // 2. Blink: followers wake and look at their seats.
+            if plan.blink && holding {
+                if let Some(name) = names.own.clone() {
+                    procedures::wakeup_lock_release(&mut conn, &name).await?;
+                    holding = procedures::wakeup_lock_get(&mut conn, &name, BLINK_WAIT_S).await?;
+                }
+            }
+            // 3. Follow the node that leads most of the followed seats.
+            let Some((node, service)) = plan.follow else {
+                hub.set_watching(None);
+                let idle = if holding { keepalive } else { Duration::from_secs(3600) };
+                tokio::select! {
+                    more = signals.next() => if !more { return Ok(()) },
+                    () = tokio::time::sleep(idle) => if holding { procedures::keepalive(&mut conn).await? },
+                }
+                continue;
+            };
+            let Some(name) = other_name(&mut conn, names, &node, &service).await? else {
+                // The node no longer leads that seat, or cannot be named: plan again shortly.
+                if !signals.sleep(look_again).await { return Ok(()) }
+                look_again = (look_again * 2).min(retry_interval.max(recheck));
+                continue;
+            };
+            if !procedures::wakeup_lock_held(&mut conn, &name).await? {
+                hub.set_watching(None);
+                if !signals.sleep(look_again).await { return Ok(()) }
+                look_again = (look_again * 2).min(retry_interval.max(recheck));
+                continue;
+            }
+            look_again = recheck;
+            hub.set_watching(Some(node.clone()));
+            let (got, gone) = wait_unless_released(&mut conn, hub, signals, &name, holding).await?;
+            if got {
+                procedures::wakeup_lock_release(&mut conn, &name).await?;
+                tracing::debug!(node = %hub.node_id, leader = %node, "woken by the wake-up lock of the leader's session");
+                hub.wake(Some(node));
+            }
+            if gone {
+                return Ok(());
+            }
+        }
+    }
+    .await;
+    // Closing the connection releases anything it holds.
+    let _ = conn.disconnect().await;
+    match outcome {
+        Err(e) if e.is_permanent() => {
+            tracing::info!(node = %hub.node_id, error = %e,
+                "the session's wake-up lock is off: its name is not available to this account (re-run `mysqlleader grant`); followers poll");
+            hub.wake(None);
+            while signals.next().await {}
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// This node's lock name, asked once with a seat it leads; `None` when the seat was lost
+/// meanwhile (45001: asked again at the next plan).
+async fn own_name(conn: &mut mysql_async::Conn, names: &mut Names, service: &str, node_id: &str) -> crate::Result<Option<String>> {
+    if names.own.is_none() {
+        match procedures::node_wakeup_lock_name(conn, service, node_id).await {
+            Ok(name) => names.own = Some(name),
+            Err(crate::Error::NotLeader { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(names.own.clone())
+}
+
+/// `node`'s lock name, asked once with a seat it leads; `None` when it no longer leads that seat.
+async fn other_name(conn: &mut mysql_async::Conn, names: &mut Names, node: &Arc<str>, service: &str) -> crate::Result<Option<String>> {
+    if let Some(name) = names.others.get(node) {
+        return Ok(Some(name.clone()));
+    }
+    match procedures::node_wakeup_lock_name(conn, service, node).await {
+        Ok(name) => {
+            names.others.insert(node.clone(), name.clone());
+            Ok(Some(name))
+        }
+        Err(crate::Error::NotLeader { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// One wait on another node's lock, for at most [`FOLLOW_WAIT_S`]. When this session stops
+/// leading any seat meanwhile while holding its own lock (its shutdown), the wait is ended on
+/// the server at once (`KILL QUERY` over a short-lived connection), so that step 1 lets go
+/// without delay; other pokes wait for the wait's end.
+/// Returns whether the lock was granted, and whether the session is gone.
+async fn wait_unless_released(
+    conn: &mut mysql_async::Conn,
+    hub: &Hub,
+    signals: &mut Signals,
+    name: &str,
+    holding: bool,
+) -> crate::Result<(bool, bool)> {
+    let (opts, connection_id) = (conn.opts().clone(), conn.id());
+    let wait = procedures::wakeup_lock_get(conn, name, FOLLOW_WAIT_S);
+    tokio::pin!(wait);
+    let mut signalled = None;
+    loop {
+        tokio::select! {
+            got = &mut wait => return got.map(|got| (got, signalled == Some(false))),
+            more = signals.next(), if signalled.is_none() => {
+                signalled = Some(more);
+                let released = holding && hub.seats().leading.is_empty();
+                if !more || released {
+                    if let Err(e) = procedures::kill_query(&opts, connection_id).await {
+                        tracing::debug!(node = %hub.node_id, error = %e, "could not end the wake-up wait early");
+                    }
+                }
+                // The poke is handled at the next plan: put it back.
+                if more {
+                    hub.poke();
+                }
+            }
+        }
+    }
+}
