@@ -282,3 +282,92 @@ async fn takeovers_never_starve_the_renews_of_held_seats() {
     drop_accounts(&db, &[&user]).await;
     db.drop_db().await;
 }
+
+/// Two sessions, a leading `a` and a following `b`, of `n` services with `lease` and `retry`;
+/// returns them with their electors once `a` leads all and each of b's knows it.
+async fn leader_and_follower(db: &TestDb, tag: &str, n: usize, lease: Duration, retry: Duration)
+    -> (Vec<String>, Session, Vec<Elector>, Session, Vec<Elector>) {
+    let ids = services(n);
+    let (ua, pa) = app_account(db, &format!("{tag}_a")).await;
+    let (ub, pb) = app_account(db, &format!("{tag}_b")).await;
+    let a = Session::builder(pa).node_id("node-a").lease(lease).retry_interval(retry).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(retry).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node b knows node a leads", || {
+        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
+    })
+    .await;
+    (vec![ua, ub], a, electors_a, b, electors_b)
+}
+
+/// Quiet followers: while the follower session waits on the leader session's wake-up lock, its
+/// electors look at their seats only when the lease they saw can end, not every retry interval.
+/// Polling, 20 electors with a 200 ms retry interval would send about 5 batches a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_of_a_session_stay_quiet_while_its_lock_is_held() {
+    let db = TestDb::migrated("session_quiet").await;
+    let (users, a, electors_a, b, electors_b) =
+        leader_and_follower(&db, "squiet", 20, Duration::from_secs(30), Duration::from_millis(200)).await;
+    // Let b's wait on a's lock begin, then count b's calls for 3 s.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = b.stats();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = b.stats();
+    let calls = (after.batch_calls - before.batch_calls) + (after.single_campaigns - before.single_campaigns);
+    println!("follower session's calls in 3 s while watching: {calls} (polling: about 15)");
+    assert!(calls <= 2, "b's followers should wait on a's lock, not poll: {calls} calls in 3 s ({after:?})");
+    assert!(electors_a.iter().all(Elector::is_leader));
+    a.shutdown().await.unwrap();
+    until(Duration::from_secs(10), "node b leads every service", || electors_b.iter().all(Elector::is_leader)).await;
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    db.drop_db().await;
+}
+
+/// A session's shutdown wakes the followers of its seats at once (its lock is let go after the
+/// last resign committed), and the follower session takes the seats in one batched takeover.
+/// With a 30 s retry interval and a 60 s lease, a follower that polled would wait at least
+/// 24 s (the retry interval less its jitter): the 15 s bound holds only through the wake-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_shutdown_wakes_the_follower_session_which_takes_all_in_one_call() {
+    let db = TestDb::migrated("session_wake").await;
+    let (users, a, electors_a, b, electors_b) =
+        leader_and_follower(&db, "swake", 20, Duration::from_secs(60), Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = b.stats();
+    let t0 = Instant::now();
+    a.shutdown().await.unwrap();
+    let took = until(Duration::from_secs(15), "node b leads every service, woken", || electors_b.iter().all(Elector::is_leader)).await;
+    let after = b.stats();
+    println!("woken takeover of 20 seats: {:?}; {:?}", t0.elapsed().max(took), after);
+    assert!(after.take_calls > before.take_calls, "the takeover was batched: {after:?}");
+    assert!(after.taken_seats - before.taken_seats >= 2, "several seats in one campaign_seats: {after:?}");
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    db.drop_db().await;
+}
+
+/// A resign (or handover) of one seat in a session that still leads others blinks the
+/// session's lock: its followers wake and take the seat, long before the 30 s retry interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
+    let db = TestDb::migrated("session_blink").await;
+    let (users, a, electors_a, b, electors_b) =
+        leader_and_follower(&db, "sblink", 3, Duration::from_secs(60), Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(electors_a[1].resign().await.unwrap());
+    until(Duration::from_secs(15), "node b leads the resigned seat, woken", || electors_b[1].is_leader()).await;
+    assert!(electors_a[0].is_leader() && electors_a[2].is_leader(), "the other seats stay a's");
+    assert!(electors_a[2].handover("node-b").await.unwrap());
+    until(Duration::from_secs(15), "node b leads the handed-over seat, woken", || electors_b[2].is_leader()).await;
+    assert!(electors_a[0].is_leader() && !electors_b[0].is_leader());
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    db.drop_db().await;
+}

@@ -73,6 +73,7 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
         "CALL handover('billing_dos', 'b1')",
         "CALL resign_to('billing_dos', 'a1', 'b1')",
         "CALL leader_election_wakeup_name('billing_dos')",
+        "CALL leader_election_node_wakeup_name('billing_dos', 'a1')",
     ];
     for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
@@ -91,17 +92,18 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
         }
     }
 
-    // renew_seats refuses nothing it may not do (it leaves another tenant's seat out of its
-    // answer), and keeps no lock on it either, in any of these sessions (inside XA it is refused
+    // renew_seats and campaign_seats refuse nothing they may not do (they leave another
+    // tenant's seat out of the answer), and keep no lock on it either, in any of these sessions (inside XA it is refused
     // before it reads anything).
     for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tenant-b'"] {
+      for sql in ["CALL renew_seats('a1', 60000, '[\"billing_dos\", \"billing_eu\"]')",
+                  "CALL campaign_seats('b1', 60000, '[\"billing_dos\", \"billing_eu\"]')"] {
         exec(&mut b, setup).await;
-        let sql = "CALL renew_seats('a1', 60000, '[\"billing_dos\", \"billing_eu\"]')";
         let answer = b.query_iter(sql).await;
         if setup.contains("XA START") {
-            let e = answer.map(drop).expect_err("renew_seats inside XA");
+            let e = answer.map(drop).expect_err("inside XA");
             assert!(e.to_string().contains("45000") || e.to_string().contains("XA"), "{e}");
             exec(&mut b, "XA END 'tenant-b'; XA ROLLBACK 'tenant-b'").await;
         } else {
@@ -109,8 +111,9 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
             assert!(rows.is_empty(), "{setup}: tenant_b renews nothing and sees nothing of billing_dos: {rows:?}");
             assert!(!in_transaction(&mut b).await, "{setup}: the call ended the transaction it opened");
         }
-        assert_seat_free(&mut admin, &mut a, "billing_dos", &format!("{setup} / renew_seats")).await;
+        assert_seat_free(&mut admin, &mut a, "billing_dos", &format!("{setup} / {sql}")).await;
         exec(&mut b, "ROLLBACK").await;
+      }
     }
 
     // A successful read under SERIALIZABLE with autocommit off leaves no lock either.

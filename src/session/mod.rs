@@ -185,7 +185,7 @@ impl Session {
     /// uses one connection of `pool` at a time.
     pub fn builder(pool: Pool) -> SessionBuilder {
         // The service id is each elector's; the builder's own is never used.
-        SessionBuilder { electors: Elector::builder(pool, "session").wakeup_lock(false) }
+        SessionBuilder { electors: Elector::builder(pool, "session") }
     }
 
     /// This session's node id (every elector's).
@@ -238,6 +238,9 @@ impl Session {
     /// stay usable and report that they stopped. Returns the first error.
     pub async fn shutdown(self) -> Result<()> {
         let deadline = Instant::now() + self.core.template.request_timeout;
+        if let Some(hub) = &self.core.hub {
+            hub.closing();
+        }
         let stoppers: Vec<Stopper> = {
             let mut electors = self.core.electors.lock().unwrap_or_else(|e| e.into_inner());
             electors.drain().map(|(_, s)| s).collect()

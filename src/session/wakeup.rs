@@ -30,6 +30,7 @@
 //!    names (granted before the routine existed: re-run `grant`), it switches itself off.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -62,6 +63,8 @@ pub(crate) struct Hub {
     wakes: broadcast::Sender<Option<Arc<str>>>,
     /// Pokes the task: a seat's leadership changed (capacity 1: pokes coalesce).
     poke: mpsc::Sender<()>,
+    /// Set by the session's shutdown: no blinks.
+    closing: AtomicBool,
 }
 
 #[derive(Default)]
@@ -85,6 +88,7 @@ impl Hub {
             watching: Mutex::new(None),
             wakes,
             poke,
+            closing: AtomicBool::new(false),
         };
         (Arc::new(hub), pokes)
     }
@@ -121,19 +125,30 @@ impl Hub {
         }
     }
 
-    /// `service` is followed, led by `leader` (`None`: no valid leader, or not followed).
+    /// `service` is followed, led by `leader` (`None`: no valid leader, or not followed). A
+    /// change pokes the task: the node to follow may change.
     pub(crate) fn set_followed(&self, service: &str, leader: Option<&str>) {
         let mut seats = self.seats();
-        match leader {
+        let changed = match leader {
             Some(node) if node != self.node_id => {
-                if seats.followed.get(service).is_none_or(|n| &**n != node) {
+                let new = seats.followed.get(service).is_none_or(|n| &**n != node);
+                if new {
                     seats.followed.insert(service.to_string(), Arc::from(node));
                 }
+                new
             }
-            _ => {
-                seats.followed.remove(service);
-            }
+            _ => seats.followed.remove(service).is_some(),
+        };
+        drop(seats);
+        if changed {
+            self.poke();
         }
+    }
+
+    /// The session shuts down: no more blinks (each resign would wake the followers again); the
+    /// lock is let go once, after the last resign.
+    pub(crate) fn closing(&self) {
+        self.closing.store(true, Ordering::SeqCst);
     }
 
     /// Whether a wait is on `leader`'s lock, held by it now: its resign or crash wakes the
@@ -158,7 +173,7 @@ impl Hub {
     /// to follow (with a seat it leads).
     fn plan(&self) -> Plan {
         let mut seats = self.seats();
-        let blink = std::mem::take(&mut seats.blink) && !seats.leading.is_empty();
+        let blink = std::mem::take(&mut seats.blink) && !seats.leading.is_empty() && !self.closing.load(Ordering::SeqCst);
         let led = seats.leading.iter().next().cloned();
         let mut counts: HashMap<&Arc<str>, (usize, &String)> = HashMap::new();
         for (service, node) in &seats.followed {
@@ -303,13 +318,18 @@ async fn serve(
                 continue;
             };
             let Some(name) = other_name(&mut conn, names, &node, &service).await? else {
-                // The node no longer leads that seat, or cannot be named: plan again shortly.
+                // The node no longer leads that seat: plan again shortly (the seat's elector
+                // learns who leads at its next look, and tells the hub).
                 if !signals.sleep(look_again).await { return Ok(()) }
                 look_again = (look_again * 2).min(retry_interval.max(recheck));
                 continue;
             };
             if !procedures::wakeup_lock_held(&mut conn, &name).await? {
-                hub.set_watching(None);
+                // Nobody holds it: if it was held a moment ago, its node let go between two
+                // waits (a resign, a shutdown, a crash): wake its followers, as a granted wait would.
+                if hub.watching(Some(&node)) {
+                    hub.wake(Some(node.clone()));
+                }
                 if !signals.sleep(look_again).await { return Ok(()) }
                 look_again = (look_again * 2).min(retry_interval.max(recheck));
                 continue;
