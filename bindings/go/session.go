@@ -25,8 +25,9 @@ type SessionConfig struct {
 	// seats). Default Lease/5; at most (Lease-DriftMargin)/3.
 	RenewInterval time.Duration
 	// RetryInterval is the longest a follower waits between attempts. Default Lease/10; at
-	// most Lease. A session's followers are not woken by a wake-up lock: a resigned or lapsed
-	// seat is seen within one retry interval.
+	// most Lease. Followers of the node whose session lock this session waits on are woken by
+	// it instead (a leader session's Close wakes them at once); others look within one retry
+	// interval.
 	RetryInterval time.Duration
 	// RetryJitter shortens a follower's wait by a random part of up to this fraction (0 to
 	// < 1). Default 0.2; set NoJitter for none.

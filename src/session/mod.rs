@@ -51,8 +51,9 @@
 //! on, the electors following that node stay quiet until the lease they saw can end; a
 //! session's shutdown (or crash) wakes them at once, and they take its seats in one
 //! `campaign_seats`. A resign or handover of one seat in a session that leads others wakes its
-//! followers within [`wakeup::FOLLOW_WAIT_S`] (the session blinks its lock). Seats led by other
-//! nodes are polled once per retry interval, as without the lock. So a session holds two
+//! followers too (the session blinks its lock: at once, or within [`wakeup::BUSY_WAIT_S`] in a
+//! burst of such changes). Seats led by other nodes are polled once per retry interval, as
+//! without the lock. So a session holds two
 //! server connections whatever the number of its services, plus, rarely, a short-lived one
 //! that ends a call or a wait left running.
 //!

@@ -14,12 +14,14 @@
 //!    once: a wait in progress is ended with `KILL QUERY` over a short-lived connection.
 //! 2. **Blink.** After a seat of a session that still leads others stops being led (a resign, a
 //!    handover, a lost seat), it releases its lock and takes it again, so that the followers
-//!    waiting on it wake and look at their seats (one batched call each). A blink waits for the
-//!    follower wait in progress to end (at most [`FOLLOW_WAIT_S`]).
+//!    waiting on it wake and look at their seats (one batched call each).
 //! 3. **Follow.** It picks the node that leads most of the seats the session follows (the
 //!    others are polled as without a lock), learns that node's lock name once, and, when the
-//!    lock is held, waits on it for at most [`FOLLOW_WAIT_S`] while the session's electors that
-//!    follow that node count as watched (they look again only when the lease they saw can end).
+//!    lock is held, waits on it (for at most [`FOLLOW_WAIT_S`], one statement) while the
+//!    session's electors that follow that node count as watched (they look again only when the
+//!    lease they saw can end). A change of steps 1–2 during the wait ends it on the server
+//!    (`KILL QUERY` over a short-lived connection); for [`BUSY`] after that, waits last
+//!    [`BUSY_WAIT_S`] and changes wait for their end instead of a `KILL` each.
 //!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
 //!    batched call. A lock nobody holds is looked at again after 100 ms, doubling up to the
@@ -40,9 +42,14 @@ use tokio::time::Instant;
 
 use crate::procedures;
 
-/// The longest single wait on another node's lock, in seconds: a blink of this session's own
-/// lock waits for it to end (step 2).
-pub(crate) const FOLLOW_WAIT_S: u32 = 1;
+/// The longest single wait on another node's lock, in seconds, when nothing happened lately: a
+/// change that needs the connection (this session's first seat, a blink, its last seat let go)
+/// ends the wait on the server at once (`KILL QUERY`, over a short-lived connection).
+pub(crate) const FOLLOW_WAIT_S: u32 = 30;
+/// The wait after such a change, for [`BUSY`]: more changes are then handled when the wait ends
+/// (within a second), without a `KILL` each (a node handing over many seats one by one).
+pub(crate) const BUSY_WAIT_S: u32 = 1;
+const BUSY: Duration = Duration::from_secs(5);
 /// How long a blink waits to take its own lock back while followers pass it on (milliseconds,
 /// usually).
 const BLINK_WAIT_S: u32 = 1;
@@ -169,6 +176,15 @@ impl Hub {
         let _ = self.wakes.send(node);
     }
 
+    /// Whether a change waits for the connection (step 1 or 2: this session's first seat, or a
+    /// blink), and whether the session let go of its last seat while `holding` its lock.
+    fn needs_connection(&self, holding: bool) -> (bool, bool) {
+        let seats = self.seats();
+        let leads = !seats.leading.is_empty();
+        let blink = seats.blink && leads && !self.closing.load(Ordering::SeqCst);
+        (blink || (leads && !holding), holding && !leads)
+    }
+
     /// What the task should do now: lead (with a seat to ask the name with), blink, and the node
     /// to follow (with a seat it leads).
     fn plan(&self) -> Plan {
@@ -280,6 +296,11 @@ async fn serve(
     let recheck = retry_interval.min(RECHECK);
     let mut look_again = recheck;
     let mut holding = false;
+    // The lock a wait ended on without it being granted or ended early: still held, no need to
+    // look before the next wait.
+    let mut still_held: Option<String> = None;
+    // When a wait was last ended early or a blink done (the busy period starts).
+    let mut busy_since: Option<Instant> = None;
     let outcome: crate::Result<()> = async {
         loop {
             let plan = hub.plan();
@@ -302,6 +323,7 @@ async fn serve(
             }
             // 2. Blink: followers wake and look at their seats.
             if plan.blink && holding {
+                busy_since = Some(Instant::now());
                 if let Some(name) = names.own.clone() {
                     procedures::wakeup_lock_release(&mut conn, &name).await?;
                     holding = procedures::wakeup_lock_get(&mut conn, &name, BLINK_WAIT_S).await?;
@@ -324,7 +346,8 @@ async fn serve(
                 look_again = (look_again * 2).min(retry_interval.max(recheck));
                 continue;
             };
-            if !procedures::wakeup_lock_held(&mut conn, &name).await? {
+            let held = still_held.take().as_deref() == Some(name.as_str()) || procedures::wakeup_lock_held(&mut conn, &name).await?;
+            if !held {
                 // Nobody holds it: if it was held a moment ago, its node let go between two
                 // waits (a resign, a shutdown, a crash): wake its followers, as a granted wait would.
                 if hub.watching(Some(&node)) {
@@ -336,7 +359,14 @@ async fn serve(
             }
             look_again = recheck;
             hub.set_watching(Some(node.clone()));
-            let (got, gone) = wait_unless_released(&mut conn, hub, signals, &name, holding).await?;
+            let busy = busy_since.is_some_and(|t| t.elapsed() < BUSY);
+            let wait_s = if busy { BUSY_WAIT_S } else { FOLLOW_WAIT_S };
+            let Waited { got, gone, ended } = wait_unless_released(&mut conn, hub, signals, &name, wait_s, holding, !busy).await?;
+            if ended {
+                busy_since = Some(Instant::now());
+            } else if !got {
+                still_held = Some(name.clone());
+            }
             if got {
                 procedures::wakeup_lock_release(&mut conn, &name).await?;
                 tracing::debug!(node = %hub.node_id, leader = %node, "woken by the wake-up lock of the leader's session");
@@ -390,29 +420,41 @@ async fn other_name(conn: &mut mysql_async::Conn, names: &mut Names, node: &Arc<
     }
 }
 
-/// One wait on another node's lock, for at most [`FOLLOW_WAIT_S`]. When this session stops
-/// leading any seat meanwhile while holding its own lock (its shutdown), the wait is ended on
-/// the server at once (`KILL QUERY` over a short-lived connection), so that step 1 lets go
-/// without delay; other pokes wait for the wait's end.
-/// Returns whether the lock was granted, and whether the session is gone.
+/// How a wait ended: `got` the lock granted, `gone` the session ended meanwhile, `ended` the
+/// wait ended early on the server.
+struct Waited {
+    got: bool,
+    gone: bool,
+    ended: bool,
+}
+
+/// One wait of `wait_s` seconds on another node's lock. A change that needs the connection
+/// (`hub.needs_connection`) ends it on the server at once with `KILL QUERY` over a short-lived
+/// connection of its own when `may_end` (outside a busy period) or when the session let go of
+/// its last seat (a shutdown must wake followers at once); so does the end of the session.
+/// Other pokes wait for the wait's end.
 async fn wait_unless_released(
     conn: &mut mysql_async::Conn,
     hub: &Hub,
     signals: &mut Signals,
     name: &str,
+    wait_s: u32,
     holding: bool,
-) -> crate::Result<(bool, bool)> {
+    may_end: bool,
+) -> crate::Result<Waited> {
     let (opts, connection_id) = (conn.opts().clone(), conn.id());
-    let wait = procedures::wakeup_lock_get(conn, name, FOLLOW_WAIT_S);
+    let wait = procedures::wakeup_lock_get(conn, name, wait_s);
     tokio::pin!(wait);
-    let mut signalled = None;
+    let mut gone = false;
+    let mut ended = false;
     loop {
         tokio::select! {
-            got = &mut wait => return got.map(|got| (got, signalled == Some(false))),
-            more = signals.next(), if signalled.is_none() => {
-                signalled = Some(more);
-                let released = holding && hub.seats().leading.is_empty();
-                if !more || released {
+            got = &mut wait => return got.map(|got| Waited { got, gone, ended }),
+            more = signals.next(), if !gone && !ended => {
+                gone = !more;
+                let (needed, released) = hub.needs_connection(holding);
+                if gone || released || (needed && may_end) {
+                    ended = true;
                     if let Err(e) = procedures::kill_query(&opts, connection_id).await {
                         tracing::debug!(node = %hub.node_id, error = %e, "could not end the wake-up wait early");
                     }

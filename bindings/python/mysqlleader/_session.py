@@ -69,9 +69,11 @@ class Session:
     collected) resigns every seat of it together and closes every elector it made. A session
     stays open at least as long as any elector it made.
 
-    Followers of a session look at all their seats in one call per retry interval: a resign or
-    a crashed leader's lapsed lease is seen within that (a stand-alone elector's wake-up lock is
-    not used). A session uses one server (no Galera fallback clients).
+    A session holds one wake-up lock for all its seats and waits on the lock of the node that
+    leads most of the seats it follows: those followers stay quiet while the lock is held, and a
+    leader session's close wakes them at once (they take its seats in one call). Seats led by a
+    third node are looked at once per retry interval. A session uses two server connections and
+    one server (no Galera fallback clients).
     """
 
     def __init__(

@@ -28,9 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * }                                                               // every elector steps down and resigns
  * }</pre>
  *
- * <p>Differences from stand-alone electors: followers look at all their seats in one call per
- * retry interval (lease / 10 by default), so a resign or a crashed leader's lapse is seen within
- * that rather than at once (no wake-up lock); a session uses one server (no Galera fallbacks).
+ * <p>Differences from stand-alone electors: one wake-up lock per session, not per service
+ * (followers of the node the session waits on are woken by its close at once; seats led by a
+ * third node are looked at once per retry interval, lease / 10 by default); a session uses two
+ * server connections and one server (no Galera fallbacks).
  *
  * <p>Thread-safe. {@link #close()} closes every elector the session made (their own
  * {@link Elector#close()} is then a no-op and their methods throw {@link InvalidStateException}
@@ -64,7 +65,7 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    /** Starts building a session whose electors talk to {@code client}'s database (one connection of it at a time). */
+    /** Starts building a session whose electors talk to {@code client}'s database (two connections of it: calls, and one wake-up lock). */
     public static Builder builder(Client client) {
         return new Builder(client);
     }
