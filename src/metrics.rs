@@ -82,20 +82,32 @@ impl Metrics {
     /// The metrics in the Prometheus text format, labelled `name="<service>"`. `leading_now` is
     /// the gauge's value (pass `Elector::is_leader()`, exact at this moment).
     pub fn render(&self, service: &str, leading_now: bool) -> String {
-        let name = escape_label(service);
-        let i = &self.inner;
-        let mut out = String::new();
-        let mut metric = |metric: &str, kind: &str, help: &str, value: &str| {
-            let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} {kind}\n{metric}{{name=\"{name}\"}} {value}");
-        };
-        metric("leader_election_master_status", "gauge", "1 while this node leads the election, else 0.", if leading_now { "1" } else { "0" });
-        metric("mysqlleader_term", "gauge", "The term (fencing token) this node saw last.", &i.term.load(Ordering::Relaxed).to_string());
-        metric("mysqlleader_leadership_transitions_total", "counter", "How often this node started or stopped leading.",
-               &i.transitions.load(Ordering::Relaxed).to_string());
-        metric("mysqlleader_campaign_errors_total", "counter", "Campaign calls that failed (an error or a timeout).",
-               &i.errors.load(Ordering::Relaxed).to_string());
-        let h = "mysqlleader_campaign_duration_seconds";
-        let _ = writeln!(out, "# HELP {h} The duration of each campaign call, answered or not.\n# TYPE {h} histogram");
+        render_many(&[(service, self, leading_now)])
+    }
+}
+
+/// The metrics of many electors (a session's) as one valid exposition: each metric's `HELP` and
+/// `TYPE` once, then one sample (or one histogram) per elector, labelled `name="<service>"`, in
+/// the order given. Each item is (service, metrics, leading now).
+pub fn render_many(electors: &[(&str, &Metrics, bool)]) -> String {
+    let named: Vec<(String, &Inner, bool)> = electors.iter().map(|(s, m, l)| (escape_label(s), &*m.inner, *l)).collect();
+    let mut out = String::new();
+    let mut gauge = |metric: &str, kind: &str, help: &str, value: &dyn Fn(&Inner, bool) -> String| {
+        let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} {kind}");
+        for (name, i, leading) in &named {
+            let _ = writeln!(out, "{metric}{{name=\"{name}\"}} {}", value(i, *leading));
+        }
+    };
+    gauge("leader_election_master_status", "gauge", "1 while this node leads the election, else 0.",
+          &|_, leading| if leading { "1".into() } else { "0".into() });
+    gauge("mysqlleader_term", "gauge", "The term (fencing token) this node saw last.", &|i, _| i.term.load(Ordering::Relaxed).to_string());
+    gauge("mysqlleader_leadership_transitions_total", "counter", "How often this node started or stopped leading.",
+          &|i, _| i.transitions.load(Ordering::Relaxed).to_string());
+    gauge("mysqlleader_campaign_errors_total", "counter", "Campaign calls that failed (an error or a timeout).",
+          &|i, _| i.errors.load(Ordering::Relaxed).to_string());
+    let h = "mysqlleader_campaign_duration_seconds";
+    let _ = writeln!(out, "# HELP {h} The duration of each campaign call, answered or not.\n# TYPE {h} histogram");
+    for (name, i, _) in &named {
         for (bound, bucket) in DURATION_BUCKETS.iter().zip(&i.buckets) {
             let _ = writeln!(out, "{h}_bucket{{name=\"{name}\",le=\"{bound}\"}} {}", bucket.load(Ordering::Relaxed));
         }
@@ -103,8 +115,8 @@ impl Metrics {
         let _ = writeln!(out, "{h}_bucket{{name=\"{name}\",le=\"+Inf\"}} {count}");
         let _ = writeln!(out, "{h}_sum{{name=\"{name}\"}} {}", i.sum_ns.load(Ordering::Relaxed) as f64 / 1e9);
         let _ = writeln!(out, "{h}_count{{name=\"{name}\"}} {count}");
-        out
     }
+    out
 }
 
 /// A label value escaped as the exposition format wants: `\\`, `\"` and `\n`.
@@ -135,5 +147,24 @@ mod tests {
         assert!(text.contains("le=\"+Inf\"} 2\n") && text.contains("_count{name=\"bill\\\"ing\\\\x\"} 2\n"));
         assert!(text.contains("_sum{name=\"bill\\\"ing\\\\x\"} 0.0308\n"), "{text}");
         assert!(text.contains("# TYPE mysqlleader_campaign_duration_seconds histogram"));
+    }
+
+    /// Many electors' metrics in one exposition: every HELP and TYPE line once (a scraper
+    /// rejects a repeated one), each elector's samples under its own name.
+    #[test]
+    fn renders_many_electors_as_one_valid_exposition() {
+        let (a, b) = (Metrics::new(), Metrics::new());
+        a.observe_leading(true, 3);
+        b.observe_campaign(Duration::from_millis(2), false);
+        let text = render_many(&[("shard-1", &a, true), ("shard-2", &b, false)]);
+        for line in text.lines().filter(|l| l.starts_with('#')) {
+            assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "repeated: {line}\n{text}");
+        }
+        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 5, "{text}");
+        assert!(text.contains("leader_election_master_status{name=\"shard-1\"} 1\nleader_election_master_status{name=\"shard-2\"} 0\n"), "{text}");
+        assert!(text.contains("mysqlleader_term{name=\"shard-1\"} 3\n"));
+        assert!(text.contains("mysqlleader_campaign_errors_total{name=\"shard-2\"} 1\n"));
+        assert!(text.contains("mysqlleader_campaign_duration_seconds_count{name=\"shard-2\"} 1\n"));
+        assert_eq!(render_many(&[("x", &a, true)]), a.render("x", true));
     }
 }

@@ -157,6 +157,30 @@ func (s *Session) Elector(serviceID string) (*Elector, error) {
 	return e, nil
 }
 
+// MetricsText returns the metrics of every running elector of the session as one Prometheus
+// text exposition (version 0.0.4): each metric's HELP and TYPE once, one sample per service
+// (name="<service>"), with the leading gauges exact at the moment of the call. Serve it, not
+// the electors' own MetricsText joined together (a scraper rejects repeated HELP/TYPE lines).
+// Never blocks on the database. ErrClosed after Close.
+func (s *Session) MetricsText() (string, error) {
+	const op = "session_metrics_text"
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if s.h.ptr == nil {
+		return "", closedError(op, "session")
+	}
+	ptr := s.h.ptr
+	var text string
+	err := ccall(op, func() C.mysqlleader_result {
+		var rc C.mysqlleader_result
+		text, rc = copyOut(func(buf *C.char, n C.size_t, needed *C.size_t) C.mysqlleader_result {
+			return C.mysqlleader_session_metrics_text(ptr, buf, n, needed)
+		})
+		return rc
+	})
+	return text, err
+}
+
 // Close shuts down every elector the session made and still runs, then frees the session.
 // Unless NoResignOnClose, each leader steps down at once and resigns (the resigns share the
 // session's connection; those not done within the request timeout lapse with their leases),

@@ -327,6 +327,46 @@ func TestSessionElectorAPI(t *testing.T) {
 	}
 }
 
+// TestSessionMetricsText: a session's metrics are one valid exposition (HELP and TYPE once),
+// with one sample per running elector.
+func TestSessionMetricsText(t *testing.T) {
+	c := newClient(t)
+	ctx := ctxTimeout(t, time.Minute)
+	sa := newSession(t, c, sessionConfig("metrics"))
+	s1, s2 := service(t, "1"), service(t, "2")
+	e1, e2 := sessionElector(t, sa, s1), sessionElector(t, sa, s2)
+	for _, e := range []*Elector{e1, e2} {
+		if err := e.WaitForLeadership(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text, err := sa.MetricsText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "#") {
+			if seen[line] {
+				t.Fatalf("repeated %q in\n%s", line, text)
+			}
+			seen[line] = true
+		}
+	}
+	for _, s := range []string{s1, s2} {
+		if !strings.Contains(text, fmt.Sprintf("leader_election_master_status{name=%q} 1", s)) {
+			t.Fatalf("no leading gauge for %s in\n%s", s, text)
+		}
+	}
+	if len(seen) != 10 {
+		t.Fatalf("%d comment lines, want 10 (HELP and TYPE of 5 metrics):\n%s", len(seen), text)
+	}
+	sa.Close()
+	if _, err := sa.MetricsText(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}
+
 // TestSessionErrors: the errors of NewSession and Session.Elector name the parameter; a
 // closed session says so.
 func TestSessionErrors(t *testing.T) {

@@ -398,7 +398,7 @@ impl Elector {
 
     /// What a session keeps of each of its electors, to shut it down with the session.
     pub(crate) fn stopper(&self) -> Stopper {
-        Stopper { commands: self.commands.clone(), resign: self.config.resign_on_drop, state: self.state.clone() }
+        Stopper { commands: self.commands.clone(), resign: self.config.resign_on_drop, state: self.state.clone(), metrics: self.metrics.clone() }
     }
 
     pub fn config(&self) -> &ElectorConfig { &self.config }
@@ -699,9 +699,20 @@ pub(crate) struct Stopper {
     commands: mpsc::UnboundedSender<Command>,
     resign: bool,
     state: watch::Receiver<State>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl Stopper {
+    /// [`Elector::is_leader`] of the elector.
+    pub(crate) fn is_leader(&self) -> bool {
+        self.state.borrow().leads_at(Instant::now())
+    }
+
+    /// [`Elector::metrics`] of the elector.
+    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+
     /// Whether the elector's task still runs.
     pub(crate) fn running(&self) -> bool {
         self.state.borrow().running

@@ -10,7 +10,7 @@ use super::client::{mysqlleader_client, ClientInner};
 use super::elector::{elector_builder, elector_handle, mysqlleader_elector, mysqlleader_elector_config, mysqlleader_event_callback};
 use super::result::{boundary, boundary_void, mysqlleader_result, Failure};
 use super::runtime::{block_on, runtime};
-use super::strings::{arg_out, arg_ref, arg_str, write_out};
+use super::strings::{arg_out, arg_ref, arg_str, copy_out, write_out};
 use crate::config::ElectorConfig;
 use crate::session::{Session, SessionBuilder};
 
@@ -97,6 +97,34 @@ pub unsafe extern "C" fn mysqlleader_session_elector(
         let out = elector_handle(elector, events, config, handle.client.clone(), Vec::new(), callback, userdata)?;
         unsafe { write_out(elector_out, out) };
         Ok(())
+    })
+}
+
+/// Copies the metrics of every running elector of the session into `buf` as one Prometheus text
+/// exposition (version 0.0.4): what Rust `Session::metrics_text` renders, each metric's `HELP`
+/// and `TYPE` once and one sample per service (`name="<service>"`, by service id), with the
+/// leading gauges exact at the moment of the call. Concatenating the electors' own
+/// `mysqlleader_elector_metrics_text` is not a valid exposition (a scraper rejects the repeated
+/// `HELP`/`TYPE` lines): serve this one for a session. `buf`, `buf_len` and `needed_out` (may be
+/// NULL) as in `mysqlleader_last_error_copy`; the text grows with the services (about 1.5 KB
+/// each) and between two calls, so call again while the answer is
+/// `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks on the database. `MYSQLLEADER_INVALID_STATE`
+/// once the session is being freed.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_session_metrics_text(
+    session: *const mysqlleader_session,
+    buf: *mut c_char,
+    buf_len: usize,
+    needed_out: *mut usize,
+) -> mysqlleader_result {
+    boundary(|| {
+        // SAFETY: pointers follow the conventions.
+        let handle = unsafe { arg_ref(session, "session") }?;
+        let text = {
+            let session = handle.session.read().unwrap_or_else(|e| e.into_inner());
+            session.as_ref().ok_or_else(|| crate::Error::stopped("the session is being freed"))?.metrics_text()
+        };
+        unsafe { copy_out(text.as_bytes(), buf, buf_len, needed_out) }
     })
 }
 

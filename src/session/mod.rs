@@ -264,6 +264,18 @@ impl Session {
         self.core.stats.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The metrics of every running elector of the session as one Prometheus text exposition
+    /// (each metric's `HELP` and `TYPE` once, one sample per service, by service id: see
+    /// [`crate::metrics::render_many`]); the leading gauges are exact at this moment.
+    pub fn metrics_text(&self) -> String {
+        let electors = self.core.electors.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running: Vec<(&String, &Stopper)> = electors.iter().filter(|(_, s)| s.running()).collect();
+        running.sort_by(|a, b| a.0.cmp(b.0));
+        let items: Vec<(&str, &crate::metrics::Metrics, bool)> =
+            running.iter().map(|(service, s)| (service.as_str(), s.metrics(), s.is_leader())).collect();
+        crate::metrics::render_many(&items)
+    }
+
     /// How many electors of the session run now.
     pub fn len(&self) -> usize {
         self.core.running()

@@ -311,6 +311,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_elector_snapshot": (_RC, [_P, POINTER(ElectorStateStruct)]),
     "mysqlleader_elector_last_call_error": (_RC, [_P, POINTER(c_char), c_size_t, _SIZE_P]),
     "mysqlleader_elector_metrics_text": (_RC, [_P, POINTER(c_char), c_size_t, _SIZE_P]),
+    "mysqlleader_session_metrics_text": (_RC, [_P, POINTER(c_char), c_size_t, _SIZE_P]),
     "mysqlleader_elector_resign": (_RC, [_P, POINTER(c_bool)]),
     "mysqlleader_elector_handover": (_RC, [_P, c_char_p, POINTER(c_bool)]),
     "mysqlleader_elector_wait_for_leadership": (_RC, [_P, c_uint64, POINTER(c_bool)]),

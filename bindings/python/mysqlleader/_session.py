@@ -19,7 +19,7 @@ from typing import Any, Callable, List, Optional, Type, Union
 from . import _args
 from ._args import Duration
 from ._client import Client
-from ._elector import _OPEN_SESSIONS, Elector, _check_on_event, _config_struct
+from ._elector import _OPEN_SESSIONS, Elector, _check_on_event, _config_struct, _copy_string
 from ._errors import check
 from ._handle import Handle
 from ._native import ID_BUFFER_SIZE, library
@@ -150,6 +150,16 @@ class Session:
                 self._electors[:] = [f for f in self._electors if f.alive]
                 self._electors.append(elector._finalizer)
         return elector
+
+    def metrics_text(self) -> str:
+        """The metrics of every running elector of the session as one Prometheus text
+        exposition (version 0.0.4): each metric's ``HELP`` and ``TYPE`` once, one sample per
+        service (``name="<service>"``), the leading gauges exact at the moment of the call.
+        Serve this one for a session: the electors' own :meth:`Elector.metrics_text` joined
+        together repeat the ``HELP``/``TYPE`` lines, which a scraper rejects. Never blocks on
+        the database; raises :class:`InvalidStateError` once the session is closed."""
+        with self._handle.use() as ptr:
+            return _copy_string(library().mysqlleader_session_metrics_text, ptr, 4096)
 
     # --- life cycle --------------------------------------------------------------------------
 

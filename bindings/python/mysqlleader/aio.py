@@ -404,6 +404,11 @@ class Session:
         self._electors.add(elector)
         return elector
 
+    def metrics_text(self) -> str:
+        """:meth:`mysqlleader.Session.metrics_text` (it never waits on the database: safe on
+        the loop)."""
+        return self._sync.metrics_text()
+
     async def close(self) -> None:
         """:meth:`mysqlleader.Session.close` in a worker thread; the event iterators of its
         electors end. Idempotent."""

@@ -267,6 +267,24 @@ def test_a_closed_session_says_so(client: mysqlleader.Client, service: str) -> N
     assert client.current_leader(service).term == 0, "nothing campaigned"
 
 
+def test_a_sessions_metrics_are_one_valid_exposition(client: mysqlleader.Client, service: str) -> None:
+    with mysqlleader.Session(client, node_id="metrics", lease=2) as session:
+        electors = [session.elector(f"{service}-{i}") for i in range(3)]
+        for e in electors:
+            assert e.wait_for_leadership(timeout=10)
+        text = session.metrics_text()
+        comments = [line for line in text.splitlines() if line.startswith("#")]
+        assert len(comments) == len(set(comments)) == 10, text  # HELP and TYPE of 5 metrics, once each
+        for i in range(3):
+            assert f'leader_election_master_status{{name="{service}-{i}"}} 1' in text, text
+        electors[1].close()
+        text = session.metrics_text()
+        assert f'name="{service}-1"' not in text, "a closed elector is left out"
+        assert f'leader_election_master_status{{name="{service}-2"}} 1' in text
+    with pytest.raises(InvalidStateError):
+        session.metrics_text()
+
+
 def test_closing_one_elector_resigns_its_seat_alone(client: mysqlleader.Client, url: str, service: str) -> None:
     with mysqlleader.Session(client, node_id="solo", lease=LEASE) as session:
         one, two = session.elector(f"{service}-1"), session.elector(f"{service}-2")

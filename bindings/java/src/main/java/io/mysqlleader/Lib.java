@@ -65,6 +65,7 @@ interface Lib extends Library {
     int mysqlleader_elector_snapshot(Pointer elector, StateRow out);
     int mysqlleader_elector_last_call_error(Pointer elector, byte[] buf, long bufLen, LongByReference neededOut);
     int mysqlleader_elector_metrics_text(Pointer elector, byte[] buf, long bufLen, LongByReference neededOut);
+    int mysqlleader_session_metrics_text(Pointer session, byte[] buf, long bufLen, LongByReference neededOut);
     int mysqlleader_elector_resign(Pointer elector, ByteByReference resignedOut);
     int mysqlleader_elector_handover(Pointer elector, String toNode, ByteByReference handedOverOut);
     int mysqlleader_elector_wait(Pointer elector, long timeoutMs, IntByReference outcomeOut);

@@ -113,6 +113,31 @@ public final class Session implements AutoCloseable {
         return new InvalidStateException("mysqlleader: the session is closed: it starts no elector (service_id " + serviceId + ")");
     }
 
+    /**
+     * The metrics of every running elector of the session as one Prometheus text exposition
+     * (version 0.0.4; {@code mysqlleader_session_metrics_text}): each metric's HELP and TYPE once,
+     * one sample per service ({@code name="<service>"}), the leading gauges exact at the moment of
+     * the call. Serve this one for a session: the electors' own {@link Elector#metricsText()}
+     * joined together repeat the HELP/TYPE lines, which a scraper rejects. Never blocks on the
+     * database.
+     *
+     * @throws InvalidStateException once the session is closed
+     */
+    public String metricsText() {
+        if (handle.closed()) throw new InvalidStateException("mysqlleader: the session is closed");
+        return handle.use(session -> {
+            byte[] buf = new byte[4096];
+            com.sun.jna.ptr.LongByReference needed = new com.sun.jna.ptr.LongByReference();
+            int rc = Lib.C.mysqlleader_session_metrics_text(session, buf, buf.length, needed);
+            for (int attempt = 0; attempt < 3 && rc == ErrorKind.BUFFER_TOO_SMALL.code; attempt++) {
+                buf = new byte[(int) Math.max(needed.getValue(), 2L * buf.length)];
+                rc = Lib.C.mysqlleader_session_metrics_text(session, buf, buf.length, needed);
+            }
+            if (rc != 0) throw MysqlLeaderException.last(rc);
+            return Lib.string(buf);
+        });
+    }
+
     /** Called by an elector of this session that was closed on its own. */
     void forget(Elector e) {
         electors.remove(e);

@@ -133,6 +133,25 @@ class SessionTest {
     }
 
     @Test
+    void aSessionsMetricsAreOneValidExposition() throws Exception {
+        Session s = node("metrics").build();
+        try (Elector m1 = s.elector("metrics-1"); Elector m2 = s.elector("metrics-2")) {
+            assertTrue(m1.awaitLeadership(WAIT), "did not lead: " + m1.lastCallError());
+            assertTrue(m2.awaitLeadership(WAIT), "did not lead: " + m2.lastCallError());
+            String text = s.metricsText();
+            List<String> comments = text.lines().filter(l -> l.startsWith("#")).toList();
+            assertEquals(10, comments.size(), text);
+            assertEquals(10, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + text);
+            assertTrue(text.contains("leader_election_master_status{name=\"metrics-1\"} 1"), text);
+            assertTrue(text.contains("leader_election_master_status{name=\"metrics-2\"} 1"), text);
+            s.close();
+            assertThrows(InvalidStateException.class, s::metricsText);
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
     void misuseIsRejectedByName() throws Exception {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Session.builder(null));
         assertEquals("client", e.parameter());
