@@ -1121,6 +1121,23 @@ mysqlleader_result mysqlleader_session_elector(const mysqlleader_session *sessio
                                                mysqlleader_elector **elector_out);
 
 /**
+ * Copies the metrics of every running elector of the session into `buf` as one Prometheus text
+ * exposition (version 0.0.4): what Rust `Session::metrics_text` renders, each metric's `HELP`
+ * and `TYPE` once and one sample per service (`name="<service>"`, by service id), with the
+ * leading gauges exact at the moment of the call. Concatenating the electors' own
+ * `mysqlleader_elector_metrics_text` is not a valid exposition (a scraper rejects the repeated
+ * `HELP`/`TYPE` lines): serve this one for a session. `buf`, `buf_len` and `needed_out` (may be
+ * NULL) as in `mysqlleader_last_error_copy`; the text grows with the services (about 1.5 KB
+ * each) and between two calls, so call again while the answer is
+ * `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks on the database. `MYSQLLEADER_INVALID_STATE`
+ * once the session is being freed.
+ */
+mysqlleader_result mysqlleader_session_metrics_text(const mysqlleader_session *session,
+                                                    char *buf,
+                                                    size_t buf_len,
+                                                    size_t *needed_out);
+
+/**
  * Shuts down every elector of the session that still runs (each steps down at once and resigns
  * unless `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`; the resigns share the session's connection,
  * so those not done within the request timeout lapse with their leases), then frees the

@@ -53,6 +53,8 @@ const BUSY: Duration = Duration::from_secs(5);
 /// How long a blink waits to take its own lock back while followers pass it on (milliseconds,
 /// usually).
 const BLINK_WAIT_S: u32 = 1;
+/// How long a poke waits for more before the task plans (see [`Signals::next`]).
+const COALESCE: Duration = Duration::from_millis(20);
 /// The first pause before looking again at a lock nobody holds.
 const RECHECK: Duration = Duration::from_millis(100);
 const RESTART_FIRST: Duration = Duration::from_secs(1);
@@ -219,10 +221,19 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    /// The next poke (`true`), or `false` when the session is gone.
+    /// The next poke (`true`), or `false` when the session is gone. Pokes that follow within
+    /// [`COALESCE`] come with it: a plan looks at every seat of the session, so thousands of
+    /// electors starting or changing at once are planned for a few times, not once each.
     async fn next(&mut self) -> bool {
         tokio::select! {
-            poke = self.pokes.recv() => poke.is_some(),
+            poke = self.pokes.recv() => {
+                if poke.is_none() {
+                    return false;
+                }
+                tokio::time::sleep(COALESCE).await;
+                while self.pokes.try_recv().is_ok() {}
+                true
+            }
             gone = self.alive.changed() => gone.is_ok(),
         }
     }
@@ -447,11 +458,15 @@ async fn wait_unless_released(
     tokio::pin!(wait);
     let mut gone = false;
     let mut ended = false;
-    loop {
+    // Pokes not acted on are handled at the next plan: one is put back when the wait ends (not
+    // at once, which would wake this loop again and spin).
+    let mut poked = false;
+    let outcome = loop {
         tokio::select! {
-            got = &mut wait => return got.map(|got| Waited { got, gone, ended }),
+            got = &mut wait => break got,
             more = signals.next(), if !gone && !ended => {
                 gone = !more;
+                poked |= more;
                 let (needed, released) = hub.needs_connection(holding);
                 if gone || released || (needed && may_end) {
                     ended = true;
@@ -459,11 +474,11 @@ async fn wait_unless_released(
                         tracing::debug!(node = %hub.node_id, error = %e, "could not end the wake-up wait early");
                     }
                 }
-                // The poke is handled at the next plan: put it back.
-                if more {
-                    hub.poke();
-                }
             }
         }
+    };
+    if poked {
+        hub.poke();
     }
+    outcome.map(|got| Waited { got, gone, ended })
 }

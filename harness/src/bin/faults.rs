@@ -647,11 +647,12 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     // connections, + 3 for the campaigns campaign-abandon abandons (one every 400 ms, each ended
     // on the server within its 1 s bounded wait), plus per candidate one pool connection per
     // service and the fenced work's, and one wake-up connection per service; with --sessions,
-    // per candidate its session's one connection, the short-lived one that may end a call left
-    // running, and the fenced work's, whatever the number of services.
+    // per candidate its session's two (calls, and its one wake-up lock), the short-lived one
+    // that may end a call or a wait left running, and the fenced work's, whatever the number of
+    // services.
     let connections_baseline = if h.db_urls.len() == 1 { threads_connected(&h.admin()).await } else { None };
     if let Some(base) = connections_baseline {
-        let per_candidate = if args.sessions { 3 } else { 2 * services.len() + 1 };
+        let per_candidate = if args.sessions { 4 } else { 2 * services.len() + 1 };
         let bound = base + 2 + 3 + (h.nodes.len() * per_candidate) as u64;
         run_json["connections_baseline"] = json!(base);
         run_json["connection_bound"] = json!(bound);
