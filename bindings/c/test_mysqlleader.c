@@ -1490,6 +1490,27 @@ static void test_sessions(mysqlleader_client *client) {
     }
     CHECK(find_event(&r, 0, MYSQLLEADER_EVENT_STARTED_LEADING) >= 0);
 
+    /* The session's metrics: one exposition, HELP and TYPE once, a sample per service. */
+    {
+        char small[8];
+        size_t needed = 0;
+        CHECK_RC(mysqlleader_session_metrics_text(sa, small, sizeof small, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+        CHECK(needed > 1000);
+        char *text = malloc(needed + 4096);
+        CHECK(text != NULL);
+        CHECK_OK(mysqlleader_session_metrics_text(sa, text, needed + 4096, NULL));
+        int helps = 0;
+        for (const char *p = text; (p = strstr(p, "# HELP leader_election_master_status ")) != NULL; p++) helps++;
+        CHECK(helps == 1);
+        for (int i = 0; i < N; i++) {
+            char sample[96];
+            snprintf(sample, sizeof sample, "leader_election_master_status{name=\"%s\"} 1\n", names[i]);
+            CHECK(strstr(text, sample) != NULL);
+        }
+        free(text);
+        CHECK_RC(mysqlleader_session_metrics_text(NULL, small, sizeof small, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    }
+
     /* A session's elector fences a transaction like any elector. */
     mysqlleader_txn *txn = NULL;
     uint64_t fenced = 0;

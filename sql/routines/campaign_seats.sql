@@ -58,20 +58,37 @@ BEGIN
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
+    SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
     START TRANSACTION;
     SET v_now = UTC_TIMESTAMP(6);
     -- 1. Lock the seats this node may take, skipping each that another transaction holds. The
     --    list drives the join (one primary-key lookup per listed service, never a scan: see
     --    renew_seats). The conditions are campaign's step 4 (vacant or expired, not barred by a
     --    reservation: sql/V11__handover.sql) and the access of the seat's copy.
+    -- 1a. The candidates, by a plain consistent read that locks nothing (this transaction is
+    --     REPEATABLE READ whatever the session's level): a locking read of every listed seat
+    --     would lock, until the commit, the seats other nodes lead too (InnoDB keeps the locks of
+    --     rows a condition then rejects), and their own renews, skipping locked seats, would
+    --     miss them.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_take
       FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
        AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
        AND NOT (e.handover_from <=> v_nid)
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
-       FOR UPDATE SKIP LOCKED;
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+    -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
+    --     transaction holds.
+    IF v_take IS NOT NULL THEN
+        SELECT JSON_ARRAYAGG(j.sid) INTO v_take
+          FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
+           AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
+           AND NOT (e.handover_from <=> v_nid)
+           AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
+           FOR UPDATE SKIP LOCKED;
+    END IF;
     IF v_take IS NOT NULL THEN
         -- 2. Close the expired terms (the server's decision: no ended_by), before the seats move on.
         UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j

@@ -57,6 +57,7 @@ BEGIN
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
+    SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
     START TRANSACTION;
     SET v_now = UTC_TIMESTAMP(6);
     -- 1. Lock the node's renewable seats, skipping each that another transaction holds (the
@@ -66,12 +67,26 @@ BEGIN
     --    (STRAIGHT_JOIN, the primary key forced): one primary-key lookup per listed service,
     --    never a scan, which would lock, or wait for, seats not listed (the optimizer prefers a
     --    scan of a small table).
+    -- 1a. The candidates, by a plain consistent read that locks nothing (this transaction is
+    --     REPEATABLE READ whatever the session's level): a locking read of every listed seat
+    --     would lock, until the commit, the seats other nodes lead too (InnoDB keeps the locks of
+    --     rows a condition then rejects), and their own renews, skipping locked seats, would
+    --     miss them.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
       FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
-       FOR UPDATE SKIP LOCKED;
+       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+    -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
+    --     transaction holds.
+    IF v_mine IS NOT NULL THEN
+        SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
+          FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+           AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
+           FOR UPDATE SKIP LOCKED;
+    END IF;
     -- 2. Renew exactly those (locked by step 1: no wait).
     UPDATE JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
