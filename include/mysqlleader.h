@@ -175,6 +175,58 @@ typedef uint32_t mysqlleader_result;
 #endif // __cplusplus
 
 /**
+ * What a column holds, from the type the server declares for it: enough to turn a value's
+ * text into the caller's type without parsing the SQL. The numbers are stable.
+ */
+enum mysqlleader_column_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Character data (`CHAR`, `VARCHAR`, `TEXT`, `ENUM`, `SET`, `JSON`), in the connection's
+     * character set (utf8mb4); also a column of NULL literals.
+     */
+    MYSQLLEADER_COLUMN_TEXT = 0,
+    /**
+     * Bytes (`BINARY`, `VARBINARY`, `BLOB`, `BIT`, `GEOMETRY`, and text in the binary
+     * character set): any byte may occur, NUL included.
+     */
+    MYSQLLEADER_COLUMN_BINARY = 1,
+    /**
+     * An integer (`TINYINT` to `BIGINT`, signed or unsigned, `YEAR`): decimal text.
+     */
+    MYSQLLEADER_COLUMN_INTEGER = 2,
+    /**
+     * An exact decimal (`DECIMAL`): decimal text, e.g. `-12.500`.
+     */
+    MYSQLLEADER_COLUMN_DECIMAL = 3,
+    /**
+     * A floating-point number (`FLOAT`, `DOUBLE`): decimal text.
+     */
+    MYSQLLEADER_COLUMN_FLOAT = 4,
+    /**
+     * `DATETIME` or `TIMESTAMP`: `YYYY-MM-DD HH:MM:SS[.ffffff]`.
+     */
+    MYSQLLEADER_COLUMN_DATETIME = 5,
+    /**
+     * `DATE`: `YYYY-MM-DD`.
+     */
+    MYSQLLEADER_COLUMN_DATE = 6,
+    /**
+     * `TIME`: `[-]HH:MM:SS[.ffffff]` (the hours may exceed 24).
+     */
+    MYSQLLEADER_COLUMN_TIME = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum mysqlleader_column_kind mysqlleader_column_kind;
+#else
+typedef uint32_t mysqlleader_column_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What happened, in `mysqlleader_event.kind`.
  */
 enum mysqlleader_event_kind
@@ -319,6 +371,12 @@ typedef struct mysqlleader_client mysqlleader_client;
  * (also from its callback); `_free` must not race with calls from other threads.
  */
 typedef struct mysqlleader_elector mysqlleader_elector;
+
+/**
+ * The rows of one statement, fetched whole; made by `mysqlleader_txn_query`, released by
+ * `mysqlleader_rows_free`. Read-only: it may be read from several threads at once.
+ */
+typedef struct mysqlleader_rows mysqlleader_rows;
 
 /**
  * A session: one node id and one lease configuration for many electors, made by
@@ -794,7 +852,8 @@ mysqlleader_result mysqlleader_txn_assert_leader(mysqlleader_txn *txn,
 /**
  * Runs one SQL statement in the transaction; rows it returns are discarded (use it for
  * `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
- * the statement changed.
+ * the statement changed; `mysqlleader_txn_last_insert_id` gives the id it generated. To read
+ * rows, or to pass binary parameters (NUL bytes included), use `mysqlleader_txn_query`.
  *
  * `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
  * transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
@@ -827,6 +886,50 @@ mysqlleader_result mysqlleader_txn_execute(mysqlleader_txn *txn,
                                            uint64_t *affected_rows_out);
 
 /**
+ * Runs one SQL statement in the transaction and returns what it gave: its rows (a `SELECT`,
+ * `SELECT ... FOR UPDATE`, `SHOW`, ...), the rows it changed and the `AUTO_INCREMENT` id it
+ * generated, in a `mysqlleader_rows` written to `*rows_out` (read it with the
+ * `mysqlleader_rows_*` functions; release it with `mysqlleader_rows_free`, also after the
+ * transaction has ended). Only the first result set is kept (a `CALL` may return more: the
+ * rest are read and discarded).
+ *
+ * Every rule of `mysqlleader_txn_execute` holds: exactly one statement, none that ends the
+ * transaction (refused with `MYSQLLEADER_USAGE`, parameter `sql`, before anything is sent),
+ * the same checks in a fenced transaction, and any failure, a bad argument included, spends the
+ * transaction.
+ *
+ * Parameters: with `param_count` > 0 the statement is prepared and `params[i]` binds to the
+ * i-th `?`; NULL for SQL NULL. With `param_lengths` NULL every non-NULL `params[i]` is a
+ * NUL-terminated string. With `param_lengths` given, `params[i]` points to
+ * `param_lengths[i]` bytes, any bytes, NUL included (binary data for a `VARBINARY` or `BLOB`
+ * column, say); a non-NULL pointer with length 0 is the empty string. The server converts the
+ * bytes to the column's type (`'2024-05-01 12:00:00.5'` to a `DATETIME`, `'12.50'` to a
+ * `DECIMAL`). `params` and `param_lengths` may be NULL when `param_count` is 0; the statement
+ * then runs as plain text.
+ *
+ * Values come back as the text protocol sends them, converted to bytes: numbers as their
+ * decimal text, `DATETIME`/`TIMESTAMP` as `YYYY-MM-DD HH:MM:SS[.ffffff]` (as many fractional
+ * digits as the column declares), `DATE` as `YYYY-MM-DD`, `TIME` as `[-]HH:MM:SS[.ffffff]`,
+ * strings and binary data as they are; SQL NULL apart from the empty string
+ * (`mysqlleader_rows_value`). `mysqlleader_rows_column_kind` tells what each column holds.
+ */
+mysqlleader_result mysqlleader_txn_query(mysqlleader_txn *txn,
+                                         const char *sql,
+                                         const char *const *params,
+                                         const size_t *param_lengths,
+                                         size_t param_count,
+                                         mysqlleader_rows **rows_out);
+
+/**
+ * The `AUTO_INCREMENT` id generated by the last statement that succeeded in the transaction
+ * (`mysqlleader_txn_execute` or `mysqlleader_txn_query`; the first id, for an `INSERT` of
+ * several rows), or 0 when it generated none or no statement has run. Readable in any state,
+ * also after the transaction has failed or ended.
+ */
+mysqlleader_result mysqlleader_txn_last_insert_id(const mysqlleader_txn *txn,
+                                                  uint64_t *last_insert_id_out);
+
+/**
  * Commits the transaction. On `MYSQLLEADER_OK` every statement took effect; on any error
  * none did (a commit that fails with `MYSQLLEADER_CONNECTION` has an unknown outcome, as
  * always with a lost connection). Either way the transaction has ended; free the handle.
@@ -848,6 +951,70 @@ mysqlleader_result mysqlleader_txn_rollback(mysqlleader_txn *txn);
  * request timeout). `mysqlleader_txn_free(NULL)` does nothing.
  */
 void mysqlleader_txn_free(mysqlleader_txn *txn);
+
+/**
+ * How many columns the rows have (0 for a statement without a result set, such as an
+ * `INSERT`).
+ */
+mysqlleader_result mysqlleader_rows_column_count(const mysqlleader_rows *rows, size_t *count_out);
+
+/**
+ * How many rows there are.
+ */
+mysqlleader_result mysqlleader_rows_row_count(const mysqlleader_rows *rows, size_t *count_out);
+
+/**
+ * The name of column `column` (from 0), as the statement labels it (`AS` included):
+ * `*name_out` points to a NUL-terminated UTF-8 string owned by `rows`, valid until
+ * `mysqlleader_rows_free`. `MYSQLLEADER_INVALID_ARGUMENT` (parameter `column`) when out of range.
+ */
+mysqlleader_result mysqlleader_rows_column_name(const mysqlleader_rows *rows,
+                                                size_t column,
+                                                const char **name_out);
+
+/**
+ * What column `column` (from 0) holds, from the type the server declares for it.
+ * `MYSQLLEADER_INVALID_ARGUMENT` (parameter `column`) when out of range.
+ */
+mysqlleader_result mysqlleader_rows_column_kind(const mysqlleader_rows *rows,
+                                                size_t column,
+                                                mysqlleader_column_kind *kind_out);
+
+/**
+ * The value at `row`, `column` (both from 0). For SQL NULL, `*is_null_out` is true,
+ * `*data_out` NULL and `*len_out` 0. Otherwise `*is_null_out` is false and `*data_out` points
+ * to the value's `*len_out` bytes (an empty string: a valid pointer and 0), owned by `rows` and
+ * valid until `mysqlleader_rows_free`; a NUL byte follows them (not counted in `*len_out`), so
+ * text may be read as a C string, but binary data may hold NUL bytes of its own. Values are
+ * text as the server sends it in the text protocol (see `mysqlleader_txn_query`).
+ * `MYSQLLEADER_INVALID_ARGUMENT` (parameter `row` or `column`) when out of range.
+ */
+mysqlleader_result mysqlleader_rows_value(const mysqlleader_rows *rows,
+                                          size_t row,
+                                          size_t column,
+                                          const char **data_out,
+                                          size_t *len_out,
+                                          bool *is_null_out);
+
+/**
+ * The rows the statement changed (as `mysqlleader_txn_execute` reports them; for a `SELECT`,
+ * what the server reports, usually 0).
+ */
+mysqlleader_result mysqlleader_rows_affected_rows(const mysqlleader_rows *rows,
+                                                  uint64_t *affected_rows_out);
+
+/**
+ * The `AUTO_INCREMENT` id the statement generated (the first, for several rows), or 0 when it
+ * generated none.
+ */
+mysqlleader_result mysqlleader_rows_last_insert_id(const mysqlleader_rows *rows,
+                                                   uint64_t *last_insert_id_out);
+
+/**
+ * Releases the rows and every pointer read from them. `mysqlleader_rows_free(NULL)` does
+ * nothing.
+ */
+void mysqlleader_rows_free(mysqlleader_rows *rows);
 
 /**
  * Makes an elector and starts it campaigning at once, in the background; it never blocks on

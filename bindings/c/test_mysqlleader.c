@@ -6,6 +6,7 @@
  * The account must be allowed to create databases: each run creates its own (mlc_<pid>) through
  * the API itself, migrates it, and drops it at the end. PATH_TO_EXAMPLE (the built example.c)
  * is the second process of the failover tests; without it they are reported as failed.
+ * MYSQLLEADER_C_ONLY_TXN=1 stops after the transaction tests (a quick run while working on them).
  *
  * Prints one line per failed check and ends with exactly "N passed, M failed"; exits 0 only
  * when nothing failed. Liveness bounds (a new leader within a lease and a retry) carry a
@@ -570,6 +571,226 @@ static void test_txn(mysqlleader_client *client) {
     CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO ledger VALUES (?, ?, ?)", row4, 3, &affected));
     mysqlleader_txn_free(txn);
     CHECK(ledger_rows(client, "4") == 0);
+}
+
+/* ---- rows: read-then-write jobs, last insert id, binary data, NULL vs empty (issue 26) ---- */
+
+/* The value at (row, col) of `rows` as a NUL-terminated string, or "(null)" for SQL NULL. */
+static const char *cell(const mysqlleader_rows *rows, size_t row, size_t col) {
+    const char *data = NULL;
+    size_t len = 0;
+    bool is_null = false;
+    if (mysqlleader_rows_value(rows, row, col, &data, &len, &is_null) != MYSQLLEADER_OK) return "(error)";
+    return is_null ? "(null)" : data;
+}
+
+/* The rows of one statement in a transaction of its own (rolled back); NULL on failure. */
+static mysqlleader_rows *select_rows(mysqlleader_client *client, const char *sql) {
+    mysqlleader_txn *txn = NULL;
+    mysqlleader_rows *rows = NULL;
+    if (mysqlleader_txn_begin(client, &txn) != MYSQLLEADER_OK) return NULL;
+    if (mysqlleader_txn_query(txn, sql, NULL, NULL, 0, &rows) != MYSQLLEADER_OK) rows = NULL;
+    mysqlleader_txn_free(txn);
+    return rows;
+}
+
+static void test_txn_rows(mysqlleader_client *client) {
+    mysqlleader_txn *txn = NULL;
+    mysqlleader_rows *rows = NULL;
+    mysqlleader_campaign_result c;
+    mysqlleader_leader_check check;
+    size_t n = 0;
+    uint64_t id = 0, affected = 0;
+    const char *name = NULL;
+    mysqlleader_column_kind kind;
+    const char *data = NULL;
+    size_t len = 0;
+    bool is_null = false;
+
+    CHECK_OK(run_sql(client, "CREATE TABLE jobs (id INT PRIMARY KEY, state VARCHAR(16) NOT NULL, note VARCHAR(16) NULL, "
+                             "payload VARBINARY(16) NULL, at DATETIME(6) NULL, amount DECIMAL(10,2) NULL)"));
+    CHECK_OK(run_sql(client, "INSERT INTO jobs VALUES (1, 'new', '', NULL, '2024-05-01 12:00:00.5', 12.5), "
+                             "(2, 'new', NULL, NULL, NULL, NULL), (3, 'done', 'old', NULL, NULL, NULL)"));
+    CHECK_OK(run_sql(client, "CREATE TABLE counters (id BIGINT AUTO_INCREMENT PRIMARY KEY, label VARCHAR(16))"));
+    CHECK_OK(mysqlleader_campaign(client, "jobs", "a", 10000, &c));
+    uint64_t t = c.term;
+
+    /* Arguments: NULL handles and out-pointers, indices out of range; rows_out is untouched and
+     * a bad argument spends the transaction like any failure. */
+    CHECK_RC(mysqlleader_txn_query(NULL, "SELECT 1", NULL, NULL, 0, &rows), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_last_insert_id(NULL, &id), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_rows_column_count(NULL, &n), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("rows");
+    mysqlleader_rows_free(NULL);
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_RC(mysqlleader_txn_last_insert_id(txn, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT 1", NULL, NULL, 0, NULL), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("rows_out");
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT 1", NULL, NULL, 0, &rows), MYSQLLEADER_INVALID_STATE);
+    CHECK(rows == NULL);
+    mysqlleader_txn_free(txn);
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT ?", NULL, NULL, 1, &rows), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("params");
+    mysqlleader_txn_free(txn);
+
+    /* The fenced read-then-write job: SELECT ... FOR UPDATE the new jobs, UPDATE each, commit. */
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "jobs", "a", t, &check));
+    const char *state_new[1] = {"new"};
+    CHECK_OK(mysqlleader_txn_query(txn, "SELECT id, state AS job_state, at, amount FROM jobs WHERE state = ? ORDER BY id FOR UPDATE",
+                                   state_new, NULL, 1, &rows));
+    CHECK(rows != NULL);
+    CHECK_OK(mysqlleader_rows_column_count(rows, &n));
+    CHECK(n == 4);
+    CHECK_OK(mysqlleader_rows_row_count(rows, &n));
+    CHECK(n == 2);
+    CHECK_OK(mysqlleader_rows_column_name(rows, 1, &name));
+    CHECK_STR(name, "job_state");
+    CHECK_OK(mysqlleader_rows_column_kind(rows, 0, &kind));
+    CHECK(kind == MYSQLLEADER_COLUMN_INTEGER);
+    CHECK_OK(mysqlleader_rows_column_kind(rows, 1, &kind));
+    CHECK(kind == MYSQLLEADER_COLUMN_TEXT);
+    CHECK_OK(mysqlleader_rows_column_kind(rows, 2, &kind));
+    CHECK(kind == MYSQLLEADER_COLUMN_DATETIME);
+    CHECK_OK(mysqlleader_rows_column_kind(rows, 3, &kind));
+    CHECK(kind == MYSQLLEADER_COLUMN_DECIMAL);
+    /* The binary protocol's typed values (a statement with parameters) come back as text. */
+    CHECK_STR(cell(rows, 0, 0), "1");
+    CHECK_STR(cell(rows, 0, 1), "new");
+    CHECK_STR(cell(rows, 0, 2), "2024-05-01 12:00:00.500000");
+    CHECK_STR(cell(rows, 0, 3), "12.50");
+    CHECK_STR(cell(rows, 1, 0), "2");
+    CHECK_STR(cell(rows, 1, 2), "(null)");
+    CHECK_RC(mysqlleader_rows_value(rows, 2, 0, &data, &len, &is_null), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("row");
+    CHECK_RC(mysqlleader_rows_value(rows, 0, 4, &data, &len, &is_null), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_PARAM("column");
+    CHECK_RC(mysqlleader_rows_column_name(rows, 4, &name), MYSQLLEADER_INVALID_ARGUMENT);
+    CHECK_RC(mysqlleader_rows_value(rows, 0, 0, NULL, &len, &is_null), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_PARAM("data_out");
+    for (size_t r = 0; r < 2; r++) {
+        const char *job[1] = {cell(rows, r, 0)};
+        CHECK_OK(mysqlleader_txn_execute(txn, "UPDATE jobs SET state = 'done' WHERE id = ?", job, 1, &affected));
+        CHECK(affected == 1);
+    }
+    mysqlleader_rows_free(rows);
+    rows = NULL;
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    mysqlleader_txn_free(txn);
+    rows = select_rows(client, "SELECT id, state, at FROM jobs ORDER BY id");
+    CHECK(rows != NULL);
+    if (rows) {
+        CHECK_OK(mysqlleader_rows_row_count(rows, &n));
+        CHECK(n == 3);
+        CHECK_STR(cell(rows, 0, 1), "done");
+        CHECK_STR(cell(rows, 1, 1), "done");
+        CHECK_STR(cell(rows, 2, 1), "done");
+        /* The text protocol (no parameters) gives the same text. */
+        CHECK_STR(cell(rows, 0, 2), "2024-05-01 12:00:00.500000");
+        mysqlleader_rows_free(rows);
+    }
+
+    /* The last insert id, after execute and after query; a SELECT then generates none. */
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_last_insert_id(txn, &id));
+    CHECK(id == 0);
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "jobs", "a", t, &check));
+    CHECK_OK(mysqlleader_txn_execute(txn, "INSERT INTO counters (label) VALUES ('first')", NULL, 0, &affected));
+    CHECK_OK(mysqlleader_txn_last_insert_id(txn, &id));
+    CHECK(id == 1);
+    const char *label[1] = {"second"};
+    CHECK_OK(mysqlleader_txn_query(txn, "INSERT INTO counters (label) VALUES (?)", label, NULL, 1, &rows));
+    CHECK_OK(mysqlleader_rows_last_insert_id(rows, &id));
+    CHECK(id == 2);
+    CHECK_OK(mysqlleader_rows_affected_rows(rows, &affected));
+    CHECK(affected == 1);
+    CHECK_OK(mysqlleader_rows_column_count(rows, &n));
+    CHECK(n == 0);
+    mysqlleader_rows_free(rows);
+    CHECK_OK(mysqlleader_txn_last_insert_id(txn, &id));
+    CHECK(id == 2);
+    CHECK_OK(mysqlleader_txn_query(txn, "SELECT COUNT(*) FROM counters", NULL, NULL, 0, &rows));
+    CHECK_STR(cell(rows, 0, 0), "2");
+    mysqlleader_rows_free(rows);
+    CHECK_OK(mysqlleader_txn_last_insert_id(txn, &id));
+    CHECK(id == 0);
+
+    /* Binary data with a NUL byte, through a length-aware parameter and back; NULL vs empty. */
+    static const char payload[5] = {'\0', 'a', 'b', (char)0xff, '\0'};
+    const char *bin[2] = {payload, "3"};
+    size_t lengths[2] = {5, 1};
+    CHECK_OK(mysqlleader_txn_query(txn, "UPDATE jobs SET payload = ? WHERE id = ?", bin, lengths, 2, &rows));
+    CHECK_OK(mysqlleader_rows_affected_rows(rows, &affected));
+    CHECK(affected == 1);
+    mysqlleader_rows_free(rows);
+    const char *empty_and_null[2] = {"x", NULL};
+    size_t empty_len[2] = {0, 99}; /* a length of 0 is the empty string; a NULL pointer is NULL */
+    CHECK_OK(mysqlleader_txn_query(txn, "UPDATE jobs SET note = ?, amount = ? WHERE id = 2", empty_and_null,
+                                   empty_len, 2, &rows));
+    mysqlleader_rows_free(rows);
+    const char *ids[2] = {"3", "2"};
+    CHECK_OK(mysqlleader_txn_query(txn, "SELECT payload, LENGTH(payload), note, amount FROM jobs WHERE id IN (?, ?) ORDER BY id DESC",
+                                   ids, NULL, 2, &rows));
+    CHECK_OK(mysqlleader_rows_column_kind(rows, 0, &kind));
+    CHECK(kind == MYSQLLEADER_COLUMN_BINARY);
+    is_null = true;
+    CHECK_OK(mysqlleader_rows_value(rows, 0, 0, &data, &len, &is_null));
+    CHECK(!is_null && len == 5 && data != NULL && memcmp(data, payload, 5) == 0);
+    CHECK_STR(cell(rows, 0, 1), "5");
+    /* id 2: note '' (empty, not NULL), amount NULL; id 1 had note '' from the start. */
+    is_null = true;
+    CHECK_OK(mysqlleader_rows_value(rows, 1, 2, &data, &len, &is_null));
+    CHECK(!is_null && len == 0 && data != NULL && data[0] == '\0');
+    is_null = false;
+    data = "marked";
+    CHECK_OK(mysqlleader_rows_value(rows, 1, 3, &data, &len, &is_null));
+    CHECK(is_null && len == 0 && data == NULL);
+    mysqlleader_rows_free(rows);
+    CHECK_OK(mysqlleader_txn_commit(txn));
+    mysqlleader_txn_free(txn);
+
+    /* A multi-statement text is refused by query too, before anything is sent; the
+     * transaction is spent and nothing of it commits. */
+    txn = NULL;
+    rows = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_assert_leader(txn, "jobs", "a", t, &check));
+    CHECK_OK(mysqlleader_txn_execute(txn, "UPDATE jobs SET state = 'again' WHERE id = 1", NULL, 0, NULL));
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT id FROM jobs; UPDATE jobs SET state = 'evil'", NULL, NULL, 0, &rows),
+             MYSQLLEADER_USAGE);
+    CHECK_PARAM("sql");
+    CHECK(rows == NULL);
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT 1", NULL, NULL, 0, &rows), MYSQLLEADER_INVALID_STATE);
+    CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
+    CHECK_OK(mysqlleader_txn_rollback(txn));
+    mysqlleader_txn_free(txn);
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_RC(mysqlleader_txn_query(txn, "COMMIT", NULL, NULL, 0, &rows), MYSQLLEADER_USAGE);
+    mysqlleader_txn_free(txn);
+
+    /* A stale leader: b is forced in; a's fenced job is refused (NOT_LEADER) and nothing of it
+     * commits, neither the write before the fence nor a query after it. */
+    CHECK_OK(mysqlleader_force_leader(client, "jobs", "b", 10000, &c));
+    txn = NULL;
+    CHECK_OK(mysqlleader_txn_begin(client, &txn));
+    CHECK_OK(mysqlleader_txn_query(txn, "UPDATE jobs SET state = 'stale' WHERE id = 1", NULL, NULL, 0, &rows));
+    mysqlleader_rows_free(rows);
+    rows = NULL;
+    CHECK_RC(mysqlleader_txn_assert_leader(txn, "jobs", "a", t, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK_RC(mysqlleader_txn_query(txn, "SELECT id FROM jobs FOR UPDATE", NULL, NULL, 0, &rows), MYSQLLEADER_INVALID_STATE);
+    CHECK(rows == NULL);
+    CHECK_RC(mysqlleader_txn_commit(txn), MYSQLLEADER_INVALID_STATE);
+    mysqlleader_txn_free(txn);
+    rows = select_rows(client, "SELECT state FROM jobs WHERE id = 1");
+    CHECK(rows != NULL);
+    if (rows) {
+        CHECK_STR(cell(rows, 0, 0), "done");
+        mysqlleader_rows_free(rows);
+    }
 }
 
 /* ---- electors ---- */
@@ -1589,6 +1810,8 @@ int main(int argc, char **argv) {
         test_calls(client);
         test_txn(client);
         test_txn_ended_early_by_the_server(client);
+        test_txn_rows(client);
+        if (getenv("MYSQLLEADER_C_ONLY_TXN") != NULL) goto done; /* a quick run while developing */
         test_elector_waits(client);
         test_elector_note_refusal(client);
         test_elector_arguments(client);
@@ -1600,6 +1823,7 @@ int main(int argc, char **argv) {
         test_failover_between_processes(client);
         test_example_resigns_on_sigint(client);
     }
+done:
     mysqlleader_client_free(client);
     if (created == MYSQLLEADER_OK) {
         snprintf(sql, sizeof sql, "DROP DATABASE `%s`", db_name);

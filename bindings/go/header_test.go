@@ -97,6 +97,15 @@ var goConstants = map[string]uint64{
 	"MYSQLLEADER_STOP_FAILED":          uint64(StopFailed),
 	"MYSQLLEADER_STOP_HANDED_OVER":     uint64(StopHandedOver),
 
+	"MYSQLLEADER_COLUMN_TEXT":     uint64(ColumnText),
+	"MYSQLLEADER_COLUMN_BINARY":   uint64(ColumnBinary),
+	"MYSQLLEADER_COLUMN_INTEGER":  uint64(ColumnInteger),
+	"MYSQLLEADER_COLUMN_DECIMAL":  uint64(ColumnDecimal),
+	"MYSQLLEADER_COLUMN_FLOAT":    uint64(ColumnFloat),
+	"MYSQLLEADER_COLUMN_DATETIME": uint64(ColumnDatetime),
+	"MYSQLLEADER_COLUMN_DATE":     uint64(ColumnDate),
+	"MYSQLLEADER_COLUMN_TIME":     uint64(ColumnTime),
+
 	"MYSQLLEADER_WAIT_LEADING":         1,
 	"MYSQLLEADER_WAIT_TIMED_OUT":       2,
 	"MYSQLLEADER_WAIT_NOT_CAMPAIGNING": 3,

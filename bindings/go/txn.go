@@ -6,6 +6,7 @@ import "C"
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"runtime"
@@ -171,49 +172,89 @@ func (t *Txn) AssertLeader(ctx context.Context, service, node string, term uint6
 }
 
 // Exec runs one SQL statement in the transaction and returns the number of rows it changed;
-// rows it returns are discarded (use it for INSERT, UPDATE, DELETE, DDL).
+// rows it returns are discarded (use it for INSERT, UPDATE, DELETE). ExecResult gives the
+// id it generated too; Query gives the rows.
 //
 // With args the statement is prepared and args[i] binds to the i-th '?'. Always pass values
-// as args, never by formatting them into query. Each value is sent as text and the server
-// converts it to the column's type: nil is NULL; string and []byte as they are; integers,
-// floats and bool (1 or 0) in decimal; time.Time as "2006-01-02 15:04:05.999999" in its own
-// location; a driver.Valuer (sql.NullString, ...) by its Value. Other types, and strings that
-// contain a NUL byte, are ErrInvalidArgument with Param "args[i]".
+// as args, never by formatting them into query. Each value is sent as bytes with its length
+// and the server converts it to the column's type: nil is NULL; string and []byte as they are
+// (binary data, NUL bytes included); integers, floats and bool (1 or 0) in decimal; time.Time
+// as "2006-01-02 15:04:05.999999" in its own location; a driver.Valuer (sql.NullString, ...)
+// by its Value. Other types are ErrInvalidArgument with Param "args[i]".
 func (t *Txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	const op = "txn_execute"
-	if err := checkString(op, "sql", query); err != nil {
+	r, err := t.run(ctx, "txn_execute", query, args, false)
+	if err != nil {
 		return 0, err
+	}
+	return r.affected, nil
+}
+
+// ExecResult is Exec returning a sql.Result: RowsAffected, and LastInsertId, the
+// AUTO_INCREMENT id the statement generated (the first, for several rows; 0 for none). Its
+// methods never return an error.
+func (t *Txn) ExecResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	r, err := t.run(ctx, "txn_execute", query, args, false)
+	if err != nil {
+		return nil, err
+	}
+	return execResult{affected: r.affected, lastInsertID: r.lastInsertID}, nil
+}
+
+// Query runs one SQL statement in the transaction (SELECT ... FOR UPDATE, say) and returns
+// its rows, fetched whole (the first result set; none for a statement without one). Args as
+// in Exec; the same rules: exactly one statement, none that ends the transaction, and any
+// failure spends the transaction.
+func (t *Txn) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	return t.run(ctx, "txn_query", query, args, true)
+}
+
+// run runs one statement with mysqlleader_txn_query and copies what it gave into Go memory.
+func (t *Txn) run(ctx context.Context, op, query string, args []any, keep bool) (*Rows, error) {
+	if err := checkString(op, "sql", query); err != nil {
+		return nil, err
 	}
 	params := make([]*string, len(args))
 	for i, a := range args {
 		s, err := argText(op, i, a)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		params[i] = s
 	}
-	var affected C.uint64_t
+	var out *Rows
 	err := t.do(ctx, op, func(p *C.mysqlleader_txn) C.mysqlleader_result {
 		var cs cStrings
 		defer cs.free()
 		var array **C.char
-		if len(params) > 0 {
-			mem := C.calloc(C.size_t(len(params)), C.size_t(unsafe.Sizeof((*C.char)(nil))))
+		var lengths *C.size_t
+		if n := len(params); n > 0 {
+			mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.char)(nil))))
 			defer C.free(mem)
-			array = (**C.char)(mem)
-			slots := unsafe.Slice(array, len(params))
+			lmem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.size_t(0))))
+			defer C.free(lmem)
+			array, lengths = (**C.char)(mem), (*C.size_t)(lmem)
+			slots, lens := unsafe.Slice(array, n), unsafe.Slice(lengths, n)
 			for i, s := range params {
 				if s != nil {
+					// C.CString: a copy in C memory (the pointer rule); the length says where it ends.
 					slots[i] = cs.add(*s)
+					lens[i] = C.size_t(len(*s))
 				}
 			}
 		}
-		return C.mysqlleader_txn_execute(p, cs.add(query), array, C.size_t(len(params)), &affected)
+		var rows *C.mysqlleader_rows
+		rc := C.mysqlleader_txn_query(p, cs.add(query), array, lengths, C.size_t(len(params)), &rows)
+		if rc != C.MYSQLLEADER_OK {
+			return rc
+		}
+		defer C.mysqlleader_rows_free(rows)
+		out = copyRows(rows, keep)
+		return rc
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return int64(affected), nil
+	return out, nil
 }
 
 // argText converts an Exec argument to the text the C ABI binds; nil means SQL NULL.
@@ -270,9 +311,6 @@ func argText(op string, i int, a any) (*string, error) {
 		s = v.Format("2006-01-02 15:04:05.999999")
 	default:
 		return nil, invalidArg(op, param, "%s has type %T; pass nil, a string, []byte, a number, a bool, a time.Time or a driver.Valuer", param, a)
-	}
-	if err := checkString(op, param, s); err != nil {
-		return nil, err
 	}
 	return &s, nil
 }

@@ -24,6 +24,7 @@
 //! * [`client`]: the connection pool handle, migration and the installation script;
 //! * [`calls`]: the one-shot procedure calls;
 //! * [`txn`]: transactions on a client, fenced with `assert_leader`;
+//! * [`rows`]: the rows a statement of a transaction returned;
 //! * [`elector`]: the elector handle and its callback thread.
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)] // the safety rules are the conventions in docs/c-api.md
@@ -41,6 +42,8 @@ pub mod calls;
 
 pub mod txn;
 
+pub mod rows;
+
 pub mod elector;
 
 /// `mysqlleader_session`: many electors of one node over one connection and one renew.
@@ -57,6 +60,7 @@ pub use elector::*;
 pub use result::*;
 pub use session::*;
 pub use strings::*;
+pub use rows::*;
 pub use txn::*;
 
 // The version macros of the header (MYSQLLEADER_VERSION_MAJOR/MINOR/PATCH, MYSQLLEADER_VERSION)

@@ -16,11 +16,12 @@ use std::ffi::{c_char, CStr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mysql_async::prelude::Queryable;
-use mysql_async::{Params, Transaction, TxOpts, Value};
+use mysql_async::prelude::{Protocol, Queryable};
+use mysql_async::{Column, Params, QueryResult, Row, Transaction, TxOpts, Value};
 
 use super::calls::{leader_check, mysqlleader_leader_check};
 use super::client::{mysqlleader_client, ClientInner};
+use super::rows::mysqlleader_rows;
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
 use super::runtime::{block_on_timeout, drop_in_runtime};
 use super::strings::{arg_id, arg_out, arg_str, write_out};
@@ -48,6 +49,8 @@ pub struct mysqlleader_txn {
     /// before COMMIT, so that a share lock dropped meanwhile (a `ROLLBACK TO SAVEPOINT` sent as
     /// SQL releases the locks taken after the savepoint) cannot let stale writes commit.
     fence: Option<(String, String, u64)>,
+    /// The `AUTO_INCREMENT` id of the last statement that succeeded (0: none).
+    last_insert_id: u64,
 }
 
 impl mysqlleader_txn {
@@ -66,6 +69,7 @@ impl mysqlleader_txn {
             fenced: false,
             lease_deadline: None,
             fence: None,
+            last_insert_id: 0,
         }))
     }
 
@@ -85,6 +89,7 @@ impl mysqlleader_txn {
             fenced: false,
             lease_deadline: Some(deadline),
             fence: None,
+            last_insert_id: 0,
         }))
     }
 
@@ -143,6 +148,46 @@ impl mysqlleader_txn {
         Ok(check)
     }
 
+    /// Runs one statement of `mysqlleader_txn_execute` or `mysqlleader_txn_query`: reads the
+    /// arguments, checks the statement before anything is sent (one statement, none that ends
+    /// the transaction; stricter once fenced), runs it as one step and, in a fenced
+    /// transaction, checks that the server has not ended the transaction. `keep_rows` keeps
+    /// the first result set's columns and rows; otherwise they are read and discarded.
+    unsafe fn statement(
+        &mut self,
+        sql: *const c_char,
+        params: *const *const c_char,
+        param_lengths: *const usize,
+        param_count: usize,
+        keep_rows: bool,
+    ) -> FfiResult<Outcome> {
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        // One statement, not one that ends the transaction: before anything is sent.
+        crate::statement::check_transaction_statement("sql", sql, self.fenced)?;
+        let values = unsafe { arg_params(params, param_lengths, param_count) }?;
+        let fenced = self.fenced;
+        let outcome = self.step("a statement", |tx, timeout| {
+            block_on_timeout(timeout, async move {
+                let mut outcome = Outcome::default();
+                if values.is_empty() {
+                    let result = tx.query_iter(sql).await.map_err(Error::from_mysql)?;
+                    (outcome.columns, outcome.rows) = read_result(result, keep_rows).await?;
+                } else {
+                    let result = tx.exec_iter(sql, Params::Positional(values)).await.map_err(Error::from_mysql)?;
+                    (outcome.columns, outcome.rows) = read_result(result, keep_rows).await?;
+                }
+                outcome.affected_rows = tx.affected_rows();
+                outcome.last_insert_id = tx.last_insert_id().unwrap_or(0);
+                if fenced {
+                    still_open(tx).await?;
+                }
+                Ok(outcome)
+            })
+        })?;
+        self.last_insert_id = outcome.last_insert_id;
+        Ok(outcome)
+    }
+
     /// Rolls back (bounded by the timeout); without an open transaction there is nothing to do.
     fn rollback(&mut self) -> FfiResult {
         self.spent = None;
@@ -151,6 +196,54 @@ impl mysqlleader_txn {
             Some(tx) => Ok(block_on_timeout(self.timeout, async move { tx.rollback().await.map_err(Error::from_mysql) })?),
         }
     }
+}
+
+/// What one statement gave.
+#[derive(Default)]
+struct Outcome {
+    columns: Vec<Column>,
+    rows: Vec<Vec<Value>>,
+    affected_rows: u64,
+    last_insert_id: u64,
+}
+
+/// The statement parameters: `param_count` pointers, each NULL (SQL NULL) or, with
+/// `param_lengths` NULL, a NUL-terminated string, otherwise `param_lengths[i]` bytes.
+unsafe fn arg_params(params: *const *const c_char, param_lengths: *const usize, param_count: usize) -> FfiResult<Vec<Value>> {
+    if param_count == 0 {
+        return Ok(Vec::new());
+    }
+    if params.is_null() {
+        return Err(Failure::null("params"));
+    }
+    Ok((0..param_count)
+        .map(|i| {
+            // SAFETY: params holds param_count pointers, each NULL or to a C string or, with
+            // param_lengths, to param_lengths[i] readable bytes (the conventions).
+            let p = unsafe { *params.add(i) };
+            if p.is_null() {
+                Value::NULL
+            } else if param_lengths.is_null() {
+                Value::Bytes(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec())
+            } else {
+                let len = unsafe { *param_lengths.add(i) };
+                Value::Bytes(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec())
+            }
+        })
+        .collect())
+}
+
+/// Reads a statement's whole result: the first result set's columns and rows when `keep_rows`
+/// (none otherwise), and the rest (the further sets of a CALL) read and discarded.
+async fn read_result<P: Protocol>(mut result: QueryResult<'_, '_, P>, keep_rows: bool) -> crate::Result<(Vec<Column>, Vec<Vec<Value>>)> {
+    let mut kept = (Vec::new(), Vec::new());
+    if keep_rows {
+        kept.0 = result.columns().map(|c| c.to_vec()).unwrap_or_default();
+        let rows: Vec<Row> = result.collect().await.map_err(Error::from_mysql)?;
+        kept.1 = rows.into_iter().map(Row::unwrap).collect();
+    }
+    result.drop_result().await.map_err(Error::from_mysql)?;
+    Ok(kept)
 }
 
 /// Fails when the server has ended the transaction behind the library's back: an implicit
@@ -223,7 +316,8 @@ pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
 
 /// Runs one SQL statement in the transaction; rows it returns are discarded (use it for
 /// `INSERT`, `UPDATE`, `DELETE`, ...). `*affected_rows_out` (may be NULL) receives the rows
-/// the statement changed.
+/// the statement changed; `mysqlleader_txn_last_insert_id` gives the id it generated. To read
+/// rows, or to pass binary parameters (NUL bytes included), use `mysqlleader_txn_query`.
 ///
 /// `sql` must be exactly one statement (a trailing `;` is fine), and not one that ends the
 /// transaction: text with several statements, `COMMIT`, `ROLLBACK`, `START TRANSACTION`,
@@ -259,41 +353,71 @@ pub unsafe extern "C" fn mysqlleader_txn_execute(
     boundary(|| {
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
         txn.spend_on_failure("a statement", |txn| {
-            let sql = unsafe { arg_str(sql, "sql") }?;
-            // One statement, not one that ends the transaction: before anything is sent.
-            crate::statement::check_transaction_statement("sql", sql, txn.fenced)?;
-            if params.is_null() && param_count > 0 {
-                return Err(Failure::null("params"));
-            }
-            let values: Vec<Value> = (0..param_count)
-                .map(|i| {
-                    // SAFETY: params holds param_count pointers, each NULL or a C string.
-                    let p = unsafe { *params.add(i) };
-                    if p.is_null() {
-                        Value::NULL
-                    } else {
-                        Value::Bytes(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec())
-                    }
-                })
-                .collect();
-            let fenced = txn.fenced;
-            let affected = txn.step("a statement", |tx, timeout| {
-                block_on_timeout(timeout, async move {
-                    if values.is_empty() {
-                        tx.query_drop(sql).await.map_err(Error::from_mysql)?;
-                    } else {
-                        tx.exec_drop(sql, Params::Positional(values)).await.map_err(Error::from_mysql)?;
-                    }
-                    let affected = tx.affected_rows();
-                    if fenced {
-                        still_open(tx).await?;
-                    }
-                    Ok(affected)
-                })
-            })?;
-            unsafe { write_out(affected_rows_out, affected) };
+            let outcome = unsafe { txn.statement(sql, params, std::ptr::null(), param_count, false) }?;
+            unsafe { write_out(affected_rows_out, outcome.affected_rows) };
             Ok(())
         })
+    })
+}
+
+/// Runs one SQL statement in the transaction and returns what it gave: its rows (a `SELECT`,
+/// `SELECT ... FOR UPDATE`, `SHOW`, ...), the rows it changed and the `AUTO_INCREMENT` id it
+/// generated, in a `mysqlleader_rows` written to `*rows_out` (read it with the
+/// `mysqlleader_rows_*` functions; release it with `mysqlleader_rows_free`, also after the
+/// transaction has ended). Only the first result set is kept (a `CALL` may return more: the
+/// rest are read and discarded).
+///
+/// Every rule of `mysqlleader_txn_execute` holds: exactly one statement, none that ends the
+/// transaction (refused with `MYSQLLEADER_USAGE`, parameter `sql`, before anything is sent),
+/// the same checks in a fenced transaction, and any failure, a bad argument included, spends the
+/// transaction.
+///
+/// Parameters: with `param_count` > 0 the statement is prepared and `params[i]` binds to the
+/// i-th `?`; NULL for SQL NULL. With `param_lengths` NULL every non-NULL `params[i]` is a
+/// NUL-terminated string. With `param_lengths` given, `params[i]` points to
+/// `param_lengths[i]` bytes, any bytes, NUL included (binary data for a `VARBINARY` or `BLOB`
+/// column, say); a non-NULL pointer with length 0 is the empty string. The server converts the
+/// bytes to the column's type (`'2024-05-01 12:00:00.5'` to a `DATETIME`, `'12.50'` to a
+/// `DECIMAL`). `params` and `param_lengths` may be NULL when `param_count` is 0; the statement
+/// then runs as plain text.
+///
+/// Values come back as the text protocol sends them, converted to bytes: numbers as their
+/// decimal text, `DATETIME`/`TIMESTAMP` as `YYYY-MM-DD HH:MM:SS[.ffffff]` (as many fractional
+/// digits as the column declares), `DATE` as `YYYY-MM-DD`, `TIME` as `[-]HH:MM:SS[.ffffff]`,
+/// strings and binary data as they are; SQL NULL apart from the empty string
+/// (`mysqlleader_rows_value`). `mysqlleader_rows_column_kind` tells what each column holds.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_query(
+    txn: *mut mysqlleader_txn,
+    sql: *const c_char,
+    params: *const *const c_char,
+    param_lengths: *const usize,
+    param_count: usize,
+    rows_out: *mut *mut mysqlleader_rows,
+) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
+        txn.spend_on_failure("a statement", |txn| {
+            let rows_out = arg_out(rows_out, "rows_out")?;
+            let outcome = unsafe { txn.statement(sql, params, param_lengths, param_count, true) }?;
+            let rows = mysqlleader_rows::new(&outcome.columns, outcome.rows, outcome.affected_rows, outcome.last_insert_id);
+            unsafe { write_out(rows_out, Box::into_raw(Box::new(rows))) };
+            Ok(())
+        })
+    })
+}
+
+/// The `AUTO_INCREMENT` id generated by the last statement that succeeded in the transaction
+/// (`mysqlleader_txn_execute` or `mysqlleader_txn_query`; the first id, for an `INSERT` of
+/// several rows), or 0 when it generated none or no statement has run. Readable in any state,
+/// also after the transaction has failed or ended.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_txn_last_insert_id(txn: *const mysqlleader_txn, last_insert_id_out: *mut u64) -> mysqlleader_result {
+    boundary(|| {
+        let txn = unsafe { super::strings::arg_ref(txn, "txn") }?;
+        let out = arg_out(last_insert_id_out, "last_insert_id_out")?;
+        unsafe { write_out(out, txn.last_insert_id) };
+        Ok(())
     })
 }
 

@@ -115,11 +115,14 @@ def fraction(value: object, name: str) -> float:
 
 
 def sql_param(value: object, index: int) -> Optional[bytes]:
-    """One parameter of :meth:`Transaction.execute` as the C API takes it: text, or NULL.
+    """One statement parameter as the C API takes it (bytes with their length): text, or NULL.
 
-    ``str`` (UTF-8), ``bytes`` (as they are), ``int``, ``float`` and ``decimal.Decimal``
-    (their decimal text), ``bool`` (``1``/``0``) and ``None`` (SQL NULL). The server converts
-    the text to the column's type. A NUL byte cannot be passed through the C API.
+    ``str`` (UTF-8), ``bytes``/``bytearray``/``memoryview`` (as they are, NUL bytes included),
+    ``int``, ``float`` and ``decimal.Decimal`` (their decimal text), ``bool`` (``1``/``0``),
+    ``datetime.datetime`` (``YYYY-MM-DD HH:MM:SS.ffffff``, its own wall-clock time: an offset
+    is not sent), ``datetime.date`` (``YYYY-MM-DD``), ``datetime.time`` (``HH:MM:SS.ffffff``),
+    ``datetime.timedelta`` (``[-]HH:MM:SS.ffffff``, for a TIME column) and ``None`` (SQL NULL).
+    The server converts the text to the column's type.
     """
     name = f"params[{index}]"
     if value is None:
@@ -127,25 +130,37 @@ def sql_param(value: object, index: int) -> Optional[bytes]:
     if isinstance(value, bool):
         return b"1" if value else b"0"
     if isinstance(value, str):
-        data = text(value, name)
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        if b"\0" in data:
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as e:
             raise InvalidArgumentError(
-                f"invalid argument `{name}`: {name} contains a NUL byte, which the C API cannot pass", parameter=name
-            )
-    elif isinstance(value, int):
-        data = str(value).encode("ascii")
-    elif isinstance(value, float):
+                f"invalid argument `{name}`: {name} is not encodable as UTF-8 ({e.reason} at index {e.start})",
+                parameter=name,
+            ) from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, int):
+        return str(value).encode("ascii")
+    if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidArgumentError(f"invalid argument `{name}`: {name} must be finite, got {value}", parameter=name)
-        data = repr(value).encode("ascii")
-    elif isinstance(value, decimal.Decimal):
+        return repr(value).encode("ascii")
+    if isinstance(value, decimal.Decimal):
         if not value.is_finite():
             raise InvalidArgumentError(f"invalid argument `{name}`: {name} must be finite, got {value}", parameter=name)
-        data = str(value).encode("ascii")
-    else:
-        raise TypeError(
-            f"{name} must be str, bytes, int, float, decimal.Decimal, bool or None, not {_type_name(value)}"
-        )
-    return data
+        return str(value).encode("ascii")
+    if isinstance(value, datetime.datetime):  # before date: a datetime is a date
+        return value.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds").encode("ascii")
+    if isinstance(value, datetime.date):
+        return value.isoformat().encode("ascii")
+    if isinstance(value, datetime.time):
+        return value.replace(tzinfo=None).isoformat(timespec="microseconds").encode("ascii")
+    if isinstance(value, datetime.timedelta):
+        micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+        sign, micros = ("-", -micros) if micros < 0 else ("", micros)
+        seconds, micros = divmod(micros, 1_000_000)
+        return f"{sign}{seconds // 3600:02}:{seconds // 60 % 60:02}:{seconds % 60:02}.{micros:06}".encode("ascii")
+    raise TypeError(
+        f"{name} must be str, bytes, int, float, decimal.Decimal, bool, datetime.datetime, datetime.date, "
+        f"datetime.time, datetime.timedelta or None, not {_type_name(value)}"
+    )

@@ -174,6 +174,28 @@ class StopReason(_OpenIntEnum):
     HANDED_OVER = 6
 
 
+class ColumnKind(_OpenIntEnum):
+    """``mysqlleader_column_kind``: what a column of :meth:`~mysqlleader.Transaction.query`'s
+    rows holds, from the type the server declares for it."""
+
+    #: Character data (CHAR, VARCHAR, TEXT, ENUM, SET, JSON).
+    TEXT = 0
+    #: Bytes (BINARY, VARBINARY, BLOB, BIT, GEOMETRY).
+    BINARY = 1
+    #: TINYINT to BIGINT, YEAR.
+    INTEGER = 2
+    #: DECIMAL.
+    DECIMAL = 3
+    #: FLOAT, DOUBLE.
+    FLOAT = 4
+    #: DATETIME, TIMESTAMP.
+    DATETIME = 5
+    #: DATE.
+    DATE = 6
+    #: TIME.
+    TIME = 7
+
+
 # ---------------------------------------------------------------------------------------------
 # Structs (field names and order exactly as in the header).
 
@@ -340,6 +362,16 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_txn_begin": (_RC, [_P, POINTER(c_void_p)]),
     "mysqlleader_txn_assert_leader": (_RC, [_P, c_char_p, c_char_p, c_uint64, POINTER(LeaderCheckStruct)]),
     "mysqlleader_txn_execute": (_RC, [_P, c_char_p, POINTER(c_char_p), c_size_t, POINTER(c_uint64)]),
+    "mysqlleader_txn_query": (_RC, [_P, c_char_p, POINTER(c_void_p), _SIZE_P, c_size_t, POINTER(c_void_p)]),
+    "mysqlleader_txn_last_insert_id": (_RC, [_P, POINTER(c_uint64)]),
+    "mysqlleader_rows_column_count": (_RC, [_P, _SIZE_P]),
+    "mysqlleader_rows_row_count": (_RC, [_P, _SIZE_P]),
+    "mysqlleader_rows_column_name": (_RC, [_P, c_size_t, POINTER(c_char_p)]),
+    "mysqlleader_rows_column_kind": (_RC, [_P, c_size_t, POINTER(c_uint32)]),
+    "mysqlleader_rows_value": (_RC, [_P, c_size_t, c_size_t, POINTER(c_void_p), _SIZE_P, POINTER(c_bool)]),
+    "mysqlleader_rows_affected_rows": (_RC, [_P, POINTER(c_uint64)]),
+    "mysqlleader_rows_last_insert_id": (_RC, [_P, POINTER(c_uint64)]),
+    "mysqlleader_rows_free": (None, [_P]),
     "mysqlleader_txn_commit": (_RC, [_P]),
     "mysqlleader_txn_rollback": (_RC, [_P]),
     "mysqlleader_txn_free": (None, [_P]),

@@ -26,6 +26,7 @@ C_TYPES = {
     "mysqlleader_event_kind": ctypes.c_uint32,
     "mysqlleader_stop_reason": ctypes.c_uint32,
     "mysqlleader_wait_outcome": ctypes.c_uint32,
+    "mysqlleader_column_kind": ctypes.c_uint32,
 }
 
 
