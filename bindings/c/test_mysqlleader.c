@@ -1724,7 +1724,7 @@ static void test_sessions(mysqlleader_client *client) {
         for (const char *p = text; (p = strstr(p, "# HELP leader_election_master_status ")) != NULL; p++) helps++;
         CHECK(helps == 1);
         for (int i = 0; i < N; i++) {
-            char sample[96];
+            char sample[256];
             snprintf(sample, sizeof sample, "leader_election_master_status{name=\"%s\"} 1\n", names[i]);
             CHECK(strstr(text, sample) != NULL);
         }
