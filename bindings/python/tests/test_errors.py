@@ -126,7 +126,8 @@ def test_elector_and_transaction_argument_types(client: mysqlleader.Client, serv
         for sql in (b"SELECT 1", None, 1):
             with pytest.raises(TypeError):
                 tx.execute(sql)  # type: ignore[arg-type]
-        for params in ("abc", b"abc", 1, None, {"a": 1}, [object()], [[1]], [datetime.date(2020, 1, 1)]):
+        # (bytes, datetime, date, time, Decimal and bool are parameters too: tests/test_rows.py)
+        for params in ("abc", b"abc", 1, None, {"a": 1}, [object()], [[1]], [{1, 2}]):
             with pytest.raises(TypeError):
                 tx.execute("SELECT ?", params)  # type: ignore[arg-type]
         for bad in (b"s", None):
@@ -159,8 +160,6 @@ def test_elector_and_transaction_argument_types(client: mysqlleader.Client, serv
         (lambda c: mysqlleader.Elector(c, "s", lease=0), "lease"),
         (lambda c: mysqlleader.Elector(c, "s", renew_interval=datetime.timedelta(0)), "renew_interval"),
         (lambda c: mysqlleader.Elector(c, "s", retry_jitter=math.nan), "retry_jitter"),
-        (lambda c: c.transaction().execute("SELECT ?", [b"a\0"]), "params[0]"),
-        (lambda c: c.transaction().execute("SELECT ?, ?", [1, "\0"]), "params[1]"),
         (lambda c: c.transaction().execute("SELECT ?", [math.inf]), "params[0]"),
         (lambda c: mysqlleader.Client("mysql://u@h/\0"), "url"),
     ],
