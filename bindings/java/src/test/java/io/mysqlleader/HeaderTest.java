@@ -32,6 +32,16 @@ class HeaderTest {
             Map.entry("mysqlleader_txn_commit", "the same"),
             Map.entry("mysqlleader_txn_rollback", "the same"),
             Map.entry("mysqlleader_txn_free", "the same"),
+            Map.entry("mysqlleader_txn_query", "the same: JDBC reads the rows of the application's own transaction"),
+            Map.entry("mysqlleader_txn_last_insert_id", "the same"),
+            Map.entry("mysqlleader_rows_column_count", "the same"),
+            Map.entry("mysqlleader_rows_column_name", "the same"),
+            Map.entry("mysqlleader_rows_column_kind", "the same"),
+            Map.entry("mysqlleader_rows_row_count", "the same"),
+            Map.entry("mysqlleader_rows_value", "the same"),
+            Map.entry("mysqlleader_rows_affected_rows", "the same"),
+            Map.entry("mysqlleader_rows_last_insert_id", "the same"),
+            Map.entry("mysqlleader_rows_free", "the same"),
             Map.entry("mysqlleader_elector_txn_begin", "the same"));
 
     static Map<String, Integer> headerFunctions() throws Exception {
