@@ -246,7 +246,7 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, SystemResult
          length just before (idle: {:.3} ms per service-second). \
          statements: Questions (client statements; a CALL counts once). row writes: Handler_write + Handler_update + \
          Handler_delete. connections: the most seen in PROCESSLIST for the benchmark's database, per candidate (library: \
-         each Elector's pool connection and its wake-up lock connection; sessions: each session's one kept connection, \
+         each Elector's pool connection and its wake-up lock connection; sessions: each session's kept connection and its wake-up lock connection, \
          so per node that number times the services). The benchmark client runs on the same 2 cores \
          as the server, unpinned; its own CPU is not counted.",
         length.as_secs_f64(),
