@@ -162,8 +162,17 @@ async fn three_sessions_share_150_services_and_take_over_a_crashed_ones_seats() 
 
     let samples = overlaps.finish().await;
     assert!(samples > 100, "the overlap monitor ran ({samples} samples)");
-    session_b.shutdown().await.unwrap();
-    session_c.shutdown().await.unwrap();
+    // Each session resigns its ~75 seats one by one on its connection within the request
+    // timeout (200 ms with this lease): on a loaded machine some are left to lapse with their
+    // leases, and shutdown says so with a Timeout (its documented bound). Either way every
+    // elector has stepped down and stopped.
+    for session in [session_b, session_c] {
+        match session.shutdown().await {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::Timeout => println!("shutdown: {e} (the rest lapse with their leases)"),
+            Err(e) => panic!("shutdown: {e}"),
+        }
+    }
     assert!(electors_b.iter().chain(&electors_c).all(|e| !e.is_leader() && !e.state().running));
     drop((electors_a, electors_b, electors_c));
     drop_accounts(&db, &[&ua, &ub, &uc]).await;

@@ -109,22 +109,32 @@ impl Database {
                     guard.finished();
                     // A connection that broke during the call: say which server's.
                     let result = result.map_err(|e| e.at_server(Some(&crate::url::server_of(conn.opts()))));
-                    // Kept only where nothing of the call can be left open on it: after an
-                    // answer, or a refusal the procedure raised after ending its own
-                    // transaction. After any other error (a statement killed mid-procedure
-                    // skips its handler) the next call's opening COMMIT could commit a
-                    // half-done write, so the connection goes back to the pool.
+                    // Kept (or given back to the pool as it is) only where nothing of the call
+                    // can be left open on it: after an answer, or a refusal the procedure
+                    // raised after ending its own transaction. After any other error (a
+                    // statement killed mid-procedure skips its handler, leaving the
+                    // procedure's transaction open with its locks) the next call's opening
+                    // COMMIT could commit a half-done write: see `reset_on_return`.
                     let clean = match &result {
                         Ok(_) => true,
                         Err(e) => matches!(e, Error::NotLeader { .. } | Error::AccessDenied { .. } | Error::InvalidArgument { .. }),
                     };
-                    if sticky && clean {
-                        *slot = Some(conn);
+                    if clean {
+                        if sticky {
+                            *slot = Some(conn);
+                        }
+                    } else {
+                        reset_on_return(&mut conn);
                     }
                     result
                 }
-                // The guard, dropped unfinished, ends the statement on the server.
-                Err(_) => Err(Error::timeout(bound)),
+                // The guard, dropped unfinished, ends the statement on the server; the
+                // connection is reset before anyone uses it again.
+                Err(_) => {
+                    drop(guard);
+                    reset_on_return(&mut conn);
+                    Err(Error::timeout(bound))
+                }
             }
         });
         match task.await {
@@ -183,6 +193,15 @@ impl Backend for Database {
     fn watching(&self) -> bool {
         self.wakeup.as_ref().is_some_and(Wakeup::watching)
     }
+}
+
+/// Marks a connection whose call may have left a transaction open on the server (a statement
+/// killed mid-procedure) to be reset when it goes back to its pool (`COM_RESET_CONNECTION`,
+/// before the pool hands it out again): the reset rolls back that transaction and releases its
+/// locks. The pool's own clean-up would not: it rolls back only transactions begun through
+/// mysql_async's API, and `pool_from_url` pools do not reset connections otherwise.
+fn reset_on_return(conn: &mut mysql_async::Conn) {
+    conn.reset_connection(true);
 }
 
 /// A connection for one call, and a guard that ends the call's statement on the server
