@@ -343,7 +343,17 @@ async fn serve(
             // 3. Follow the node that leads most of the followed seats.
             let Some((node, service)) = plan.follow else {
                 hub.set_watching(None);
-                let idle = if holding { keepalive } else { Duration::from_secs(3600) };
+                // Holding: speak before wait_timeout. Leading without the lock (another
+                // connection of this node id held it): try again soon, then less often.
+                let idle = if holding {
+                    keepalive
+                } else if plan.led.is_some() {
+                    let pause = look_again;
+                    look_again = (look_again * 2).min(retry_interval.max(recheck));
+                    pause
+                } else {
+                    Duration::from_secs(3600)
+                };
                 tokio::select! {
                     more = signals.next() => if !more { return Ok(()) },
                     () = tokio::time::sleep(idle) => if holding { procedures::keepalive(&mut conn).await? },
