@@ -363,8 +363,6 @@ struct SessionBackend {
     core: Arc<Core>,
     queue: mpsc::UnboundedSender<Request>,
     service_id: String,
-    /// The node that led the seat with a valid lease at the last answer, when not this one.
-    leader: Mutex<Option<String>>,
     /// Whether this elector leads, as the loop last told (`set_role`).
     leading: AtomicBool,
     /// The wakes of the session's wake-up lock, for this elector's followed node.
@@ -375,11 +373,7 @@ impl SessionBackend {
     fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>, service_id: String) -> Self {
         core.running.fetch_add(1, Ordering::Relaxed);
         let wakes = core.hub.as_ref().map(|hub| tokio::sync::Mutex::new(hub.subscribe()));
-        SessionBackend { core, queue, service_id, leader: Mutex::new(None), leading: AtomicBool::new(false), wakes }
-    }
-
-    fn leader(&self) -> Option<String> {
-        self.leader.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        SessionBackend { core, queue, service_id, leading: AtomicBool::new(false), wakes }
     }
 
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
@@ -387,9 +381,8 @@ impl SessionBackend {
     /// stale one costs one more look at the seat, in a batch).
     fn note_answer(&self, answer: &Campaign) {
         let Some(hub) = &self.core.hub else { return };
-        let leader = if answer.is_leader { None } else { answer.leader_id.clone() };
-        hub.set_followed(&self.service_id, leader.as_deref());
-        *self.leader.lock().unwrap_or_else(|e| e.into_inner()) = leader;
+        let leader = if answer.is_leader { None } else { answer.leader_id.as_deref() };
+        hub.set_followed(&self.service_id, leader);
     }
 }
 
@@ -445,12 +438,12 @@ impl Backend for SessionBackend {
     /// Resolves when the session's wake-up lock wakes the followers of this seat's leader (or
     /// every follower, when the lock's task re-plans).
     async fn woken(&self) {
-        let Some(wakes) = &self.wakes else { return std::future::pending().await };
+        let (Some(wakes), Some(hub)) = (&self.wakes, &self.core.hub) else { return std::future::pending().await };
         let mut wakes = wakes.lock().await;
         loop {
             match wakes.recv().await {
                 Ok(None) | Err(broadcast::error::RecvError::Lagged(_)) => return,
-                Ok(Some(node)) if self.leader().as_deref() == Some(&*node) => return,
+                Ok(Some(node)) if hub.follows(&self.service_id, &node) => return,
                 Ok(Some(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
             }
@@ -458,7 +451,7 @@ impl Backend for SessionBackend {
     }
 
     fn watching(&self) -> bool {
-        self.core.hub.as_ref().is_some_and(|hub| hub.watching(self.leader().as_deref()))
+        self.core.hub.as_ref().is_some_and(|hub| hub.watching(&self.service_id))
     }
 }
 

@@ -160,11 +160,27 @@ impl Hub {
         self.closing.store(true, Ordering::SeqCst);
     }
 
-    /// Whether a wait is on `leader`'s lock, held by it now: its resign or crash wakes the
-    /// followers of its seats.
-    pub(crate) fn watching(&self, leader: Option<&str>) -> bool {
-        let watching = self.watching.lock().unwrap_or_else(|e| e.into_inner());
-        matches!((&*watching, leader), (Some(w), Some(l)) if &**w == l)
+    /// Whether `service` is followed, led by `node` (the last answer's leader).
+    pub(crate) fn follows(&self, service: &str, node: &str) -> bool {
+        self.seats().followed.get(service).is_some_and(|n| &**n == node)
+    }
+
+    /// Whether a wait is on the lock of the node that leads `service`, held by it now: that
+    /// node's resign or crash wakes the followers of its seats.
+    pub(crate) fn watching(&self, service: &str) -> bool {
+        let Some(watched) = self.watching.lock().unwrap_or_else(|e| e.into_inner()).clone() else { return false };
+        self.follows(service, &watched)
+    }
+
+    /// Whether a node's own lock is being watched by this task now (see [`Hub::watching`]).
+    fn watching_node(&self, node: &str) -> bool {
+        self.watching.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(node)
+    }
+
+    /// Whether a blink is due (step 2): a seat stopped being led while others still are, and
+    /// the session is not shutting down.
+    fn blink_due(&self, seats: &Seats) -> bool {
+        seats.blink && !seats.leading.is_empty() && !self.closing.load(Ordering::SeqCst)
     }
 
     fn set_watching(&self, node: Option<Arc<str>>) {
@@ -183,7 +199,7 @@ impl Hub {
     fn needs_connection(&self, holding: bool) -> (bool, bool) {
         let seats = self.seats();
         let leads = !seats.leading.is_empty();
-        let blink = seats.blink && leads && !self.closing.load(Ordering::SeqCst);
+        let blink = self.blink_due(&seats);
         (blink || (leads && !holding), holding && !leads)
     }
 
@@ -191,7 +207,8 @@ impl Hub {
     /// to follow (with a seat it leads).
     fn plan(&self) -> Plan {
         let mut seats = self.seats();
-        let blink = std::mem::take(&mut seats.blink) && !seats.leading.is_empty() && !self.closing.load(Ordering::SeqCst);
+        let blink = self.blink_due(&seats);
+        seats.blink = false;
         let led = seats.leading.iter().next().cloned();
         let mut counts: HashMap<&Arc<str>, (usize, &String)> = HashMap::new();
         for (service, node) in &seats.followed {
@@ -371,7 +388,7 @@ async fn serve(
             if !held {
                 // Nobody holds it: if it was held a moment ago, its node let go between two
                 // waits (a resign, a shutdown, a crash): wake its followers, as a granted wait would.
-                if hub.watching(Some(&node)) {
+                if hub.watching_node(&node) {
                     hub.wake(Some(node.clone()));
                 }
                 if !signals.sleep(look_again).await { return Ok(()) }
