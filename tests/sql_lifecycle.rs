@@ -20,7 +20,7 @@ use sql_support::*;
 
 /// How many routines and views the installer applies: the files of sql/routines and sql/views.
 fn repeatable_objects() -> usize {
-    ["routines", "views"]
+    ["routines", "triggers", "views"]
         .iter()
         .map(|dir| std::fs::read_dir(format!("{}/sql/{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap().count())
         .sum()

@@ -160,7 +160,7 @@ async fn an_execute_only_account_cannot_touch_the_tables() {
 #[tokio::test]
 async fn the_readme_install_privileges_are_enough_to_install_and_run_every_call() {
     const README_PRIVILEGES: &str =
-        "CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE, EVENT, CREATE VIEW, SELECT, INSERT, UPDATE, DELETE";
+        "CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE, EVENT, CREATE VIEW, TRIGGER, SELECT, INSERT, UPDATE, DELETE";
     let db = TestDb::empty("privileges_install").await;
     let mut admin = connect(&db.url).await;
     let name: String = format!("inst_{}", db.name.trim_start_matches("ml_")).chars().take(32).collect();

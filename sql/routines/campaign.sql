@@ -205,24 +205,18 @@ BEGIN
                  WHERE service_id = v_sid;
             ELSEIF (v_leader IS NULL OR v_expires <= v_now) AND NOT v_barred THEN
                 -- Take the vacant or expired seat (unless a handover's reservation bars this
-                -- node): close the expired term (the server's decision: no ended_by), open the
-                -- next one, and end any reservation.
-                IF v_leader IS NOT NULL THEN
-                    UPDATE leader_election_history
-                       SET ended_at = v_expires, ended_how = 'expired'
-                     WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-                END IF;
+                -- node) and end any reservation, in one statement: its trigger closes the
+                -- expired term (at its lease's end, no ended_by) and writes the new term's
+                -- history row (sql/triggers/leader_election_record_term.sql).
                 SET v_term = v_term + 1, v_leader = v_nid,
                     v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
                    SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                        term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
                        handover_to = NULL, handover_until = NULL, handover_by = NULL,
-                       handover_from = NULL, handover_from_until = NULL
+                       handover_from = NULL, handover_from_until = NULL,
+                       change_how = 'elected', change_at = v_now
                  WHERE service_id = v_sid;
-                INSERT INTO leader_election_history
-                       (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
-                VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'elected', USER());
             END IF;
             -- Otherwise another node took the seat meanwhile, or a handover's reservation bars
             -- this node: nothing to write.

@@ -90,25 +90,18 @@ BEGIN
            FOR UPDATE SKIP LOCKED;
     END IF;
     IF v_take IS NOT NULL THEN
-        -- 2. Close the expired terms (the server's decision: no ended_by), before the seats move on.
-        UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
-          STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY) ON h.service_id = e.service_id AND h.term = e.term
-           SET h.ended_at = e.lease_expires_at, h.ended_how = 'expired'
-         WHERE e.leader_id IS NOT NULL AND h.ended_at IS NULL;
-        -- 3. Open the next term on each seat (locked by step 1: no wait), ending any reservation.
+        -- 2. Open the next term on each seat (locked by step 1: no wait), ending any
+        --    reservation, in one statement: its trigger closes each expired term (at its
+        --    lease's end, no ended_by) and writes each new term's history row
+        --    (sql/triggers/leader_election_record_term.sql).
         UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
            SET e.leader_id = v_nid, e.term = e.term + 1, e.lease_ms = v_lease_ms,
                e.term_started_at = v_now, e.renewed_at = v_now,
                e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
                e.handover_to = NULL, e.handover_until = NULL, e.handover_by = NULL,
-               e.handover_from = NULL, e.handover_from_until = NULL;
-        -- 4. The history of each new term.
-        INSERT INTO leader_election_history (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
-        SELECT e.service_id, e.term, v_nid, v_lease_ms, v_now, 'elected', USER()
-          FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY);
+               e.handover_from = NULL, e.handover_from_until = NULL,
+               e.change_how = 'elected', e.change_at = v_now;
     END IF;
     COMMIT;
 

@@ -63,24 +63,18 @@ BEGIN
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;
         SET v_now = UTC_TIMESTAMP(6);
-        IF v_leader IS NOT NULL THEN
-            UPDATE leader_election_history
-               SET ended_at  = IF(v_expires > v_now, v_now, v_expires),
-                   ended_how = IF(v_expires > v_now, 'forced_out', 'expired'),
-                   ended_by  = IF(v_expires > v_now, USER(), NULL)
-             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-        END IF;
+        -- One statement: its trigger ends the current term ('forced_out' now by this
+        -- session, or 'expired' at its lease's end) and writes the forced term's history row
+        -- (sql/triggers/leader_election_record_term.sql).
         SET v_term = v_term + 1,
             v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
         UPDATE leader_election
            SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
                term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
                handover_to = NULL, handover_until = NULL, handover_by = NULL,
-               handover_from = NULL, handover_from_until = NULL
+               handover_from = NULL, handover_from_until = NULL,
+               change_how = 'forced', change_at = v_now
          WHERE service_id = v_sid;
-        INSERT INTO leader_election_history
-               (service_id, term, leader_id, lease_ms, began_at, began_how, began_by)
-        VALUES (v_sid, v_term, v_nid, v_lease_ms, v_now, 'forced', USER());
         COMMIT;
     END;
 

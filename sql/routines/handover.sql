@@ -75,11 +75,6 @@ BEGIN
                                        handover_from = NULL, handover_from_until = NULL
              WHERE service_id = v_sid AND handover_to IS NOT NULL;
         ELSE
-            IF v_leader IS NOT NULL AND v_expires <= v_now THEN
-                UPDATE leader_election_history
-                   SET ended_at = v_expires, ended_how = 'expired'
-                 WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-            END IF;
             IF v_leader IS NOT NULL AND v_expires > v_now THEN
                 -- The old leader believes it leads until its next renew: the named node waits
                 -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).

@@ -15,7 +15,6 @@ BEGIN
     DECLARE v_sid     VARBINARY(512);
     DECLARE v_last    VARBINARY(512) DEFAULT '';
     DECLARE v_leader  VARBINARY(512);
-    DECLARE v_term    BIGINT UNSIGNED;
     DECLARE v_expires DATETIME(6);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
@@ -34,13 +33,15 @@ BEGIN
         -- 2. Lock that seat by its key, as every procedure does; skip it if someone holds it.
         START TRANSACTION;
         SET v_leader = NULL;
-        SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_term, v_expires
+        SELECT MAX(leader_id), MAX(lease_expires_at) INTO v_leader, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
         -- 3. Still expired under the lock: end its term at the lease's end, vacate the seat.
         IF v_leader IS NOT NULL AND v_expires <= v_cutoff THEN
-            UPDATE leader_election_history SET ended_at = v_expires, ended_how = 'expired'
-             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-            UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+            -- One statement: its trigger ends the term as 'expired' at its lease's end
+            -- (sql/triggers/leader_election_record_term.sql).
+            UPDATE leader_election
+               SET leader_id = NULL, lease_expires_at = NULL,
+                   change_how = 'expired', change_at = v_cutoff
              WHERE service_id = v_sid;
         END IF;
         COMMIT;

@@ -48,22 +48,18 @@ BEGIN
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;
         SET v_now = UTC_TIMESTAMP(6);
-        IF v_leader IS NOT NULL THEN
-            IF v_expires > v_now THEN
-                SET v_previous = v_leader;
-            END IF;
-            UPDATE leader_election_history
-               SET ended_at  = IF(v_expires > v_now, v_now, v_expires),
-                   ended_how = IF(v_expires > v_now, 'reelected', 'expired'),
-                   ended_by  = IF(v_expires > v_now, USER(), NULL)
-             WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-            UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
-             WHERE service_id = v_sid;
+        IF v_leader IS NOT NULL AND v_expires > v_now THEN
+            SET v_previous = v_leader;
         END IF;
-        -- Any node may win next: a pending handover reservation ends too.
-        UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL,
-                                   handover_from = NULL, handover_from_until = NULL
-         WHERE service_id = v_sid AND handover_to IS NOT NULL;
+        -- Vacate the seat, and end a pending handover reservation (any node may win next), in
+        -- one statement: its trigger ends the term ('reelected' now by this session, or
+        -- 'expired' at its lease's end; sql/triggers/leader_election_record_term.sql).
+        UPDATE leader_election
+           SET leader_id = NULL, lease_expires_at = NULL,
+               handover_to = NULL, handover_until = NULL, handover_by = NULL,
+               handover_from = NULL, handover_from_until = NULL,
+               change_how = 'reelected', change_at = v_now
+         WHERE service_id = v_sid AND (leader_id IS NOT NULL OR handover_to IS NOT NULL);
         COMMIT;
     END;
 

@@ -58,10 +58,11 @@ BEGIN
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);
             IF v_leader = v_nid AND v_expires > v_now THEN
-                UPDATE leader_election_history
-                   SET ended_at = v_now, ended_how = 'resigned', ended_by = USER()
-                 WHERE service_id = v_sid AND term = v_term AND ended_at IS NULL;
-                UPDATE leader_election SET leader_id = NULL, lease_expires_at = NULL
+                -- One statement: its trigger ends the term as 'resigned' now, by this session
+                -- (sql/triggers/leader_election_record_term.sql).
+                UPDATE leader_election
+                   SET leader_id = NULL, lease_expires_at = NULL,
+                       change_how = 'resigned', change_at = v_now
                  WHERE service_id = v_sid;
                 SET v_resigned = 1;
             END IF;

@@ -122,10 +122,24 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
         // One round trip: on MySQL the DROP, the CREATE and the re-grant follow each other
         // as closely as the server allows.
         let text = statements.iter().map(|s| format!("{s};")).collect::<Vec<_>>().join("\n");
-        conn.query_drop(text).await.map_err(|e| Error::Migration {
-            message: format!("applying {} {} on {}: {}", routine.kind.name(), routine.name, server.name(),
-                             crate::error::redact(&e.to_string())),
-        })?;
+        if let Err(e) = conn.query_drop(text).await {
+            if routine.kind == routines::Kind::Trigger {
+                // MySQL: a failure after LOCK TABLES must not leave the election's tables locked.
+                let _ = conn.query_drop("UNLOCK TABLES").await;
+            }
+            // 1419: binary logging is on, and creating a trigger then needs more than TRIGGER.
+            let hint = match &e {
+                mysql_async::Error::Server(s) if s.code == 1419 => {
+                    " (binary logging is on: creating a trigger then needs the SUPER privilege, or the server's \
+                     log_bin_trust_function_creators=ON; README, \"Installing\")"
+                }
+                _ => "",
+            };
+            return Err(Error::Migration {
+                message: format!("applying {} {} on {}: {}{hint}", routine.kind.name(), routine.name, server.name(),
+                                 crate::error::redact(&e.to_string())),
+            });
+        }
         applied.push(routine.name.to_string());
     }
     // 5.

@@ -1,5 +1,6 @@
-//! The repeatable objects: every routine and view as its one current definition, one file each
-//! under `sql/routines/` and `sql/views/` (Flyway's repeatable migrations; Refinery has none).
+//! The repeatable objects: every routine, trigger and view as its one current definition, one
+//! file each under `sql/routines/`, `sql/triggers/` and `sql/views/` (Flyway's repeatable
+//! migrations; Refinery has none).
 //!
 //! The installer applies them after the versioned migrations, each one whose SHA-256 differs
 //! from the checksum recorded in `mysqlleader_routines` (migration V9), and records it. How a
@@ -13,6 +14,11 @@
 //!   between the CREATE and the re-grant with 1370 (access denied); it never runs an older
 //!   definition. Before the DROP the same re-grant runs once, so that an installer that may not
 //!   grant fails before it has revoked anything.
+//! * A trigger: `CREATE OR REPLACE TRIGGER` on MariaDB; on MySQL `DROP TRIGGER IF EXISTS` and
+//!   `CREATE TRIGGER` between `LOCK TABLES ... WRITE` and `UNLOCK TABLES`, so that no write to
+//!   the table runs between the two (not run here: this machine has no MySQL). A trigger keeps
+//!   the history of the seat's own writes (migration V13), so it is applied before every
+//!   procedure: a procedure that relies on it never runs without it.
 //!
 //! The versioned migrations V2-V8 still hold the routine definitions of their day (an applied
 //! migration is never edited: its checksum is stored in every database it ran on). Those are
@@ -52,6 +58,7 @@ impl Server {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Procedure,
+    Trigger,
     View,
 }
 
@@ -59,7 +66,17 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Procedure => "procedure",
+            Kind::Trigger => "trigger",
             Kind::View => "view",
+        }
+    }
+
+    /// The directory of `sql/` that holds the files of this kind.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Kind::Procedure => "routines",
+            Kind::Trigger => "triggers",
+            Kind::View => "views",
         }
     }
 }
@@ -69,8 +86,8 @@ impl Kind {
 pub struct Routine {
     pub name: &'static str,
     pub kind: Kind,
-    /// The file as written: comment lines, then one `CREATE PROCEDURE name(...) ... END;` or
-    /// `CREATE SQL SECURITY INVOKER VIEW name AS ...;`.
+    /// The file as written: comment lines, then one `CREATE PROCEDURE name(...) ... END;`,
+    /// `CREATE TRIGGER name ... END;` or `CREATE SQL SECURITY INVOKER VIEW name AS ...;`.
     pub file: &'static str,
 }
 
@@ -82,10 +99,12 @@ macro_rules! repeatables {
 }
 
 /// Every repeatable object, in the order the installer applies them: the re-grant first (on
-/// MySQL every later routine calls it), the others by name (a routine's body is resolved when
-/// it runs, not when it is created, so the order is otherwise free), the view last.
+/// MySQL every later routine calls it), then the trigger (the procedures rely on it), the others
+/// by name (a routine's body is resolved when it runs, not when it is created, so the order is
+/// otherwise free), the view last.
 pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_regrant",
+    Trigger "triggers" "leader_election_record_term",
     Procedure "routines" "am_i_leader",
     Procedure "routines" "assert_leader",
     Procedure "routines" "campaign",
@@ -145,7 +164,15 @@ impl Routine {
         let create = self.create();
         let replace = format!("CREATE OR REPLACE {}", &create["CREATE ".len()..]);
         match (self.kind, server) {
-            (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
+            (Kind::View, _) | (Kind::Procedure | Kind::Trigger, Server::MariaDb) => vec![replace],
+            // The table's writers wait for the lock: none runs between the DROP and the CREATE.
+            // The trigger writes to the history, locked too (LOCK TABLES opens only what it names).
+            (Kind::Trigger, Server::MySql) => vec![
+                format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
+                format!("DROP TRIGGER IF EXISTS `{}`", self.name),
+                create.to_string(),
+                "UNLOCK TABLES".to_string(),
+            ],
             // The re-grant itself is granted to nobody, and the first install on MySQL creates
             // it before any routine needs it: no call of it around its own re-creation.
             (Kind::Procedure, Server::MySql) if self.name == REGRANT => {
@@ -163,6 +190,9 @@ impl Routine {
 
 /// The routine that grants EXECUTE again after MySQL re-created a procedure; applied first.
 const REGRANT: &str = "leader_election_regrant";
+
+/// The table every trigger of `sql/triggers/` is on.
+const TRIGGER_TABLE: &str = "leader_election";
 
 /// The repeatable object named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Routine> {
@@ -215,7 +245,7 @@ mod tests {
     #[test]
     fn the_list_is_the_directories() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
-        let mut on_disk: Vec<String> = ["routines", "views"]
+        let mut on_disk: Vec<String> = ["routines", "triggers", "views"]
             .iter()
             .flat_map(|dir| std::fs::read_dir(format!("{root}/{dir}")).unwrap())
             .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".sql").to_string())
@@ -231,12 +261,13 @@ mod tests {
         for r in ROUTINES {
             let head = match r.kind {
                 Kind::Procedure => format!("CREATE PROCEDURE {}(", r.name),
+                Kind::Trigger => format!("CREATE TRIGGER {} BEFORE UPDATE ON {TRIGGER_TABLE} FOR EACH ROW\n", r.name),
                 Kind::View => format!("CREATE SQL SECURITY INVOKER VIEW {} AS", r.name),
             };
             assert!(r.create().starts_with(&head), "{}: the statement begins {head:?}", r.name);
             let creates = r.file.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("CREATE ")).count();
             assert_eq!(creates, 1, "{}: one CREATE statement", r.name);
-            if r.kind == Kind::Procedure {
+            if r.kind != Kind::View {
                 assert!(r.create().ends_with("\nEND"), "{}: ends with END;", r.name);
             }
             assert!(!r.file.lines().any(|l| l.trim_start().to_ascii_uppercase().starts_with("DROP ")), "{}: no DROP in a routine file", r.name);
@@ -258,6 +289,15 @@ mod tests {
             assert_eq!(mysql, vec![regrant.clone(), format!("DROP PROCEDURE IF EXISTS `{}`", r.name),
                                    r.create().to_string(), regrant], "{}", r.name);
         }
+        let trigger = find("leader_election_record_term").unwrap();
+        assert_eq!(trigger.kind, Kind::Trigger);
+        assert_eq!(ROUTINES[1].name, trigger.name, "the trigger is in place before any procedure relies on it");
+        assert_eq!(trigger.apply_statements(Server::MariaDb),
+                   vec![format!("CREATE OR REPLACE {}", &trigger.create()["CREATE ".len()..])]);
+        assert_eq!(trigger.apply_statements(Server::MySql),
+                   vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE".to_string(),
+                        "DROP TRIGGER IF EXISTS `leader_election_record_term`".to_string(),
+                        trigger.create().to_string(), "UNLOCK TABLES".to_string()]);
         let view = find("leader_election_terms").unwrap();
         for server in [Server::MariaDb, Server::MySql] {
             assert_eq!(view.apply_statements(server),

@@ -31,7 +31,8 @@ pub(crate) fn split_statements(sql: &str) -> Vec<Chunk<'_>> {
                 continue;
             }
             let upper = trimmed.to_ascii_uppercase();
-            compound = ["CREATE PROCEDURE", "CREATE FUNCTION", "CREATE TRIGGER", "CREATE OR REPLACE PROCEDURE"]
+            compound = ["CREATE PROCEDURE", "CREATE FUNCTION", "CREATE TRIGGER", "CREATE OR REPLACE PROCEDURE",
+                        "CREATE OR REPLACE TRIGGER"]
                 .iter()
                 .any(|p| upper.starts_with(p));
         }
@@ -103,7 +104,7 @@ pub fn install_sql_for(server: Server) -> String {
     }
     for routine in ROUTINES {
         out.push_str(&format!("-- ---- {} {} (sql/{}/{}.sql) ----\n", routine.kind.name(), routine.name,
-                              if routine.kind == super::routines::Kind::View { "views" } else { "routines" }, routine.name));
+                              routine.kind.dir(), routine.name));
         let statements = routine.apply_statements(server);
         push_chunks(&mut out, &statements.iter().map(|s| format!("{s};")).collect::<Vec<_>>().join("\n"));
         out.push_str(&procedures::record_routine_sql(routine.name, routine.kind.name(), &routine.checksum()));
@@ -166,14 +167,25 @@ mod tests {
                 let creates = script.lines().filter(|l| l.starts_with("CREATE ") && l.ends_with(head)).count();
                 assert_eq!(creates, 1, "{server:?}: {} created once", r.name);
             }
-            let procedures = script.lines().filter(|l| l.starts_with("CREATE PROCEDURE") || l.starts_with("CREATE OR REPLACE PROCEDURE")).count();
-            assert_eq!(script.matches("DELIMITER $$").count(), procedures, "{server:?}: every body between DELIMITER lines");
+            let compound = ["CREATE PROCEDURE", "CREATE OR REPLACE PROCEDURE", "CREATE TRIGGER", "CREATE OR REPLACE TRIGGER"];
+            let bodies = script.lines().filter(|l| compound.iter().any(|c| l.starts_with(c))).count();
+            assert_eq!(script.matches("DELIMITER $$").count(), bodies, "{server:?}: every body between DELIMITER lines");
             assert!(script.contains("CREATE EVENT IF NOT EXISTS leader_election_expire"));
             assert!(!script.contains("VALUES("), "no VALUES() in ON DUPLICATE KEY UPDATE");
             match server {
-                Server::MariaDb => assert!(!script.contains("DROP PROCEDURE IF EXISTS `campaign`")),
+                Server::MariaDb => {
+                    assert!(!script.contains("DROP PROCEDURE IF EXISTS `campaign`"));
+                    assert!(script.contains("CREATE OR REPLACE TRIGGER leader_election_record_term"));
+                }
                 Server::MySql => {
                     assert!(!script.contains("CREATE OR REPLACE PROCEDURE"));
+                    assert!(!script.contains("CREATE OR REPLACE TRIGGER"));
+                    // The trigger is swapped under the table lock, and the lock ends before the record.
+                    let lock = script.find("LOCK TABLES `leader_election` WRITE").unwrap();
+                    let create = script.find("CREATE TRIGGER leader_election_record_term").unwrap();
+                    let unlock = script.find("UNLOCK TABLES;").unwrap();
+                    let record = script.find("VALUES ('leader_election_record_term'").unwrap();
+                    assert!(lock < create && create < unlock && unlock < record);
                     assert_eq!(script.matches("CALL leader_election_regrant('campaign');").count(), 2);
                 }
             }
