@@ -867,7 +867,12 @@ pub fn exact_service_pattern(name: &str) -> Result<String> {
 /// `X'...'`: text as a hexadecimal literal, safe in a statement whatever it holds and whatever
 /// the session's sql_mode (NO_BACKSLASH_ESCAPES included).
 fn hex_literal(text: &str) -> String {
-    format!("X'{}'", text.bytes().map(|b| format!("{b:02X}")).collect::<String>())
+    hex_bytes(text.as_bytes())
+}
+
+/// `X'...'`: bytes as a hexadecimal literal (a service id or a pattern read back as stored).
+fn hex_bytes(bytes: &[u8]) -> String {
+    format!("X'{}'", bytes.iter().map(|b| format!("{b:02X}")).collect::<String>())
 }
 
 /// `text` inside a `/* */` comment, for a reader of the statement (`*/` cannot end it early).
@@ -1004,17 +1009,53 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
 }
 
 /// Runs [`grant_sql`] for the database of the connection, in order; returns the statements run.
+///
+/// A new limit applies whole or not at all. The flush that copies it onto the seats walks them in
+/// key order, each in a transaction of its own, and stops at the first it cannot update (its row
+/// locked through the flush's 10 tries of 1 s: 1205, or a deadlock on each: 1213). Then:
+/// 1. the flush runs once more, whole;
+/// 2. when that fails the same way, the account's earlier rows of `leader_election_access` (read
+///    and locked in the transaction that replaced them) are put back in one transaction, and the
+///    flush runs again: it rewrites the seats before the stuck one to the earlier copy and stops
+///    at the same seat, and that one and those after it never had the new copy;
+/// 3. every seat's copy is checked against what `leader_election_access_copy` computes, and the
+///    error says what is in effect (see [`undo_limit`]). The role is not granted.
 pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, services: &[String]) -> Result<Vec<String>> {
     let info = server_info(pool).await?;
     let statements = grant_sql(account, info.database.as_deref().unwrap_or(""), role, services)?;
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
+    // The account's patterns before this grant, when it replaces them (with --service).
+    let mut earlier: Vec<Vec<u8>> = Vec::new();
     for sql in &statements {
         // Plain text statements: GRANT takes no placeholders for names; every name is checked.
-        if let Err(e) = sql.as_str().ignore(&mut conn).await {
+        let mut result = sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql);
+        if result.is_ok() && sql.starts_with("START TRANSACTION") {
+            // The rows this transaction replaces, locked until it commits: what an undo puts back.
+            result = "SELECT service_pattern FROM leader_election_access WHERE account = CAST(? AS BINARY) \
+                      ORDER BY service_pattern FOR UPDATE"
+                .with((account.user.as_str(),))
+                .map(&mut conn, |pattern: Vec<u8>| pattern)
+                .await
+                .map(|patterns| earlier = patterns)
+                .map_err(Error::from_mysql);
+        }
+        // 1205 lock wait timeout, 1213 deadlock: the flush stopped at a seat it could not update.
+        let lock_conflict = |e: &Error| matches!(e.server_code(), Some(1205 | 1213));
+        if sql.contains("leader_election_flush_access") && result.as_ref().is_err_and(lock_conflict) {
+            // 1. Once more, whole.
+            result = sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql);
+            if let Err(failed) = result {
+                if lock_conflict(&failed) {
+                    // 2 and 3.
+                    return Err(undo_limit(&mut conn, sql, account, services, &earlier, failed).await);
+                }
+                result = Err(failed);
+            }
+        }
+        if let Err(e) = result {
             // A failure inside the access rows' transaction changes none of them; the connection
             // goes back to the pool with no transaction open.
             let _ = "ROLLBACK".ignore(&mut conn).await;
-            let e = Error::from_mysql(e);
             // 1044/1142/1227/1370/1410: the connecting account may not grant. Say what it lacks.
             let e = if sql.starts_with("GRANT ") && matches!(e.server_code(), Some(1044 | 1142 | 1227 | 1370 | 1410)) {
                 e.with_context(
@@ -1029,6 +1070,117 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
         }
     }
     Ok(statements)
+}
+
+/// Steps 2 and 3 of [`grant`]: the flush `flush` of the new limit `services` failed twice with
+/// `failed`; puts back `earlier` (the account's patterns before, none when it had none), flushes
+/// again, checks every seat, and returns `failed` with what is in effect:
+/// * undone: the earlier limit is on every seat again (the check found none without its copy);
+/// * the earlier rows are back but some seats lack their copy, or could not be checked: how to
+///   finish (`CALL leader_election_flush_access()`);
+/// * the earlier rows could not be put back: the new limit is stored but copied only onto the
+///   seats before the one the flush could not update, and how to finish.
+async fn undo_limit(
+    conn: &mut mysql_async::Conn,
+    flush: &str,
+    account: &Account,
+    services: &[String],
+    earlier: &[Vec<u8>],
+    failed: Error,
+) -> Error {
+    let quoted = |p: &[u8]| format!("'{}'", String::from_utf8_lossy(p));
+    let limit = |patterns: Vec<String>| match patterns.is_empty() {
+        true => "no per-service limit".to_string(),
+        false => format!("only the services matching {}", patterns.join(", ")),
+    };
+    let earlier_limit = limit(earlier.iter().map(|p| quoted(p)).collect());
+    let new_limit = limit(services.iter().map(|p| quoted(p.as_bytes())).collect());
+    let cause = match failed.server_code() {
+        Some(1213) => "a deadlock on each of its tries, on both flushes",
+        _ => "a lock held for over 10 s, on both flushes",
+    };
+    // Where the flush stopped: the first seat, in key order, without the new limit's copy.
+    let stopped_at = seats_without_their_copy(conn, true).await.ok().and_then(|seats| seats.into_iter().next());
+    let stopped = match &stopped_at {
+        Some(seat) => format!("the flush could not update seat {} ({cause})", quoted(seat)),
+        None => format!("the flush could not complete ({cause})"),
+    };
+    let earlier_back = async {
+        let mut tx = conn.start_transaction(mysql_async::TxOpts::default()).await?;
+        "DELETE FROM leader_election_access WHERE account = CAST(? AS BINARY)"
+            .with((account.user.as_str(),))
+            .ignore(&mut tx)
+            .await?;
+        for pattern in earlier {
+            "INSERT INTO leader_election_access (account, service_pattern) VALUES (CAST(? AS BINARY), ?)"
+                .with((account.user.as_str(), pattern.as_slice()))
+                .ignore(&mut tx)
+                .await?;
+        }
+        tx.commit().await
+    }
+    .await;
+    let what = if let Err(e) = earlier_back {
+        let _ = "ROLLBACK".ignore(&mut *conn).await;
+        let seats = match &stopped_at {
+            Some(seat) => format!("the seats before {} in key order (the others keep the earlier copy)", quoted(seat)),
+            None => "some seats".to_string(),
+        };
+        format!(
+            "{stopped}, and the undo failed ({}): the new limit ({new_limit}) is stored but copied only onto {seats}, \
+             and the role was not granted; once the lock is released, CALL leader_election_flush_access() to copy \
+             it onto every seat, then run the grant again",
+            Error::from_mysql(e)
+        )
+    } else {
+        // Its failure at the same seat is expected: the check below says what it left.
+        let _ = flush.ignore(&mut *conn).await;
+        match seats_without_their_copy(conn, false).await {
+            Ok(seats) if seats.is_empty() => format!(
+                "{stopped}: undone, the earlier limit ({earlier_limit}) is in effect on every seat, and the role \
+                 was not granted; run the grant again once the lock is released"
+            ),
+            Ok(seats) => format!(
+                "{stopped}; the earlier limit ({earlier_limit}) is stored again but {} seat(s) do not hold its copy \
+                 (the first: {}), and the role was not granted; once the lock is released, CALL \
+                 leader_election_flush_access() to finish the undo, then run the grant again",
+                seats.len(),
+                quoted(&seats[0])
+            ),
+            Err(e) => format!(
+                "{stopped}; the earlier limit ({earlier_limit}) is stored again, but whether every seat holds its \
+                 copy could not be checked ({e}), and the role was not granted; once the lock is released, CALL \
+                 leader_election_flush_access() to finish the undo, then run the grant again"
+            ),
+        }
+    };
+    failed.with_context(&format!("grant stopped: {what}"))
+}
+
+/// The seats, in key order, whose copy of access (`access_denied`) is not the one
+/// `leader_election_access_copy` computes from `leader_election_access` now; with `first_only`,
+/// at most the first. Reads only: no seat's row is locked (the copy's computation share-locks
+/// the rows of `leader_election_access` for its one statement).
+async fn seats_without_their_copy(conn: &mut mysql_async::Conn, first_only: bool) -> Result<Vec<Vec<u8>>> {
+    let seats: Vec<(Vec<u8>, Option<Vec<u8>>)> = "SELECT service_id, access_denied FROM leader_election ORDER BY service_id"
+        .fetch(&mut *conn)
+        .await
+        .map_err(Error::from_mysql)?;
+    let mut without = Vec::new();
+    for (service_id, copy) in seats {
+        format!("CALL leader_election_access_copy({}, @mysqlleader_copy)", hex_bytes(&service_id))
+            .ignore(&mut *conn)
+            .await
+            .map_err(Error::from_mysql)?;
+        let computed: Option<Option<Vec<u8>>> = "SELECT @mysqlleader_copy".first(&mut *conn).await.map_err(Error::from_mysql)?;
+        if computed.flatten() != copy {
+            without.push(service_id);
+            if first_only {
+                break;
+            }
+        }
+    }
+    Ok(without)
 }
 
 /// What is in effect when [`grant`] stopped at `failed` (the order of [`grant_sql`]).

@@ -452,6 +452,81 @@ async fn grant_apply_reports_the_limit_in_effect_and_grants_beyond_the_role() {
     db.drop_db().await;
 }
 
+/// The seats, in key order, whose copy of access is not the one `leader_election_access_copy`
+/// computes from `leader_election_access` now (what `grant` checks, read here on its own).
+async fn seats_without_their_copy(admin: &mut mysql_async::Conn) -> Vec<String> {
+    let seats: Vec<(String, Option<Vec<u8>>)> =
+        admin.query("SELECT CAST(service_id AS CHAR), access_denied FROM leader_election ORDER BY service_id").await.unwrap();
+    let mut without = Vec::new();
+    for (seat, copy) in seats {
+        admin.exec_drop("CALL leader_election_access_copy(?, @copy)", (seat.as_str(),)).await.unwrap();
+        let computed: Option<Option<Vec<u8>>> = admin.query_first("SELECT @copy").await.unwrap();
+        if computed.flatten() != copy {
+            without.push(seat);
+        }
+    }
+    without
+}
+
+/// A limit applies whole or not at all: when the flush cannot update a seat (its row locked by
+/// an administrator's open transaction), `grant --apply` retries it, then puts the account's
+/// earlier patterns back and flushes again. The flush walks the seats in key order and stops at
+/// the locked one, so every seat holds the earlier limit again, and the message says so; once
+/// the lock is released the same grant applies the new limit to every seat. (About 30 s: three
+/// flushes of 10 tries of 1 s each.)
+#[tokio::test]
+async fn grant_apply_undoes_a_limit_whose_flush_cannot_complete() {
+    let db = common::TestDb::migrated("cli_grant_undo").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    let user = format!("ml_undo_{}", std::process::id());
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pass'")).await.unwrap();
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "a%", "--apply"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    // Seats in key order a1 < a2 < b1 < b2; the locked one, b1, needs a new copy under b%.
+    for seat in ["a1", "a2", "b1", "b2"] {
+        admin.query_drop(format!("CALL campaign('{seat}', 'seed', 600000)")).await.unwrap();
+    }
+    let mut locker = db.conn().await;
+    locker.query_drop("START TRANSACTION").await.unwrap();
+    locker.query_drop("SELECT term FROM leader_election WHERE service_id = 'b1' FOR UPDATE").await.unwrap();
+
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "b%", "--apply"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("could not update seat 'b1'"), "names the seat: {}", out.stderr);
+    assert!(
+        out.stderr.contains("undone, the earlier limit (only the services matching 'a%') is in effect on every seat"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("the role was not granted"), "{}", out.stderr);
+    let patterns: Vec<String> = admin
+        .exec("SELECT service_pattern FROM leader_election_access WHERE account = CAST(? AS BINARY)", (user.as_str(),))
+        .await
+        .unwrap();
+    assert_eq!(patterns, vec!["a%".to_string()], "the earlier rows are back");
+    assert_eq!(seats_without_their_copy(&mut admin).await, Vec::<String>::new(), "every seat holds the earlier copy");
+    let limited = with_credentials(&db.url, &user, "pass");
+    // a2 was given the new copy and then the earlier one again; b2 was never reached.
+    assert_eq!(cli(Some(&limited), &["campaign", "a2", "n1"]).code, 1, "a% allows a2 (seed leads it)");
+    let out = cli(Some(&limited), &["campaign", "b2", "n1"]);
+    assert!(out.code == 2 && out.stderr.contains("access denied"), "b2 is allowed by b% only: {out:?}");
+
+    // Released: the same grant applies b% to every seat.
+    locker.query_drop("COMMIT").await.unwrap();
+    let out = cli(url, &["grant", &user, "--role", "app", "--service", "b%", "--apply"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("only on the services matching 'b%'"), "{}", out.stdout);
+    assert_eq!(seats_without_their_copy(&mut admin).await, Vec::<String>::new(), "every seat holds the new copy");
+    assert_eq!(cli(Some(&limited), &["campaign", "b1", "n1"]).code, 1, "b% allows b1 (seed leads it)");
+    let out = cli(Some(&limited), &["campaign", "a2", "n1"]);
+    assert!(out.code == 2 && out.stderr.contains("access denied"), "a2 is outside b%: {out:?}");
+    admin.query_drop(format!("DROP USER '{user}'@'%'")).await.unwrap();
+    drop((admin, locker));
+    db.drop_db().await;
+}
+
 /// Each role's allowed and refused calls, as tested: the role's procedures work, every other
 /// procedure is refused by the server itself (error 1370), an application routine of the same
 /// schema stays closed, `status` and `watch` work for an observer and an operator; and with

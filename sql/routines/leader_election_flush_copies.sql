@@ -1,5 +1,9 @@
 -- The work of leader_election_flush_access (below), without a result set, so that this
 -- migration can run it. OUT: how many seats there are, how many copies it rewrote. Internal.
+-- The seats are walked in key order (service_id), each in a transaction of its own, and a seat it
+-- cannot update (locked through 10 tries) stops it: the seats before that one hold the new copy,
+-- that one and those after it the copy they had. `mysqlleader grant` relies on this order to undo
+-- a limit whose flush cannot complete (src/procedures.rs, grant).
 CREATE PROCEDURE leader_election_flush_copies(OUT p_seats BIGINT, OUT p_changed BIGINT)
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
@@ -12,7 +16,7 @@ BEGIN
     DECLARE v_wait    BIGINT;
     DECLARE v_seats   BIGINT DEFAULT 0;
     DECLARE v_changed BIGINT DEFAULT 0;
-    DECLARE v_cursor CURSOR FOR SELECT service_id FROM leader_election;
+    DECLARE v_cursor CURSOR FOR SELECT service_id FROM leader_election ORDER BY service_id;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         ROLLBACK;
