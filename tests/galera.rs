@@ -4,7 +4,9 @@
 //! return. Checked: never two leaders at one instant (polled every millisecond in this one
 //! process, on one monotonic clock), a leader again within a documented bound after each
 //! fault, terms gapless in the history. Also: fencing across nodes, and roles, per-service
-//! access and the audit trail with accounts granted through one node and used through another.
+//! access and the audit trail with accounts granted through one node and used through another;
+//! and the trust boundary's attacks that touch fencing (tests/sql_trust.rs): a refused call keeps
+//! no lock, a fence dropped by a savepoint is taken again before COMMIT, no fence inside XA.
 //!
 //! Needs a running cluster: run through `scripts/test-galera.sh` (part of `make test`), which
 //! starts one and sets MYSQLLEADER_GALERA_URL1..3 and MYSQLLEADER_GALERA_DIR. Marked ignored so
@@ -752,4 +754,258 @@ async fn galera_handover_moves_leadership_to_the_named_node_with_no_overlap() {
         let _ = p.disconnect().await;
     }
     admin.disconnect().await.unwrap();
+}
+
+// ---- The trust boundary on the cluster (issue "The trust boundary", items 1, 3 and 4) ----
+//
+// The attacks of tests/sql_trust.rs that touch fencing, on three nodes. On Galera a row lock is
+// local to the node that takes it: a lock kept on node 1 makes a writer on node 1 wait (1205
+// after innodb_lock_wait_timeout), while a write set from another node aborts its holder (brute
+// force abort). So the writes that would expose a kept lock are made through node 1, where the
+// hostile session sits, and the takeovers through the other nodes.
+
+/// `node`'s campaign for `service` (a leader's renew, or a takeover of a vacant seat; 60 s
+/// lease), bounded at 5 s; the procedure waits for a row lock 1 s at most (1205).
+async fn campaign_within(c: &mut Conn, service: &str, node: &str) -> Result<sql_support::Reply, Refusal> {
+    let sql = format!("CALL campaign('{service}', '{node}', {LONG})");
+    tokio::time::timeout(Duration::from_secs(5), sql_support::call_text(c, &sql))
+        .await
+        .unwrap_or_else(|_| Err(Refusal { code: 0, state: String::new(), message: "no answer within 5 s".into() }))
+}
+
+/// Waits until the node of `c` has applied everything the cluster committed before (a causal
+/// read: `wsrep_sync_wait = 1` is set on every connection of [`node_conn`]).
+async fn caught_up(c: &mut Conn) {
+    let one: Option<i64> = c.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+}
+
+/// 1. A refused call keeps no lock, on the cluster. tenant_b, an operator limited to
+/// `gal_billing_eu`, in a session of its own choosing on node 1 (SERIALIZABLE, autocommit off:
+/// plain reads take share locks there) calls `current_leader`, `am_i_leader`, `campaign` and
+/// `resign` on tenant_a's `gal_billing_dos` and is refused with 45002 each time; with that
+/// session left open as the refusal left it, tenant_a's leader renews through node 1, resigns
+/// through node 2, a candidate on node 3 takes over, resigns, and the leader on node 1 takes the
+/// seat back, each within a bound (no 1205). A control step first: a session on node 1 that does
+/// keep a share lock on the seat (the admin's plain read in the same session settings) makes the
+/// leader's renew fail with 1205, so the renew would catch a lock that a refusal kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_refused_call_keeps_no_lock_on_another_tenants_seat() {
+    const SVC: &str = "gal_billing_dos";
+    const HOSTILE: &str = "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0";
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "trust_locks").await;
+    let pid = std::process::id();
+    let (ua, ub) = (format!("gal_ta_{pid}"), format!("gal_tb_{pid}"));
+    // tenant_a: granted through node 2, its leader 'a1' on node 1, its candidate 'a3' on node 3.
+    let mut a1 = granted_account(&cluster, &db, &pools, &ua, Role::App, &["gal_billing%"], 1, 0).await;
+    let mut a2 = node_conn(&cluster, 1, &db, Some((&ua, "gal-secret"))).await;
+    let mut a3 = node_conn(&cluster, 2, &db, Some((&ua, "gal-secret"))).await;
+    // tenant_b: granted through node 3, used on node 1.
+    let mut b = granted_account(&cluster, &db, &pools, &ub, Role::Operator, &["gal_billing_eu"], 2, 0).await;
+    let first = campaign(&mut a1, SVC, "a1", LONG).await;
+    assert_eq!(first.flag("is_leader"), 1, "{first:?}");
+    let mut term = first.term();
+
+    // Control: a share lock on the seat held on node 1 stops the leader's renew there (1205).
+    let mut holder = node_conn(&cluster, 0, &db, None).await;
+    exec(&mut holder, HOSTILE).await;
+    let read: Option<Option<String>> = holder
+        .exec_first("SELECT CAST(leader_id AS CHAR) FROM leader_election WHERE service_id = CAST(? AS BINARY)", (SVC,))
+        .await
+        .unwrap();
+    assert_eq!(read, Some(Some("a1".to_string())));
+    let blocked = campaign_within(&mut a1, SVC, "a1").await.expect_err("a share lock held on node 1 stops the renew there");
+    assert_eq!(blocked.code, 1205, "control: {blocked:?}");
+    exec(&mut holder, "ROLLBACK").await;
+    drop(holder);
+    let r = campaign_within(&mut a1, SVC, "a1").await.expect("the renew once the lock is gone");
+    assert_eq!((r.flag("is_leader"), r.term()), (1, term), "{r:?}");
+    println!("control: a share lock on the seat held by a session on node 1 made the leader's renew there fail with 1205");
+
+    exec(&mut b, HOSTILE).await;
+    let refused = [
+        format!("CALL current_leader('{SVC}')"),
+        format!("CALL am_i_leader('{SVC}', 'b1')"),
+        format!("CALL campaign('{SVC}', 'b1', {LONG})"),
+        format!("CALL resign('{SVC}', 'a1')"),
+    ];
+    for sql in &refused {
+        let e = sql_support::call_text(&mut b, sql).await.expect_err(sql);
+        assert_denied(&e, &ub, SVC, sql);
+        // tenant_b's session stays as the refusal left it (no ROLLBACK yet).
+        // 1. The leader renews through node 1, where a lock kept by tenant_b would stop it.
+        let r = campaign_within(&mut a1, SVC, "a1").await.unwrap_or_else(|e| panic!("{sql}: the leader's renew on node 1: {e:?}"));
+        assert_eq!((r.flag("is_leader"), r.term()), (1, term), "{sql}: {r:?}");
+        // 2. It resigns through node 2; the candidate on node 3 takes over.
+        assert_eq!(resign(&mut a2, SVC, "a1").await.flag("resigned"), 1, "{sql}: the resign through node 2");
+        caught_up(&mut a3).await;
+        let r = campaign_within(&mut a3, SVC, "a3").await.unwrap_or_else(|e| panic!("{sql}: the takeover through node 3: {e:?}"));
+        assert_eq!((r.flag("is_leader"), r.term()), (1, term + 1), "{sql}: the takeover through node 3: {r:?}");
+        // 3. It resigns through node 3; the leader on node 1 takes the seat back (a write on node 1).
+        assert_eq!(resign(&mut a3, SVC, "a3").await.flag("resigned"), 1, "{sql}: the resign through node 3");
+        caught_up(&mut a1).await;
+        let r = campaign_within(&mut a1, SVC, "a1").await.unwrap_or_else(|e| panic!("{sql}: the return on node 1: {e:?}"));
+        assert_eq!((r.flag("is_leader"), r.term()), (1, term + 2), "{sql}: the return on node 1: {r:?}");
+        term += 2;
+        exec(&mut b, "ROLLBACK").await;
+        exec(&mut b, HOSTILE).await;
+    }
+    println!(
+        "{} refused calls of tenant_b (SERIALIZABLE, autocommit off, node 1), each 45002 and followed, with its session \
+         left open, by a renew on node 1, a resign on node 2, a takeover on node 3 and a return on node 1: no 1205",
+        refused.len()
+    );
+
+    drop((a1, a2, a3, b));
+    drop_accounts_and_database(&cluster, &db, &[ua, ub], pools).await;
+}
+
+/// 3. The savepoint case, on the cluster, through the library's fence ([`Elector::fence`]) on the
+/// application's own transaction on node 1: `SAVEPOINT s`, the fence, `ROLLBACK TO SAVEPOINT s`
+/// (which releases the fence's share lock and undoes its write of the term's history row), an
+/// insert, then a takeover through node 2 (force_leader, term + 1) that node 1 has applied.
+///
+/// Control (no fence before COMMIT): the COMMIT succeeds and the stale row is on every node: the
+/// savepoint did drop the fence (a fence still standing would have made node 1's applier abort
+/// the transaction, and the commit fail). With the fence again right before COMMIT, as the
+/// README asks: the database refuses the old term (45001, naming the new one), the elector has
+/// stepped down, and no stale row is on any node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_fence_dropped_by_a_savepoint_is_taken_again_before_commit() {
+    use mysqlleader::Error;
+    const TAKEOVER: Duration = Duration::from_secs(60);
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "savepoint").await;
+    let mut c2 = pools[1].get_conn().await.unwrap();
+    c2.query_drop("CREATE TABLE app (id INT PRIMARY KEY, term BIGINT NOT NULL) ENGINE=InnoDB").await.unwrap();
+    let mut admins = node_admins(&cluster, &db).await;
+
+    for (id, fenced_again) in [(1, false), (2, true)] {
+        let svc = format!("gal_savepoint_{id}");
+        // A long renew interval: the elector's own view still says it leads when the takeover has
+        // been made, so its fence asks the database.
+        let elector = Elector::builder(pools[0].clone(), &svc)
+            .node_id("a")
+            .lease(Duration::from_secs(60))
+            .renew_interval(Duration::from_secs(15))
+            .retry_interval(Duration::from_millis(300))
+            .resign_on_drop(false)
+            .start()
+            .unwrap();
+        leader_within(std::slice::from_ref(&elector), Duration::from_secs(20)).await;
+        let term = elector.term();
+
+        let mut conn = pools[0].get_conn().await.unwrap();
+        let mut tx = conn.start_transaction(mysql_async::TxOpts::default()).await.unwrap();
+        tx.query_drop("SAVEPOINT s").await.unwrap();
+        assert_eq!(elector.fence(&mut tx).await.expect("the leader's fence"), term);
+        tx.query_drop("ROLLBACK TO SAVEPOINT s").await.unwrap();
+        tx.exec_drop("INSERT INTO app (id, term) VALUES (?, ?)", (id, term)).await.unwrap();
+
+        // The takeover through node 2, applied on node 1 before the transaction goes on.
+        let forced = procedures::force_leader(&mut c2, &svc, "b", TAKEOVER).await.unwrap();
+        assert_eq!(forced.term, term + 1);
+        let on_node1 = seat(&mut admins[0], &svc).await.expect("the seat");
+        assert_eq!((on_node1.leader_id.as_deref(), on_node1.term), (Some("b"), term + 1), "node 1 has applied the takeover");
+        assert!(elector.is_leader(), "the elector has not renewed since: it still believes it leads");
+
+        if fenced_again {
+            match elector.fence(&mut tx).await {
+                Err(Error::NotLeader { current_term, message }) => {
+                    assert_eq!(current_term, Some(term + 1), "the database's refusal, naming the new term: {message}");
+                }
+                other => panic!("the fence before COMMIT after the takeover: {other:?}"),
+            }
+            assert!(!elector.is_leader(), "the elector stepped down on the refusal");
+            // The procedure has rolled the transaction back; a COMMIT now would commit nothing.
+            tx.commit().await.expect("nothing left to commit");
+        } else {
+            tx.commit().await.expect("control: the savepoint released the fence, so the stale write commits");
+        }
+        drop(conn);
+        for (node, a) in admins.iter_mut().enumerate() {
+            let rows: i64 = a.exec_first("SELECT COUNT(*) FROM app WHERE id = ?", (id,)).await.unwrap().unwrap();
+            if fenced_again {
+                assert_eq!(rows, 0, "node {}: no stale row (term {term}) after the takeover at term {}", node + 1, term + 1);
+            } else {
+                assert_eq!(rows, 1, "control: node {}: the stale row committed after the takeover", node + 1);
+            }
+        }
+        println!(
+            "{}: savepoint, fence at term {term}, rollback to the savepoint, insert, takeover at term {} through node 2: {}",
+            if fenced_again { "fenced again before COMMIT" } else { "control, no fence before COMMIT" },
+            term + 1,
+            if fenced_again { "refused (45001), no row on any node" } else { "committed, the stale row on every node" }
+        );
+        elector.shutdown().await.unwrap();
+    }
+
+    drop(admins);
+    drop(c2);
+    drop_accounts_and_database(&cluster, &db, &[], pools).await;
+}
+
+/// 4. XA, on the cluster. MariaDB's Galera refuses `XA START` itself (1235, "XA transactions
+/// with Galera replication"), on every node, so no fence can run inside an XA transaction there:
+/// for the seat's leader, on each node, `XA START` is refused, the `assert_leader` after it is
+/// refused too (45000: no transaction is open, so it would fence nothing), `XA END`, `XA
+/// PREPARE` and `XA COMMIT` find no XA transaction, nothing is prepared, nothing changed on any
+/// node, and the leader renews through that node at once. (A server that starts XA with Galera
+/// fails this test at `XA START`: then the procedure's own refusal, tests/sql_trust.rs, is what
+/// stands, and this test must check it here.) Control: the same leader's fence in a plain
+/// transaction on node 1 commits its write of the term's history row, which the comparison of
+/// the nodes sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_xa_cannot_carry_a_fence_on_any_node() {
+    const SVC: &str = "gal_xa";
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "xa").await;
+    let name = format!("gal_xa_{}", std::process::id());
+    let mut leader = vec![granted_account(&cluster, &db, &pools, &name, Role::App, &["gal_xa"], 2, 0).await];
+    for node in 1..3 {
+        leader.push(node_conn(&cluster, node, &db, Some((&name, "gal-secret"))).await);
+    }
+    let mut admins = node_admins(&cluster, &db).await;
+    let term = campaign(&mut leader[0], SVC, "a", LONG).await.term();
+    let fence = format!("CALL assert_leader('{SVC}', 'a', {term})");
+
+    // Control: a fence that commits is seen on every node.
+    let before = every_node(&mut admins).await;
+    exec(&mut leader[0], "START TRANSACTION").await;
+    sql_support::call_text(&mut leader[0], &fence).await.expect("control: the leader's fence in a plain transaction");
+    exec(&mut leader[0], "COMMIT").await;
+    assert_ne!(every_node(&mut admins).await, before, "control: the committed fence wrote the term's history row");
+
+    for (node, c) in leader.iter_mut().enumerate() {
+        let what = format!("node {}", node + 1);
+        caught_up(c).await;
+        let before = every_node(&mut admins).await;
+        let e = c.query_drop("XA START 'x'").await.map_err(refusal).expect_err("XA START on Galera");
+        assert_eq!(e.code, 1235, "{what}: {e:?}");
+        assert!(e.message.contains("XA transactions with Galera replication"), "{what}: {e:?}");
+        let e = sql_support::call_text(c, &fence).await.expect_err("the fence after the refused XA START");
+        assert_eq!(e.state, "45000", "{what}: {e:?}");
+        assert!(e.message.starts_with("mysqlleader: assert_leader needs an open transaction"), "{what}: {e:?}");
+        for (sql, code) in [("XA END 'x'", 1399), ("XA PREPARE 'x'", 1399), ("XA COMMIT 'x'", 1397)] {
+            let e = c.query_drop(sql).await.map_err(refusal).expect_err(sql);
+            assert_eq!(e.code, code, "{what}: {sql}: {e:?}");
+        }
+        assert!(!in_transaction(c).await, "{what}: no transaction open");
+        for (n, a) in admins.iter_mut().enumerate() {
+            let prepared: Vec<mysql_async::Row> = a.query("XA RECOVER").await.unwrap();
+            assert!(prepared.is_empty(), "{what}: nothing prepared on node {}: {prepared:?}", n + 1);
+        }
+        assert_eq!(every_node(&mut admins).await, before, "{what}: nothing changed on any node");
+        let r = campaign_within(c, SVC, "a").await.unwrap_or_else(|e| panic!("{what}: the leader's renew: {e:?}"));
+        assert_eq!((r.flag("is_leader"), r.term()), (1, term), "{what}: {r:?}");
+    }
+    println!("XA START refused (1235) on nodes 1, 2 and 3; the fence after it refused (45000, no transaction); nothing prepared or changed");
+
+    drop(leader);
+    drop(admins);
+    drop_accounts_and_database(&cluster, &db, &[name], pools).await;
 }
