@@ -15,7 +15,8 @@
 -- this node held before the call are left out (renew_seats renews them).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
--- call's own transaction; the term, the seat and the history rows of a take commit together.
+-- call's own transaction. The term, the seat and the history rows of a take are one statement
+-- (sql/V13__term_and_history_in_one_statement.sql): a call cut short commits all or none of it.
 CREATE PROCEDURE campaign_seats(
     IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_lease_ms    DECIMAL(65,30),
