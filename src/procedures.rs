@@ -395,7 +395,9 @@ pub(crate) async fn routine_checksums(conn: &mut mysql_async::Conn) -> Result<st
          WHERE EXISTS (SELECT 1 FROM information_schema.ROUTINES x WHERE x.ROUTINE_SCHEMA = DATABASE() \
                           AND x.ROUTINE_NAME = CONVERT(r.name USING utf8mb3)) \
             OR EXISTS (SELECT 1 FROM information_schema.VIEWS v WHERE v.TABLE_SCHEMA = DATABASE() \
-                          AND v.TABLE_NAME = CONVERT(r.name USING utf8mb3))"
+                          AND v.TABLE_NAME = CONVERT(r.name USING utf8mb3)) \
+            OR EXISTS (SELECT 1 FROM information_schema.TRIGGERS t WHERE t.TRIGGER_SCHEMA = DATABASE() \
+                          AND t.TRIGGER_NAME = CONVERT(r.name USING utf8mb3))"
         .fetch(&mut *conn)
         .await
         .map_err(Error::from_mysql)?;

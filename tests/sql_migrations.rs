@@ -61,6 +61,9 @@ async fn assert_installed(c: &mut Conn, what: &str) {
     }
     let events: Vec<String> = c.query("SELECT EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()").await.unwrap();
     assert_eq!(events, vec!["leader_election_expire"], "{what}");
+    let triggers: Vec<String> =
+        c.query("SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()").await.unwrap();
+    assert_eq!(triggers, vec!["leader_election_record_term"], "{what}");
     let service = format!("check {what}");
     let r = campaign(c, &service, "é🚀", 60_000).await;
     assert_eq!((r.flag("is_leader"), r.text("leader_id").as_deref()), (1, Some("é🚀")), "{what}: {r:?}");
@@ -81,6 +84,8 @@ async fn schema_outline(c: &mut Conn) -> Vec<String> {
         "SELECT CONCAT_WS(' ', EVENT_NAME, EVENT_DEFINITION, INTERVAL_VALUE, INTERVAL_FIELD, STATUS, ON_COMPLETION) \
          FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE()",
         "SELECT CONCAT_WS(' ', TABLE_NAME, SECURITY_TYPE) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE()",
+        "SELECT CONCAT_WS(' ', TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, EVENT_OBJECT_TABLE) \
+         FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME",
     ];
     let mut outline = Vec::new();
     for q in queries {
@@ -104,6 +109,13 @@ async fn migrating_twice_applies_nothing_the_second_time() {
     assert_installed(&mut c, "first migrate").await;
     assert_eq!(migrate(&db.pool).await, Vec::<i32>::new(), "the second migrate applies nothing");
     assert_eq!(recorded(&mut c).await, all());
+    assert_eq!(schema_outline(&mut c).await, outline);
+    let third = mysqlleader::install(&db.pool).await.unwrap();
+    assert!(third.migrations.is_empty() && third.routines.is_empty(), "nothing changed, nothing applied: {third:?}");
+    // A trigger dropped by hand is applied again, whatever its record says.
+    exec(&mut c, "DROP TRIGGER leader_election_record_term").await;
+    let again = mysqlleader::install(&db.pool).await.unwrap();
+    assert_eq!(again.routines, vec!["leader_election_record_term"], "{again:?}");
     assert_eq!(schema_outline(&mut c).await, outline);
     db.drop_db().await;
 }
