@@ -27,7 +27,8 @@ use mysql_async::{Conn, Opts, OptsBuilder};
 use mysqlleader::procedures::{self, Account, Role};
 use mysqlleader::{Elector, State};
 use sql_support::{
-    campaign, exec, force_leader, in_transaction, reelect, refusal, resign, seat, set_expiry_event, snapshot, Refusal, Snapshot,
+    assert_history_whole, campaign, exec, force_leader, in_transaction, reelect, refusal, resign, seat, set_expiry_event, snapshot,
+    Refusal, Snapshot,
 };
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -1008,4 +1009,73 @@ async fn galera_xa_cannot_carry_a_fence_on_any_node() {
     drop(leader);
     drop(admins);
     drop_accounts_and_database(&cluster, &db, &[name], pools).await;
+}
+
+/// Item 9 of the trust boundary, where it touches fencing: on Galera `assert_leader` puts the
+/// term's history row into the fenced transaction (V4), so that a takeover, which closes that
+/// row, conflicts with it; a term without its row could not be fenced. A barrage of calls cut
+/// short on node 1 (as `an_interrupted_call_takes_a_whole_term_or_none` in tests/sql_trust.rs)
+/// leaves every term with its row, on every node. And a current term whose row is missing (as a
+/// call cut short before V13 could leave it; deleted by hand here) is refused by
+/// `assert_leader` on every node (45001), never fenced silently. Control: the same fence
+/// before the row is deleted passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_term_is_taken_whole_and_never_fenced_without_its_history_row() {
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "cut").await;
+    let mut attacker = node_conn(&cluster, 0, &db, None).await;
+    let services = vec!["gal_cut".to_string(), "gal_cut2".to_string()];
+    // campaign_seats of two seats: a multi-table UPDATE with the trigger, cut short, once left
+    // the trigger's rows in the node's write set and got node 1 voted out of the cluster.
+    let takes = ["CALL campaign('gal_cut', '{n}', 1)", "CALL force_leader('gal_cut', '{n}', 1)",
+                 "CALL campaign_seats('{n}', 1, '[\"gal_cut\", \"gal_cut2\"]')"];
+    let (rounds, mut cut) = (900usize, 0);
+    for i in 0..rounds {
+        let call = takes[i % takes.len()].replace("{n}", &format!("n{}", i % 2));
+        let timeout = 0.0001 + (i % 90) as f64 * 0.00001;
+        match attacker.query_drop(format!("SET STATEMENT max_statement_time = {timeout:.5} FOR {call}")).await {
+            // 1969: max_statement_time; 1317: interrupted (how Galera reports some of the same cuts).
+            Err(mysql_async::Error::Server(e)) if e.code == 1969 || e.code == 1317 => cut += 1,
+            // A certification conflict with the commit before: retried by any real caller.
+            Err(mysql_async::Error::Server(e)) if e.code == 1213 => {}
+            Err(e) => panic!("{call}: {e}"),
+            Ok(()) => {}
+        }
+        exec(&mut attacker, "COMMIT; DO SLEEP(0.0015)").await;
+    }
+    assert!(cut > rounds / 20, "only {cut} of {rounds} calls were cut short");
+    for node in 0..3 {
+        let mut c = node_conn(&cluster, node, &db, None).await;
+        assert_history_whole(&mut c, &services, &format!("node {}: after {rounds} calls, {cut} cut short", node + 1)).await;
+    }
+    for node in 0..3 {
+        let mut c = node_conn(&cluster, node, &db, None).await;
+        let size: Option<(String, String)> = c.query_first("SHOW STATUS LIKE 'wsrep_cluster_size'").await.unwrap();
+        assert_eq!(size.map(|s| s.1).as_deref(), Some("3"), "node {} is still in the cluster", node + 1);
+    }
+    println!("{rounds} calls on node 1, {cut} cut short: every term has its history row on every node, 3 nodes in the cluster");
+
+    // A current term with no history row.
+    let r = force_leader(&mut attacker, "gal_cut", "holder", 60_000).await;
+    let term = r.term();
+    for node in 0..3 {
+        let mut c = node_conn(&cluster, node, &db, None).await;
+        exec(&mut c, "START TRANSACTION").await;
+        let fenced = c.query_drop(format!("CALL assert_leader('gal_cut', 'holder', {term})")).await;
+        fenced.unwrap_or_else(|e| panic!("control, node {}: the fence with its row: {e}", node + 1));
+        exec(&mut c, "ROLLBACK").await;
+    }
+    exec(&mut attacker, &format!("DELETE FROM leader_election_history WHERE service_id = 'gal_cut' AND term = {term}")).await;
+    for node in 0..3 {
+        let mut c = node_conn(&cluster, node, &db, None).await;
+        exec(&mut c, "START TRANSACTION").await;
+        let e = c.query_drop(format!("CALL assert_leader('gal_cut', 'holder', {term})")).await.map_err(refusal).unwrap_err();
+        e.assert_not_leader(&format!("node {}: a term without its history row", node + 1));
+        assert!(e.message.contains("history row is missing"), "node {}: {e:?}", node + 1);
+        assert!(!in_transaction(&mut c).await, "node {}: the refusal ended the transaction", node + 1);
+    }
+    println!("term {term} without its history row: assert_leader refused (45001) on every node");
+    drop(attacker);
+    drop_accounts_and_database(&cluster, &db, &[], pools).await;
 }

@@ -259,6 +259,30 @@ pub async fn history(conn: &mut Conn, service_id: &str) -> Vec<Term> {
         .collect()
 }
 
+/// Checks that the history of `services` is whole: every term of a seat, 1 to its current one,
+/// has its history row with `began_by`; every earlier term is closed; the current term is open
+/// while the seat has a leader and closed once it is vacant.
+pub async fn assert_history_whole(admin: &mut Conn, services: &[String], what: &str) {
+    for service in services {
+        let Some(s) = seat(admin, service).await else { continue };
+        let rows: Vec<(u64, Option<String>, Option<String>)> = admin
+            .exec("SELECT term, began_by, ended_how FROM leader_election_history \
+                   WHERE service_id = CAST(? AS BINARY) ORDER BY term", (service.as_str(),))
+            .await
+            .unwrap();
+        let terms: std::collections::BTreeSet<u64> = rows.iter().map(|r| r.0).collect();
+        let missing: Vec<u64> = (1..=s.term).filter(|t| !terms.contains(t)).collect();
+        let extra: Vec<u64> = terms.iter().copied().filter(|t| *t > s.term).collect();
+        assert!(missing.is_empty() && extra.is_empty(),
+                "{what}: {service} at term {}: terms with no history row {missing:?}, history rows of terms never taken {extra:?}", s.term);
+        for (term, began_by, ended_how) in &rows {
+            assert!(began_by.is_some(), "{what}: {service} term {term} has no began_by");
+            let open_now = *term == s.term && s.leader_id.is_some();
+            assert_eq!(ended_how.is_none(), open_now, "{what}: {service} term {term} (seat {s:?}): ended_how {ended_how:?}");
+        }
+    }
+}
+
 // ---- Transactions and locks ----
 
 /// Whether the session has a transaction open: MariaDB's @@in_transaction, else (MySQL) the

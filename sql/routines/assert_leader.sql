@@ -91,6 +91,14 @@ BEGIN
     IF @mysqlleader_wsrep_on = 1 THEN
         UPDATE leader_election_history SET fence_checks = fence_checks + 1
          WHERE service_id = v_sid AND term = v_term;
+        -- No row, no fence: a takeover would not conflict with this transaction. Since V13 every
+        -- term has its row; a term taken before it by a call cut short may not. Refuse (the
+        -- leader steps down, and the next term has its row) rather than fence nothing.
+        IF ROW_COUNT() = 0 THEN
+            SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want, ' (current term ', v_term,
+                               '): its history row is missing');
+            SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = v_msg;
+        END IF;
     END IF;
 
     -- An idle fenced transaction ends with its lease (MariaDB): whole seconds, rounded up, + 1.

@@ -15,8 +15,9 @@
 -- this node held before the call are left out (renew_seats renews them).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
--- call's own transaction. The term, the seat and the history rows of a take are one statement
--- (sql/V13__term_and_history_in_one_statement.sql): a call cut short commits all or none of it.
+-- call's own transaction. Each seat's take (its term, the seat and its history rows) is one
+-- statement (sql/V13__term_and_history_in_one_statement.sql): a call cut short and then
+-- committed by its caller commits each seat whole or not at all.
 CREATE PROCEDURE campaign_seats(
     IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_lease_ms    DECIMAL(65,30),
@@ -33,6 +34,9 @@ BEGIN
     DECLARE v_needle   VARBINARY(402);
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_take     LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_i        INT;
+    DECLARE v_n        INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -92,17 +96,27 @@ BEGIN
     END IF;
     IF v_take IS NOT NULL THEN
         -- 2. Open the next term on each seat (locked by step 1: no wait), ending any
-        --    reservation, in one statement: its trigger closes each expired term (at its
-        --    lease's end, no ended_by) and writes each new term's history row
-        --    (sql/triggers/leader_election_record_term.sql).
-        UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
-           SET e.leader_id = v_nid, e.term = e.term + 1, e.lease_ms = v_lease_ms,
-               e.term_started_at = v_now, e.renewed_at = v_now,
-               e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
-               e.handover_to = NULL, e.handover_until = NULL, e.handover_by = NULL,
-               e.handover_from = NULL, e.handover_from_until = NULL,
-               e.change_how = 'elected', e.change_at = v_now;
+        --    reservation: one UPDATE per seat, whose trigger closes the expired term (at its
+        --    lease's end, no ended_by) and writes the new term's history row
+        --    (sql/triggers/leader_election_record_term.sql), so each seat is taken whole or not
+        --    at all. One statement per seat, not one multi-table UPDATE of them all: on Galera a
+        --    multi-table UPDATE cut short (max_statement_time, KILL QUERY) left its trigger's
+        --    history rows in the node's write set although the node had rolled them back; the
+        --    other nodes applied them, failed on the next take of the same term, and voted the
+        --    node out of the cluster (MariaDB 10.11, tests/galera.rs).
+        SET v_i = 0, v_n = JSON_LENGTH(v_take);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_take, CONCAT('$[', v_i, ']'))) AS BINARY);
+            UPDATE leader_election
+               SET leader_id = v_nid, term = term + 1, lease_ms = v_lease_ms,
+                   term_started_at = v_now, renewed_at = v_now,
+                   lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
+                   handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                   handover_from = NULL, handover_from_until = NULL,
+                   change_how = 'elected', change_at = v_now
+             WHERE service_id = v_sid;
+            SET v_i = v_i + 1;
+        END WHILE;
     END IF;
     COMMIT;
 
