@@ -112,11 +112,17 @@ async fn migrating_twice_applies_nothing_the_second_time() {
     assert_eq!(schema_outline(&mut c).await, outline);
     let third = mysqlleader::install(&db.pool).await.unwrap();
     assert!(third.migrations.is_empty() && third.routines.is_empty(), "nothing changed, nothing applied: {third:?}");
-    // A trigger dropped by hand is applied again, whatever its record says.
+    // A trigger dropped by hand is applied again, whatever its record says; a seat written
+    // meanwhile (its change_how left set, its history row missing) renews again afterwards.
     exec(&mut c, "DROP TRIGGER leader_election_record_term").await;
+    let taken = campaign(&mut c, "dropped", "x", 60_000).await;
     let again = mysqlleader::install(&db.pool).await.unwrap();
     assert_eq!(again.routines, vec!["leader_election_record_term"], "{again:?}");
     assert_eq!(schema_outline(&mut c).await, outline);
+    let pending: i64 = c.query_first("SELECT COUNT(*) FROM leader_election WHERE change_how IS NOT NULL").await.unwrap().unwrap();
+    assert_eq!(pending, 0, "no seat keeps a pending change");
+    let renewed = campaign(&mut c, "dropped", "x", 60_000).await;
+    assert_eq!((renewed.flag("is_leader"), renewed.term()), (1, taken.term()), "{renewed:?}");
     db.drop_db().await;
 }
 

@@ -164,13 +164,15 @@ impl Routine {
         let create = self.create();
         let replace = format!("CREATE OR REPLACE {}", &create["CREATE ".len()..]);
         match (self.kind, server) {
-            (Kind::View, _) | (Kind::Procedure | Kind::Trigger, Server::MariaDb) => vec![replace],
+            (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
+            (Kind::Trigger, Server::MariaDb) => vec![replace, CLEAR_PENDING_CHANGES.to_string()],
             // The table's writers wait for the lock: none runs between the DROP and the CREATE.
             // The trigger writes to the history, locked too (LOCK TABLES opens only what it names).
             (Kind::Trigger, Server::MySql) => vec![
                 format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
                 format!("DROP TRIGGER IF EXISTS `{}`", self.name),
                 create.to_string(),
+                CLEAR_PENDING_CHANGES.to_string(),
                 "UNLOCK TABLES".to_string(),
             ],
             // The re-grant itself is granted to nobody, and the first install on MySQL creates
@@ -193,6 +195,13 @@ const REGRANT: &str = "leader_election_regrant";
 
 /// The table every trigger of `sql/triggers/` is on.
 const TRIGGER_TABLE: &str = "leader_election";
+
+/// Run right after the trigger is (re-)created: a seat written while the trigger was missing
+/// (dropped by hand) still holds the `change_how` its writer set, which the trigger clears at
+/// every write; left there, the trigger would read it again at the seat's next renew. With the
+/// columns NULL the statement's own firing of the trigger writes nothing.
+const CLEAR_PENDING_CHANGES: &str =
+    "UPDATE `leader_election` SET change_how = NULL, change_at = NULL WHERE change_how IS NOT NULL";
 
 /// The repeatable object named `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Routine> {
@@ -293,11 +302,11 @@ mod tests {
         assert_eq!(trigger.kind, Kind::Trigger);
         assert_eq!(ROUTINES[1].name, trigger.name, "the trigger is in place before any procedure relies on it");
         assert_eq!(trigger.apply_statements(Server::MariaDb),
-                   vec![format!("CREATE OR REPLACE {}", &trigger.create()["CREATE ".len()..])]);
+                   vec![format!("CREATE OR REPLACE {}", &trigger.create()["CREATE ".len()..]), CLEAR_PENDING_CHANGES.to_string()]);
         assert_eq!(trigger.apply_statements(Server::MySql),
                    vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE".to_string(),
                         "DROP TRIGGER IF EXISTS `leader_election_record_term`".to_string(),
-                        trigger.create().to_string(), "UNLOCK TABLES".to_string()]);
+                        trigger.create().to_string(), CLEAR_PENDING_CHANGES.to_string(), "UNLOCK TABLES".to_string()]);
         let view = find("leader_election_terms").unwrap();
         for server in [Server::MariaDb, Server::MySql] {
             assert_eq!(view.apply_statements(server),
