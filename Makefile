@@ -33,18 +33,23 @@ install:
 demo:
 	scripts/demo.sh
 
-## Every test, in every language, against one throwaway server.
+## Every test, in every language, on MariaDB and on MySQL (each part against a throwaway server
+## of its own, MYSQLLEADER_TEST_URL / MYSQLLEADER_TEST_MYSQL_URL to use your own), Galera too:
+## the parts run side by side in lanes and end with a summary (scripts/test-all.sh).
 test: build
-	$(TESTDB) run $(MAKE) --no-print-directory test-all
+	scripts/test-all.sh
 
-test-all: test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera
+## Every part one after the other against the one server of MYSQLLEADER_TEST_URL (or a
+## throwaway MariaDB): the old `make test`, for a quick run on one kind of server.
+test-all: build
+	$(TESTDB) run $(MAKE) --no-print-directory test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 test-rust:
 	$(CARGO) test --release --workspace --lib --bins --tests -- --test-threads=4
 	$(CARGO) test --release --doc
 
-## The same scenario through the mariadb command-line client only.
+## The same scenario through the command-line client only (MySQL's own `mysql` on MySQL).
 test-sql-client:
 	bash tests/sql_client.sh
 

@@ -44,3 +44,46 @@ ensure_mariadb() {
   # Debian starts the packaged service when it can; these scripts never use it.
   find_prog mariadbd mysqld >/dev/null || { echo "$1: apt-get installed mariadb-server but mariadbd is still missing" >&2; return 1; }
 }
+
+# The MySQL server of the tests: Debian bookworm carries none, so MySQL runs from a Debian sid
+# root made once with debootstrap (mysql-server-core and mysql-client-core, MySQL 9.7) and kept
+# under /var/cache (MYSQLLEADER_MYSQL_ROOT to put it elsewhere: about 1 GB, about 3 minutes the
+# first time). Its servers listen on 127.0.0.1 and are reached over TCP from outside the root.
+MYSQL_ROOT=${MYSQLLEADER_MYSQL_ROOT:-/var/cache/mysqlleader/mysql-sid}
+
+# ensure_mysql WHO: makes sure $MYSQL_ROOT holds mysqld and the mysql client, building it when
+# missing (as root: debootstrap from Debian's mirror, then apt-get inside the root), and that
+# its /proc is mounted. One build at a time (flock): suites started side by side share it.
+ensure_mysql() {
+  local who=$1 tmp
+  if [ "$(id -u)" != 0 ]; then
+    echo "$who: MySQL runs in a chroot ($MYSQL_ROOT), which needs root; or set MYSQLLEADER_TEST_MYSQL_URL to a MySQL server of your own" >&2
+    return 1
+  fi
+  mkdir -p "$(dirname "$MYSQL_ROOT")"
+  (
+    flock 9
+    if [ ! -x "$MYSQL_ROOT/usr/sbin/mysqld" ] || [ ! -x "$MYSQL_ROOT/usr/bin/mysql" ]; then
+      command -v debootstrap >/dev/null || apt_install "$who" debootstrap || exit 1
+      tmp=$MYSQL_ROOT.building
+      if mountpoint -q "$tmp/proc" 2>/dev/null; then umount "$tmp/proc"; fi
+      rm -rf "$tmp"
+      echo "$who: building the MySQL root $MYSQL_ROOT (debootstrap sid, then mysql-server-core; a few minutes, once)" >&2
+      debootstrap --variant=minbase sid "$tmp" >&2 || exit 1
+      mount -t proc proc "$tmp/proc"
+      # The sid snapshot a mirror serves can be weeks old: its Release file's Valid-Until passed.
+      chroot "$tmp" apt-get -q -o Acquire::Check-Valid-Until=false update >&2 || exit 1
+      DEBIAN_FRONTEND=noninteractive chroot "$tmp" apt-get -q -o Acquire::Check-Valid-Until=false \
+          install -y --no-install-recommends mysql-server-core mysql-client-core >&2 || exit 1
+      umount "$tmp/proc"
+      mv "$tmp" "$MYSQL_ROOT"
+    fi
+    mkdir -p "$MYSQL_ROOT/run/mysqld" "$MYSQL_ROOT/var/lib/mysqlleader"
+    mountpoint -q "$MYSQL_ROOT/proc" || mount -t proc proc "$MYSQL_ROOT/proc"
+  ) 9>"$(dirname "$MYSQL_ROOT")/.mysql-root.lock"
+}
+
+# mysql_client ARGS...: MySQL's own command-line client, from the MySQL root (reads stdin).
+mysql_client() {
+  chroot "$MYSQL_ROOT" mysql --no-defaults "$@"
+}

@@ -25,6 +25,15 @@
 # The URL names an account `mysqlleader` with every privilege (the tests create one database per
 # test) and the database `mysqlleader_test`. Nothing is left running or on disk afterwards.
 # When mariadbd is missing: installed with apt when running as root, else a message says what to do.
+#
+# MYSQLLEADER_TEST_KIND=mysql makes every command above start MySQL 9.7 instead (run from the
+# Debian sid root that scripts/lib.sh's ensure_mysql builds once under /var/cache, reached over
+# TCP on 127.0.0.1; its data lives inside that root, DIR holds a link to it). The account has
+# MySQL's default authentication (caching_sha2_password). DIR/env then also exports
+# MYSQLLEADER_TEST_KIND=mysql and MYSQLLEADER_TEST_SQL_CLIENT, a wrapper that runs MySQL's own
+# `mysql` client (reading stdin; file arguments are not seen inside the root). With
+# MYSQLLEADER_TEST_KIND=mysql, `run` uses MYSQLLEADER_TEST_MYSQL_URL when that is set (a MySQL
+# server of your own) instead of starting one.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,9 +42,19 @@ die() { echo "testdb: $*" >&2; exit 2; }
 
 . "$here/lib.sh"   # find_prog, ensure_mariadb (installs mariadb-server with apt when root)
 
+kind=${MYSQLLEADER_TEST_KIND:-mariadb}
+case "$kind" in mariadb|mysql) ;; *) die "MYSQLLEADER_TEST_KIND is mariadb or mysql, not '$kind'" ;; esac
+
 need_mariadb() {
+  if [ "$kind" = mysql ]; then
+    ensure_mysql testdb || die "MySQL is needed: run as root (it is built once under $MYSQL_ROOT), or set MYSQLLEADER_TEST_MYSQL_URL"
+    return 0
+  fi
   ensure_mariadb testdb || die "mariadbd is needed: install it, or set MYSQLLEADER_TEST_URL=mysql://user:pass@host:port/db"
 }
+
+# The data directory of a MySQL server inside the root, for DIR (the root cannot see DIR).
+mysql_id() { basename "$1"; }
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -43,6 +62,7 @@ free_port() {
 
 # Starts mariadbd on the data directory and port recorded in DIR, and waits until it answers.
 launch() {
+  [ "$kind" = mysql ] && { launch_mysql "$1"; return; }
   local dir=$1 mariadbd client port i
   mariadbd=$(find_prog mariadbd mysqld)
   client=$(find_prog mariadb mysql)
@@ -71,9 +91,108 @@ launch() {
   die "mariadbd did not answer within 60 s"
 }
 
+# Starts MySQL (inside the root) on the data directory and port recorded in DIR, and waits.
+# The binary log is on, as MySQL's default is; GTIDs on, as Group Replication needs.
+launch_mysql() {
+  local dir=$1 id port i
+  id=$(mysql_id "$dir")
+  port=$(cat "$dir/port")
+  # shellcheck disable=SC2046
+  setsid chroot "$MYSQL_ROOT" mysqld --no-defaults --user=root --datadir="/var/lib/mysqlleader/$id" \
+      --socket="/run/mysqld/$id.sock" --port="$port" --bind-address=127.0.0.1 --mysqlx=OFF \
+      --pid-file="/var/lib/mysqlleader/$id.pid" --log-error="/var/lib/mysqlleader/$id.err" \
+      --secure-file-priv= --skip-name-resolve --event-scheduler=ON --max-connections=500 \
+      --innodb-buffer-pool-size=128M --innodb-redo-log-capacity=128M \
+      --gtid-mode=ON --enforce-gtid-consistency=ON --server-id=1 \
+      $(cat "$dir/server-args" 2>/dev/null || true) \
+      >/dev/null 2>&1 &
+  echo $! >"$dir/mysqld.pid.launcher"
+  for i in $(seq 1 900); do
+    if mysql_client --socket="/run/mysqld/$id.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
+      return 0
+    fi
+    if ! kill -0 "$(cat "$dir/mysqld.pid.launcher")" 2>/dev/null; then
+      tail -n 30 "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" >&2 || true
+      die "mysqld exited during start-up (log above)"
+    fi
+    sleep 0.1
+  done
+  tail -n 30 "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" >&2
+  die "mysqld did not answer within 90 s"
+}
+
+# The admin client of a server started in DIR (root over its socket), reading stdin.
+admin_client() {
+  local dir=$1
+  if [ "$kind" = mysql ]; then
+    mysql_client --socket="/run/mysqld/$(mysql_id "$dir").sock" -uroot
+  else
+    "$(find_prog mariadb mysql)" --no-defaults --socket="$dir/mysqld.sock" -uroot
+  fi
+}
+
+start_mysql() {
+  local dir=$1 id port
+  id=$(mysql_id "$dir")
+  rm -rf "$MYSQL_ROOT/var/lib/mysqlleader/$id"
+  # 1. A fresh data directory; root@localhost without a password.
+  chroot "$MYSQL_ROOT" mysqld --no-defaults --initialize-insecure --user=root \
+      --datadir="/var/lib/mysqlleader/$id" >"$dir/install.log" 2>&1 \
+    || { cat "$dir/install.log" >&2; die "mysqld --initialize-insecure failed"; }
+  ln -s "$MYSQL_ROOT/var/lib/mysqlleader/$id" "$dir/data"
+  ln -sf "$MYSQL_ROOT/run/mysqld/$id.sock" "$dir/mysqld.sock"
+  # 2. The server on a free loopback port.
+  port=$(free_port)
+  echo "$port" >"$dir/port"
+  launch_mysql "$dir" || { stop "$dir"; exit 2; }
+  # 3. The test account (MySQL's default authentication) and database.
+  admin_client "$dir" <<'SQL'
+CREATE DATABASE IF NOT EXISTS mysqlleader_test;
+CREATE USER IF NOT EXISTS 'mysqlleader'@'%' IDENTIFIED BY 'mysqlleader';
+GRANT ALL PRIVILEGES ON *.* TO 'mysqlleader'@'%' WITH GRANT OPTION;
+SQL
+  # MySQL's own client, for the suites that drive one (tests/sql_client.sh).
+  mkdir -p "$dir/bin"
+  { printf '#!/usr/bin/env bash\nroot=%q\n' "$MYSQL_ROOT"; cat <<'EOF'; } >"$dir/bin/mysql"
+# MySQL's own client from the MySQL root. The root cannot see files outside it: an option file
+# given as --defaults-file=FILE is copied in first; SQL comes on stdin.
+set -euo pipefail
+args=()
+copies=()
+for a in "$@"; do
+  case "$a" in
+    --defaults-file=*)
+      inside=/tmp/mysqlleader-client.$$.${#copies[@]}.cnf
+      cp "${a#--defaults-file=}" "$root$inside"
+      copies+=("$root$inside")
+      args+=("--defaults-file=$inside") ;;
+    *) args+=("$a") ;;
+  esac
+done
+status=0
+chroot "$root" mysql "${args[@]}" || status=$?
+rm -f "${copies[@]}"
+exit $status
+EOF
+  chmod +x "$dir/bin/mysql"
+  {
+    echo "export MYSQLLEADER_TEST_URL=mysql://mysqlleader:mysqlleader@127.0.0.1:$port/mysqlleader_test"
+    echo "export MYSQLLEADER_TEST_ADMIN_SOCKET=$dir/mysqld.sock"
+    echo "export MYSQLLEADER_TEST_SERVER_DIR=$dir"
+    echo "export MYSQLLEADER_TEST_KIND=mysql"
+    echo "export MYSQLLEADER_TEST_SQL_CLIENT=$dir/bin/mysql"
+  } >"$dir/env"
+  cat "$dir/env"
+}
+
 start() {
   local dir=$1
   need_mariadb
+  if [ "$kind" = mysql ]; then
+    mkdir -p "$dir"
+    start_mysql "$(cd "$dir" && pwd)"
+    return
+  fi
   local install_db client port
   install_db=$(find_prog mariadb-install-db mysql_install_db)
   client=$(find_prog mariadb mysql)
@@ -131,11 +250,18 @@ start_tls() {
   make_certs "$dir"
   echo "--ssl-ca=$dir/tls/ca.pem --ssl-cert=$dir/tls/server-cert.pem --ssl-key=$dir/tls/server-key.pem --require-secure-transport=ON" \
     >"$dir/server-args"
+  if [ "$kind" = mysql ]; then
+    # The root cannot see DIR: the server reads a copy of the certificates inside it.
+    local inside=/var/lib/mysqlleader/$(mysql_id "$dir")-tls
+    rm -rf "$MYSQL_ROOT$inside"
+    cp -r "$dir/tls" "$MYSQL_ROOT$inside"
+    echo "--ssl-ca=$inside/ca.pem --ssl-cert=$inside/server-cert.pem --ssl-key=$inside/server-key.pem --require-secure-transport=ON" \
+      >"$dir/server-args"
+  fi
   start "$dir" >/dev/null
-  local client port
-  client=$(find_prog mariadb mysql)
+  local port
   port=$(cat "$dir/port")
-  "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot <<'SQL'
+  admin_client "$dir" <<'SQL'
 CREATE USER IF NOT EXISTS 'mlx509'@'%' IDENTIFIED BY 'mlx509' REQUIRE X509;
 GRANT ALL PRIVILEGES ON *.* TO 'mlx509'@'%';
 SQL
@@ -156,7 +282,7 @@ run_tls() {
   start_tls "$dir" >/dev/null
   # shellcheck disable=SC1091
   . "$dir/env"
-  echo "testdb: throwaway TLS-only mariadbd on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
+  echo "testdb: throwaway TLS-only $kind server on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
   "$@" || status=$?
   exit "$status"
 }
@@ -174,14 +300,23 @@ signal_server() {
 }
 
 stop() {
-  local dir=$1
+  local dir=$1 id
   [ -d "$dir" ] || return 0
   signal_server "$dir" CONT
   signal_server "$dir" TERM
+  if [ -L "$dir/data" ]; then
+    # A MySQL server's data, log and certificates live inside the root.
+    id=$(mysql_id "$dir")
+    rm -rf "$MYSQL_ROOT/var/lib/mysqlleader/$id" "$MYSQL_ROOT/var/lib/mysqlleader/$id".* \
+           "$MYSQL_ROOT/var/lib/mysqlleader/$id-tls"
+  fi
   rm -rf "$dir"
 }
 
 run() {
+  if [ "$kind" = mysql ] && [ -n "${MYSQLLEADER_TEST_MYSQL_URL:-}" ]; then
+    export MYSQLLEADER_TEST_URL=$MYSQLLEADER_TEST_MYSQL_URL
+  fi
   if [ -n "${MYSQLLEADER_TEST_URL:-}" ]; then
     exec "$@"
   fi
@@ -192,7 +327,7 @@ run() {
   start "$dir" >/dev/null
   # shellcheck disable=SC1091
   . "$dir/env"
-  echo "testdb: throwaway mariadbd on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
+  echo "testdb: throwaway $kind server on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
   "$@" || status=$?
   exit "$status"
 }

@@ -360,8 +360,9 @@ where
 
 /// Takes the named lock that serializes concurrent migrations of one database (waits up to
 /// 60 s). Returns false where the server offers no named locks (Galera rejects GET_LOCK).
-pub(crate) async fn migration_lock(conn: &mut mysql_async::Conn) -> Result<bool> {
-    let got: std::result::Result<Option<Option<i64>>, _> = format!("SELECT GET_LOCK({MIGRATION_LOCK_NAME}, 60)").first(&mut *conn).await;
+pub(crate) async fn migration_lock(conn: &mut mysql_async::Conn, server: crate::Server) -> Result<bool> {
+    let name = migration_lock_name(server);
+    let got: std::result::Result<Option<Option<i64>>, _> = format!("SELECT GET_LOCK({name}, 60)").first(&mut *conn).await;
     match got {
         Ok(Some(Some(1))) => Ok(true),
         Ok(_) => Err(Error::Migration { message: "another migration held the lock for 60 s; try again".into() }),
@@ -376,16 +377,24 @@ pub(crate) async fn migration_lock(conn: &mut mysql_async::Conn) -> Result<bool>
     }
 }
 
-pub(crate) async fn migration_unlock(conn: &mut mysql_async::Conn) -> Result<()> {
-    format!("DO RELEASE_LOCK({MIGRATION_LOCK_NAME})")
+pub(crate) async fn migration_unlock(conn: &mut mysql_async::Conn, server: crate::Server) -> Result<()> {
+    format!("DO RELEASE_LOCK({})", migration_lock_name(server))
         .ignore(&mut *conn)
         .await
         .map_err(Error::from_mysql)
 }
 
-/// The migration lock of the connection's database: `mysqlleader.migrate.` + 40 hex digits of
-/// SHA1 of the database name, 60 characters whatever the name (named locks are limited to 64).
-pub const MIGRATION_LOCK_NAME: &str = "CONCAT('mysqlleader.migrate.', SHA1(COALESCE(DATABASE(), '')))";
+/// The migration lock of the connection's database, an SQL expression: `mysqlleader.migrate.` +
+/// 40 hex digits of a hash of the database name, 60 characters whatever the name (named locks
+/// are limited to 64). MariaDB: SHA1, the name every earlier release used there, so that an old
+/// and a new installer started together still run one after the other. MySQL 9.7 has no SHA1()
+/// (nor SHA() or MD5()): the first 40 digits of SHA2-256; no earlier release installed there.
+pub fn migration_lock_name(server: crate::Server) -> &'static str {
+    match server {
+        crate::Server::MariaDb => "CONCAT('mysqlleader.migrate.', SHA1(COALESCE(DATABASE(), '')))",
+        crate::Server::MySql => "CONCAT('mysqlleader.migrate.', LEFT(SHA2(COALESCE(DATABASE(), ''), 256), 40))",
+    }
+}
 
 /// The checksum recorded for each routine and view in `mysqlleader_routines` (migration V9)
 /// that exists in the schema.

@@ -26,7 +26,12 @@ user=$(urldecode "${BASH_REMATCH[1]}")
 password=$(urldecode "${BASH_REMATCH[3]}")
 host=${BASH_REMATCH[4]}
 port=${BASH_REMATCH[6]:-3306}
-client=$(command -v mariadb || command -v mysql) || die "no mariadb or mysql client: apt-get install mariadb-client"
+# MYSQLLEADER_TEST_SQL_CLIENT names the client to drive (scripts/testdb.sh sets it to MySQL's own
+# `mysql` for a MySQL server); otherwise the mariadb client.
+client=${MYSQLLEADER_TEST_SQL_CLIENT:-$(command -v mariadb || command -v mysql)} \
+  || die "no mariadb or mysql client: apt-get install mariadb-client"
+# The installation script for the kind of server the URL names (MYSQLLEADER_TEST_KIND).
+server_kind=${MYSQLLEADER_TEST_KIND:-mariadb}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-client.XXXXXX")
 db="ml_client_$$"
@@ -79,7 +84,7 @@ rejects() { expect_re "$1" "^ERROR 1644 \(45000\) at line 1: mysqlleader: $3 " "
 if [ -n "${MYSQLLEADER_SQL_SCRIPT:-}" ]; then
   cp "$MYSQLLEADER_SQL_SCRIPT" "$work/install.sql" || die "cannot read $MYSQLLEADER_SQL_SCRIPT"
 else
-  (cd "$here" && cargo run --release --quiet --bin mysqlleader -- sql) >"$work/install.sql" \
+  (cd "$here" && cargo run --release --quiet --bin mysqlleader -- sql --server "$server_kind") >"$work/install.sql" \
     || die "mysqlleader sql failed"
 fi
 "$client" --defaults-file="$work/client.cnf" -e "CREATE DATABASE \`$db\`" || die "cannot create database $db"

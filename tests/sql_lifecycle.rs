@@ -278,7 +278,9 @@ async fn the_migration_lock_fits_64_characters_for_the_longest_database_name() {
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with('V')).count();
     assert_eq!(mysqlleader::migrate(&pool).await.expect("migrate").len(), versions);
     let mut c = pool.get_conn().await.unwrap();
-    let len: i64 = c.query_first(format!("SELECT CHAR_LENGTH({})", procedures::MIGRATION_LOCK_NAME)).await.unwrap().unwrap();
+    let version: String = c.query_first("SELECT VERSION()").await.unwrap().unwrap();
+    let server = mysqlleader::Server::from_version(&version);
+    let len: i64 = c.query_first(format!("SELECT CHAR_LENGTH({})", procedures::migration_lock_name(server))).await.unwrap().unwrap();
     assert_eq!(len, 60);
     drop(c);
     pool.disconnect().await.unwrap();

@@ -83,7 +83,8 @@ BEGIN
        AND NOT (e.handover_from <=> v_nid)
        AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
-    --     transaction holds.
+    --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
+    --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.
     IF v_take IS NOT NULL THEN
         SELECT JSON_ARRAYAGG(j.sid) INTO v_take
           FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
@@ -92,7 +93,8 @@ BEGIN
            AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
            AND NOT (e.handover_from <=> v_nid)
            AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
-           FOR UPDATE SKIP LOCKED;
+           FOR UPDATE SKIP LOCKED;        -- [mariadb]
+           FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
     END IF;
     IF v_take IS NOT NULL THEN
         -- 2. Open the next term on each seat (locked by step 1: no wait), ending any

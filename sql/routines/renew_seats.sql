@@ -78,14 +78,16 @@ BEGIN
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
        AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
-    --     transaction holds.
+    --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
+    --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.
     IF v_mine IS NOT NULL THEN
         SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
           FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
          WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
            AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
-           FOR UPDATE SKIP LOCKED;
+           FOR UPDATE SKIP LOCKED;        -- [mariadb]
+           FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
     END IF;
     -- 2. Renew exactly those (locked by step 1: no wait).
     UPDATE JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j

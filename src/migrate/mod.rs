@@ -85,11 +85,11 @@ pub async fn install(pool: &Pool) -> Result<Installed> {
     let server = Server::from_version(&procedures::server_info(pool).await?.version);
     // 2.
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
-    let locked = procedures::migration_lock(&mut conn).await?;
+    let locked = procedures::migration_lock(&mut conn, server).await?;
     let outcome = install_locked(pool, &mut conn, server).await;
     // 6.
     if locked {
-        let unlocked = procedures::migration_unlock(&mut conn).await;
+        let unlocked = procedures::migration_unlock(&mut conn, server).await;
         let installed = outcome?;
         unlocked?;
         return Ok(installed);
@@ -113,7 +113,7 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
     let recorded: HashMap<String, String> = procedures::routine_checksums(conn).await?;
     let mut applied = Vec::new();
     for routine in routines::ROUTINES {
-        let checksum = routine.checksum();
+        let checksum = routine.checksum(server);
         if recorded.get(routine.name) == Some(&checksum) {
             continue;
         }

@@ -145,23 +145,28 @@ pub const ROUTINES: &[Routine] = repeatables![
 ];
 
 impl Routine {
-    /// The `CREATE` statement of the file, without the comment lines before it and without
-    /// the final `;`.
-    pub fn create(&self) -> &'static str {
+    /// The `CREATE` statement of the file for `server`, without the comment lines before it and
+    /// without the final `;`. A line that ends with the tag `-- [mysql]` or `-- [mariadb]` is
+    /// kept, without its tag, only for that kind of server ([`server_line`]): the few places
+    /// where the two servers need different text (a locking clause, a probe) are written side by
+    /// side in the one file, and every other line is the same for both.
+    pub fn create(&self, server: Server) -> String {
         // The first line that begins with CREATE (comment lines begin with `--`).
         let start = if self.file.starts_with("CREATE ") { 0 } else { self.file.find("\nCREATE ").map_or(0, |at| at + 1) };
-        self.file[start..].trim_end().trim_end_matches(';')
+        let text = self.file[start..].trim_end().trim_end_matches(';');
+        text.lines().filter_map(|line| server_line(line, server)).collect::<Vec<_>>().join("\n")
     }
 
-    /// SHA-256 of [`Routine::create`], lower-case hex: what `mysqlleader_routines` records.
-    pub fn checksum(&self) -> String {
-        Sha256::digest(self.create().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    /// SHA-256 of [`Routine::create`] for `server`, lower-case hex: what `mysqlleader_routines`
+    /// records. The same for both servers where the file has no tagged line.
+    pub fn checksum(&self, server: Server) -> String {
+        Sha256::digest(self.create(server).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// The statements that put this definition in place on `server` (each without its final
     /// `;`); see the module documentation for what a caller can see meanwhile.
     pub fn apply_statements(&self, server: Server) -> Vec<String> {
-        let create = self.create();
+        let create = self.create(server);
         let replace = format!("CREATE OR REPLACE {}", &create["CREATE ".len()..]);
         match (self.kind, server) {
             (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
@@ -171,23 +176,35 @@ impl Routine {
             (Kind::Trigger, Server::MySql) => vec![
                 format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
                 format!("DROP TRIGGER IF EXISTS `{}`", self.name),
-                create.to_string(),
+                create,
                 CLEAR_PENDING_CHANGES.to_string(),
                 "UNLOCK TABLES".to_string(),
             ],
             // The re-grant itself is granted to nobody, and the first install on MySQL creates
             // it before any routine needs it: no call of it around its own re-creation.
             (Kind::Procedure, Server::MySql) if self.name == REGRANT => {
-                vec![format!("DROP PROCEDURE IF EXISTS `{}`", self.name), create.to_string()]
+                vec![format!("DROP PROCEDURE IF EXISTS `{}`", self.name), create]
             }
             (Kind::Procedure, Server::MySql) => vec![
                 crate::procedures::regrant_sql(self.name),
                 format!("DROP PROCEDURE IF EXISTS `{}`", self.name),
-                create.to_string(),
+                create,
                 crate::procedures::regrant_sql(self.name),
             ],
         }
     }
+}
+
+/// A line of a repeatable file as `server` gets it: an untagged line as it is; a line tagged
+/// `-- [mysql]` or `-- [mariadb]` (at its end, after the code) without the tag for that server,
+/// and not at all for the other.
+fn server_line(line: &str, server: Server) -> Option<&str> {
+    for (tag, only) in [("-- [mysql]", Server::MySql), ("-- [mariadb]", Server::MariaDb)] {
+        if let Some(code) = line.trim_end().strip_suffix(tag) {
+            return (only == server).then(|| code.trim_end());
+        }
+    }
+    Some(line)
 }
 
 /// The routine that grants EXECUTE again after MySQL re-created a procedure; applied first.
@@ -273,14 +290,17 @@ mod tests {
                 Kind::Trigger => format!("CREATE TRIGGER {} BEFORE UPDATE ON {TRIGGER_TABLE} FOR EACH ROW\n", r.name),
                 Kind::View => format!("CREATE SQL SECURITY INVOKER VIEW {} AS", r.name),
             };
-            assert!(r.create().starts_with(&head), "{}: the statement begins {head:?}", r.name);
+            for server in [Server::MariaDb, Server::MySql] {
+                assert!(r.create(server).starts_with(&head), "{}: the statement begins {head:?}", r.name);
+                if r.kind != Kind::View {
+                    assert!(r.create(server).ends_with("\nEND"), "{}: ends with END;", r.name);
+                }
+                assert_eq!(r.checksum(server).len(), 64);
+                assert!(!r.create(server).contains("-- ["), "{}: no tag is left in the text for {server:?}", r.name);
+            }
             let creates = r.file.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("CREATE ")).count();
             assert_eq!(creates, 1, "{}: one CREATE statement", r.name);
-            if r.kind != Kind::View {
-                assert!(r.create().ends_with("\nEND"), "{}: ends with END;", r.name);
-            }
             assert!(!r.file.lines().any(|l| l.trim_start().to_ascii_uppercase().starts_with("DROP ")), "{}: no DROP in a routine file", r.name);
-            assert_eq!(r.checksum().len(), 64);
         }
     }
 
@@ -288,7 +308,7 @@ mod tests {
     fn mysql_re_grants_every_procedure_it_re_creates_and_mariadb_replaces_in_place() {
         assert_eq!(ROUTINES[0].name, REGRANT, "the re-grant is in place before any routine needs it");
         assert_eq!(ROUTINES[0].apply_statements(Server::MySql),
-                   vec![format!("DROP PROCEDURE IF EXISTS `{REGRANT}`"), ROUTINES[0].create().to_string()]);
+                   vec![format!("DROP PROCEDURE IF EXISTS `{REGRANT}`"), ROUTINES[0].create(Server::MySql)]);
         for r in ROUTINES.iter().filter(|r| r.kind == Kind::Procedure && r.name != REGRANT) {
             let mariadb = r.apply_statements(Server::MariaDb);
             assert_eq!(mariadb.len(), 1);
@@ -296,21 +316,21 @@ mod tests {
             let mysql = r.apply_statements(Server::MySql);
             let regrant = format!("CALL leader_election_regrant('{}')", r.name);
             assert_eq!(mysql, vec![regrant.clone(), format!("DROP PROCEDURE IF EXISTS `{}`", r.name),
-                                   r.create().to_string(), regrant], "{}", r.name);
+                                   r.create(Server::MySql), regrant], "{}", r.name);
         }
         let trigger = find("leader_election_record_term").unwrap();
         assert_eq!(trigger.kind, Kind::Trigger);
         assert_eq!(ROUTINES[1].name, trigger.name, "the trigger is in place before any procedure relies on it");
         assert_eq!(trigger.apply_statements(Server::MariaDb),
-                   vec![format!("CREATE OR REPLACE {}", &trigger.create()["CREATE ".len()..]), CLEAR_PENDING_CHANGES.to_string()]);
+                   vec![format!("CREATE OR REPLACE {}", &trigger.create(Server::MariaDb)["CREATE ".len()..]), CLEAR_PENDING_CHANGES.to_string()]);
         assert_eq!(trigger.apply_statements(Server::MySql),
                    vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE".to_string(),
                         "DROP TRIGGER IF EXISTS `leader_election_record_term`".to_string(),
-                        trigger.create().to_string(), CLEAR_PENDING_CHANGES.to_string(), "UNLOCK TABLES".to_string()]);
+                        trigger.create(Server::MySql), CLEAR_PENDING_CHANGES.to_string(), "UNLOCK TABLES".to_string()]);
         let view = find("leader_election_terms").unwrap();
         for server in [Server::MariaDb, Server::MySql] {
             assert_eq!(view.apply_statements(server),
-                       vec![format!("CREATE OR REPLACE {}", &view.create()["CREATE ".len()..])]);
+                       vec![format!("CREATE OR REPLACE {}", &view.create(server)["CREATE ".len()..])]);
         }
     }
 
@@ -361,7 +381,7 @@ mod tests {
                     assert!(text.chars().count() <= 128, "{}: a SIGNAL text of {} characters", r.name, text.chars().count());
                 }
             }
-            let code = code_only(r.file).to_ascii_uppercase();
+            let code = code_only(&r.create(Server::MySql)).to_ascii_uppercase();
             for token in ["@@IN_TRANSACTION", "@@WSREP", "@@SESSION.WSREP", "IDLE_TRANSACTION_TIMEOUT", "CREATE OR REPLACE", "SET STATEMENT",
                           "RETURNING", "FOR SHARE", "NEXTVAL", "%TYPE", "ROW TYPE OF", " EXCEPT ", " INTERSECT ",
                           "VALUES(", " AS NEW", "IF NOT EXISTS", " WAIT ", "NOWAIT"] {
@@ -373,6 +393,28 @@ mod tests {
                 assert!(before.ends_with(" AS") || before.ends_with("VAR") , "{}: the BINARY operator at {}", r.name,
                         &code[at.saturating_sub(30)..at + 10]);
             }
+            // And what MariaDB 10.11 lacks stays out of its text: a locking clause naming its
+            // table, MySQL's name of the isolation variable, XA statements outside a prepared one.
+            let mariadb = code_only(&r.create(Server::MariaDb)).to_ascii_uppercase();
+            for token in ["FOR UPDATE OF", "TRANSACTION_ISOLATION", "\n        XA ", "PERFORMANCE_SCHEMA"] {
+                assert!(!mariadb.contains(token), "{}: {token:?} is MySQL-only", r.name);
+            }
         }
+    }
+
+    #[test]
+    fn a_tagged_line_is_kept_for_its_server_only_and_without_its_tag() {
+        let both = "    SELECT 1;";
+        assert_eq!(server_line(both, Server::MySql), Some(both));
+        assert_eq!(server_line(both, Server::MariaDb), Some(both));
+        let mysql = "    FOR UPDATE OF e SKIP LOCKED;   -- [mysql]";
+        assert_eq!(server_line(mysql, Server::MySql), Some("    FOR UPDATE OF e SKIP LOCKED;"));
+        assert_eq!(server_line(mysql, Server::MariaDb), None);
+        let mariadb = "    FOR UPDATE SKIP LOCKED; -- [mariadb]  ";
+        assert_eq!(server_line(mariadb, Server::MariaDb), Some("    FOR UPDATE SKIP LOCKED;"));
+        assert_eq!(server_line(mariadb, Server::MySql), None);
+        // A comment that merely mentions a server is no tag.
+        let comment = "    -- MySQL [mysql] has no such variable";
+        assert_eq!(server_line(comment, Server::MariaDb), Some(comment));
     }
 }

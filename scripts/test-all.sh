@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Every test part of `make test`, side by side in lanes, with a summary at the end.
+#
+#   scripts/test-all.sh                  every part (what `make test` runs after the build)
+#   scripts/test-all.sh PART...          only those parts, e.g. `rust-mysql c-mariadb`
+#   TEST_LANES=1 scripts/test-all.sh     one part at a time
+#
+# A part is one make target run against one kind of server: `rust-mariadb` is `make test-rust`
+# under a throwaway MariaDB of its own (scripts/testdb.sh run), `rust-mysql` the same under a
+# throwaway MySQL (MYSQLLEADER_TEST_KIND=mysql; MYSQLLEADER_TEST_MYSQL_URL to use a MySQL server
+# of your own, as MYSQLLEADER_TEST_URL names a MariaDB one). Parts that need no server of the
+# URL's (dist, faults, galera) start their own.
+#
+# Lanes: the parts of one lane run one after the other; the lanes run at once. A lane keeps
+# together what shares build output (the C, Python and Go parts, then TLS, which uses what they
+# built) and never runs one language's parts for both servers at once. Each part's output goes
+# to target/test-logs/PART.log (printed whole when the part fails); the summary gives each part
+# its time and result, and the exit status is 1 when any part failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+logs=${CARGO_TARGET_DIR:-$root/target}/test-logs
+mkdir -p "$logs"
+rm -f "$logs"/*.result
+
+# The lanes, each a list of parts. The two long Rust parts lead two lanes; the third holds the
+# language bindings.
+lanes=(
+  "rust-mariadb sql-client-mariadb sql-client-mysql dist galera"
+  "rust-mysql faults-mariadb faults-mysql java-mariadb java-mysql"
+  "c-mariadb c-mysql python-mariadb python-mysql go-mariadb go-mysql tls-mariadb tls-mysql"
+)
+if [ "${TEST_LANES:-}" = 1 ]; then
+  lanes=("${lanes[*]}")
+fi
+
+wanted=("$@")
+want() {
+  [ ${#wanted[@]} -eq 0 ] && return 0
+  local w
+  for w in "${wanted[@]}"; do [ "$w" = "$1" ] && return 0; done
+  return 1
+}
+
+# part NAME: runs one part, its output in its log, and records "status seconds".
+part() {
+  local name=$1 target kind status=0 start
+  start=$(date +%s)
+  case "$name" in
+    dist|galera) target=test-$name; kind= ;;
+    *-mariadb) target=test-${name%-mariadb}; kind=mariadb ;;
+    *-mysql) target=test-${name%-mysql}; kind=mysql ;;
+    *) echo "test-all: no part $name" >&2; return 2 ;;
+  esac
+  echo "test-all: $name started" >&2
+  {
+    case "$kind" in
+      "") make --no-print-directory "$target" ;;
+      # Parts that start their own servers (faults, tls) take the kind alone.
+      mariadb) env -u MYSQLLEADER_TEST_KIND scripts/testdb.sh run make --no-print-directory "$target" ;;
+      mysql) MYSQLLEADER_TEST_KIND=mysql MYSQLLEADER_TEST_URL= scripts/testdb.sh run make --no-print-directory "$target" ;;
+    esac
+  } >"$logs/$name.log" 2>&1 || status=$?
+  echo "$status $(( $(date +%s) - start ))" >"$logs/$name.result"
+  if [ "$status" -ne 0 ]; then
+    echo "test-all: $name FAILED (exit $status); its output:" >&2
+    sed "s/^/[$name] /" "$logs/$name.log" >&2
+  else
+    echo "test-all: $name passed in $(( $(date +%s) - start )) s" >&2
+  fi
+}
+
+begin=$(date +%s)
+pids=()
+for lane in "${lanes[@]}"; do
+  (
+    for name in $lane; do
+      want "$name" && part "$name"
+    done
+  ) &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+
+# The summary.
+failed=0
+echo
+echo "test-all: summary (logs in $logs)"
+printf '  %-20s %-7s %8s\n' part result seconds
+for lane in "${lanes[@]}"; do
+  for name in $lane; do
+    want "$name" || continue
+    if [ -f "$logs/$name.result" ]; then
+      read -r status secs <"$logs/$name.result"
+    else
+      status=missing secs=-
+    fi
+    if [ "$status" = 0 ]; then result=passed; else result=FAILED; failed=$((failed + 1)); fi
+    printf '  %-20s %-7s %8s\n' "$name" "$result" "$secs"
+  done
+done
+echo "  total wall time: $(( $(date +%s) - begin )) s; $failed part(s) failed"
+[ "$failed" -eq 0 ]
