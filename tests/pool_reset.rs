@@ -6,6 +6,8 @@
 //! would commit the half-done write. A guard against a driver upgrade that changes either.
 
 mod common;
+#[path = "sql_support.rs"]
+mod sql_support;
 
 use common::TestDb;
 use mysql_async::prelude::Queryable;
@@ -26,7 +28,7 @@ async fn left_open(pool: &mysql_async::Pool, reset: bool) -> (i64, i64) {
     }
     drop(c);
     let mut c = pool.get_conn().await.unwrap();
-    let open: i64 = c.query_first("SELECT @@in_transaction").await.unwrap().unwrap();
+    let open = i64::from(sql_support::in_transaction(&mut c).await);
     c.query_drop("ROLLBACK").await.unwrap();
     let rows: i64 = c.query_first("SELECT COUNT(*) FROM half_done").await.unwrap().unwrap();
     (open, rows)

@@ -285,18 +285,56 @@ pub async fn assert_history_whole(admin: &mut Conn, services: &[String], what: &
 
 // ---- Transactions and locks ----
 
+/// Whether the server is MariaDB (else MySQL).
+pub async fn is_mariadb(conn: &mut Conn) -> bool {
+    let version: String = conn.query_first("SELECT VERSION()").await.unwrap().unwrap();
+    version.contains("MariaDB")
+}
+
+/// Runs `call` on `victim`, cut short after about `seconds`: MariaDB's own statement timeout
+/// (`SET STATEMENT max_statement_time`, which stops the statement running when the time is
+/// up); on MySQL, whose `max_execution_time` covers plain SELECTs only, a `KILL QUERY` that
+/// `killer` sends at that time, after a busy wait (the timer's millisecond would not sweep
+/// the call). Ok(true) when the call was cut short (1969 / 1317), Ok(false) when it ended
+/// first; on MySQL also waits for the kill, so that it cannot land on the next statement.
+pub async fn cut_call(mariadb: bool, victim: &mut Conn, killer: &mut Conn, call: &str, seconds: f64)
+    -> Result<bool, mysql_async::Error> {
+    if mariadb {
+        return match victim.query_drop(format!("SET STATEMENT max_statement_time = {seconds:.5} FOR {call}")).await {
+            Err(mysql_async::Error::Server(e)) if e.code == 1969 => Ok(true),
+            Err(e) => Err(e),
+            Ok(()) => Ok(false),
+        };
+    }
+    let id = victim.id();
+    let kill = async {
+        let at = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
+        while std::time::Instant::now() < at {
+            tokio::task::yield_now().await;
+        }
+        killer.query_drop(format!("KILL QUERY {id}")).await
+    };
+    let (called, killed) = tokio::join!(victim.query_drop(call), kill);
+    killed?;
+    match called {
+        Err(mysql_async::Error::Server(e)) if e.code == 1317 => Ok(true),
+        Err(e) => Err(e),
+        Ok(()) => Ok(false),
+    }
+}
+
 /// Whether the session has a transaction open: MariaDB's @@in_transaction, else (MySQL) the
 /// session's entry in information_schema.INNODB_TRX.
-pub async fn in_transaction(conn: &mut Conn) -> bool {
+pub async fn in_transaction<Q: Queryable>(conn: &mut Q) -> bool {
     match conn.query_first::<i64, _>("SELECT @@in_transaction").await {
         Ok(v) => v == Some(1),
-        Err(_) => {
-            let n: Option<i64> = conn
-                .query_first("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
-                .await
-                .unwrap();
-            n != Some(0)
-        }
+        // MySQL has no @@in_transaction; it refuses to change the next transaction's
+        // characteristics while one is open (1568), and outside one this sets what is set.
+        Err(_) => match conn.query_drop("SET @@transaction_isolation = @@SESSION.transaction_isolation").await {
+            Ok(()) => false,
+            Err(mysql_async::Error::Server(e)) if e.code == 1568 => true,
+            Err(e) => panic!("cannot tell whether a transaction is open: {e}"),
+        },
     }
 }
 
@@ -334,8 +372,15 @@ pub fn client_args(url: &str) -> ClientArgs {
     }
 }
 
-/// The `mariadb` (else `mysql`) command-line client; panics with what to install when neither exists.
+/// The command-line client: MYSQLLEADER_TEST_SQL_CLIENT when set (scripts/testdb.sh sets it to
+/// MySQL's own `mysql` for a MySQL server), else `mariadb`, else `mysql`; panics with what to
+/// install when none exists.
 pub fn client_program() -> String {
+    if let Ok(client) = std::env::var("MYSQLLEADER_TEST_SQL_CLIENT") {
+        if !client.is_empty() {
+            return client;
+        }
+    }
     for name in ["mariadb", "mysql"] {
         let found = std::process::Command::new(name)
             .arg("--version")
@@ -347,6 +392,13 @@ pub fn client_program() -> String {
         }
     }
     panic!("neither `mariadb` nor `mysql` client found: install mariadb-client (Debian: apt-get install mariadb-client)");
+}
+
+/// The installation script (`mysqlleader sql`) for the kind of server `url` names.
+pub async fn install_script(url: &str) -> String {
+    let mut c = connect(url).await;
+    let server = if is_mariadb(&mut c).await { mysqlleader::Server::MariaDb } else { mysqlleader::Server::MySql };
+    mysqlleader::install_sql_for(server)
 }
 
 /// Pipes `script` into the command-line client connected to `db` (over TCP, with the URL's

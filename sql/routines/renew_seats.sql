@@ -34,7 +34,10 @@ BEGIN
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
-            SET SESSION innodb_lock_wait_timeout = COALESCE(v_wait, @@session.innodb_lock_wait_timeout);
+            -- Not set yet when a check before it refused (MySQL refuses COALESCE over it: 1232).
+            IF v_wait IS NOT NULL THEN
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+            END IF;
         END IF;
         RESIGNAL;
     END;

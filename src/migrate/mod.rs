@@ -104,17 +104,20 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
         .run_async(&mut target)
         .await
         .map_err(|e| Error::Migration { message: crate::error::redact(&e.to_string()) })?;
-    let migrations = report
+    let migrations: Vec<AppliedMigration> = report
         .applied_migrations()
         .iter()
         .map(|m| AppliedMigration { version: m.version() as i32, name: m.name().to_string() })
         .collect();
-    // 4.
+    // 4. A view is applied again after any versioned migration, whatever its record: MySQL
+    //    keeps a view's column metadata (nullability, defaults) from when it was created, and
+    //    after an ALTER of a table under it reports every column nullable until it is re-created.
     let recorded: HashMap<String, String> = procedures::routine_checksums(conn).await?;
     let mut applied = Vec::new();
     for routine in routines::ROUTINES {
         let checksum = routine.checksum(server);
-        if recorded.get(routine.name) == Some(&checksum) {
+        let refresh = routine.kind == routines::Kind::View && !migrations.is_empty();
+        if recorded.get(routine.name) == Some(&checksum) && !refresh {
             continue;
         }
         let mut statements = routine.apply_statements(server);

@@ -173,8 +173,13 @@ impl Routine {
             (Kind::Trigger, Server::MariaDb) => vec![replace, CLEAR_PENDING_CHANGES.to_string()],
             // The table's writers wait for the lock: none runs between the DROP and the CREATE.
             // The trigger writes to the history, locked too (LOCK TABLES opens only what it names).
+            // A trial trigger first: where the account may not create one (binary logging on,
+            // no SUPER: 1419) the statements stop there, before the DROP, and the old trigger
+            // stays in place (tests/sql_privileges.rs).
             (Kind::Trigger, Server::MySql) => vec![
                 format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
+                format!("CREATE TRIGGER `{TRIAL_TRIGGER}` BEFORE UPDATE ON `{TRIGGER_TABLE}` FOR EACH ROW\nBEGIN\nEND"),
+                format!("DROP TRIGGER `{TRIAL_TRIGGER}`"),
                 format!("DROP TRIGGER IF EXISTS `{}`", self.name),
                 create,
                 CLEAR_PENDING_CHANGES.to_string(),
@@ -209,6 +214,9 @@ fn server_line(line: &str, server: Server) -> Option<&str> {
 
 /// The routine that grants EXECUTE again after MySQL re-created a procedure; applied first.
 const REGRANT: &str = "leader_election_regrant";
+
+/// The trigger MySQL's installer creates and drops again before it replaces a real one.
+const TRIAL_TRIGGER: &str = "leader_election_trial_trigger";
 
 /// The table every trigger of `sql/triggers/` is on.
 const TRIGGER_TABLE: &str = "leader_election";
@@ -325,6 +333,8 @@ mod tests {
                    vec![format!("CREATE OR REPLACE {}", &trigger.create(Server::MariaDb)["CREATE ".len()..]), CLEAR_PENDING_CHANGES.to_string()]);
         assert_eq!(trigger.apply_statements(Server::MySql),
                    vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE".to_string(),
+                        "CREATE TRIGGER `leader_election_trial_trigger` BEFORE UPDATE ON `leader_election` FOR EACH ROW\nBEGIN\nEND".to_string(),
+                        "DROP TRIGGER `leader_election_trial_trigger`".to_string(),
                         "DROP TRIGGER IF EXISTS `leader_election_record_term`".to_string(),
                         trigger.create(Server::MySql), CLEAR_PENDING_CHANGES.to_string(), "UNLOCK TABLES".to_string()]);
         let view = find("leader_election_terms").unwrap();
