@@ -38,8 +38,13 @@ pub const SQLSTATE_ACCESS_DENIED: &str = "45002";
 /// command (Galera node not in the primary component), 1180 commit failed (Galera),
 /// 2006 server has gone away, 2013 lost connection during query, 4031 idle disconnect (MariaDB),
 /// 1927 connection killed, 1053 server shutdown in progress, 1317 query interrupted,
-/// 1969 statement time-out (MariaDB `max_statement_time`), 1040 too many connections.
-pub const TRANSIENT_SERVER_CODES: &[u16] = &[1213, 1205, 1047, 1180, 2006, 2013, 4031, 1927, 1053, 1317, 1969, 1040];
+/// 1969 statement time-out (MariaDB `max_statement_time`), 1040 too many connections;
+/// MySQL Group Replication: 1290 a read-only server (a secondary, or a primary the group has
+/// replaced: the elector moves on to its next server, and so finds the primary), 3100 a commit
+/// hook failed (a member that lost its group), 3101 a transaction the group rolled back at
+/// commit (a certification conflict with a write through another member).
+pub const TRANSIENT_SERVER_CODES: &[u16] =
+    &[1213, 1205, 1047, 1180, 2006, 2013, 4031, 1927, 1053, 1317, 1969, 1040, 1290, 3100, 3101];
 
 /// What a caller must tell apart; see the table in the module documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -441,6 +446,9 @@ mod tests {
         assert!(!Error::from_server(1213, "40001", "Deadlock").is_permanent());
         assert!(!Error::Connection { message: "refused".into() }.is_permanent());
         assert!(!Error::from_server(1290, "HY000", "read only").is_permanent(), "a read-only server may be promoted");
+        for code in [1290, 3100, 3101] {
+            assert!(Error::from_server(code, "HY000", "Group Replication").is_transient(), "{code}: a Group Replication member's refusal moves to the next server");
+        }
         assert!(refused.to_string().contains("ssl-mode") && refused.to_string().contains("Access denied"), "{refused}");
     }
 

@@ -59,11 +59,16 @@ final class TestDb implements AutoCloseable {
                 + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
     }
 
-    /** The JDBC URL of a mysql:// URL (user and password as properties; no TLS options). */
+    /**
+     * The JDBC URL of a mysql:// URL (user and password as properties; no TLS options): MariaDB
+     * Connector/J's, or MySQL Connector/J's with its defaults when MYSQLLEADER_TEST_KIND is mysql
+     * (scripts/testdb.sh sets it for a MySQL server).
+     */
     static String jdbc(String mysqlUrl) {
         URI u = URI.create(mysqlUrl);
         String[] userPass = u.getUserInfo().split(":", 2);
-        return "jdbc:mariadb://" + u.getHost() + ":" + u.getPort() + u.getPath() + "?user=" + userPass[0]
+        String scheme = "mysql".equals(System.getenv("MYSQLLEADER_TEST_KIND")) ? "jdbc:mysql://" : "jdbc:mariadb://";
+        return scheme + u.getHost() + ":" + u.getPort() + u.getPath() + "?user=" + userPass[0]
                 + (userPass.length > 1 ? "&password=" + userPass[1] : "");
     }
 
