@@ -33,7 +33,8 @@
 # MYSQLLEADER_TEST_KIND=mysql and MYSQLLEADER_TEST_SQL_CLIENT, a wrapper that runs MySQL's own
 # `mysql` client (reading stdin; file arguments are not seen inside the root). With
 # MYSQLLEADER_TEST_KIND=mysql, `run` uses MYSQLLEADER_TEST_MYSQL_URL when that is set (a MySQL
-# server of your own) instead of starting one.
+# server of your own) instead of starting one. Like the MariaDB one, the plain MySQL server
+# offers no TLS (MySQL's own default would).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -141,7 +142,13 @@ start_mysql() {
     || { cat "$dir/install.log" >&2; die "mysqld --initialize-insecure failed"; }
   ln -s "$MYSQL_ROOT/var/lib/mysqlleader/$id" "$dir/data"
   ln -sf "$MYSQL_ROOT/run/mysqld/$id.sock" "$dir/mysqld.sock"
-  # 2. The server on a free loopback port.
+  # 2. The server on a free loopback port. MySQL would offer TLS with certificates of its own:
+  #    like the MariaDB one, the plain test server has none (the "server without TLS" of
+  #    test-tls.sh; the TLS-only server, start-tls, has the test's certificates), so every
+  #    login of MySQL's default authentication there goes by the server's RSA key.
+  if [ ! -f "$dir/server-args" ]; then
+    echo "--tls-version=" >"$dir/server-args"
+  fi
   port=$(free_port)
   echo "$port" >"$dir/port"
   launch_mysql "$dir" || { stop "$dir"; exit 2; }

@@ -7,7 +7,7 @@
 //! | `InvalidArgument` | SQLSTATE 45000, or a configuration check | `parameter` | no |
 //! | `NotLeader` | SQLSTATE 45001 (`assert_leader`) | `current_term` when known | no |
 //! | `AccessDenied` | SQLSTATE 45002 (per-service access) | | no |
-//! | `Authentication` | the server refused the login (1045) | `code`, `state` | no |
+//! | `Authentication` | the server refused the login (1045; MySQL's 3159 for plaintext where TLS is required) | `code`, `state` | no |
 //! | `Privilege` | the server denied the account a database or routine (1044, 1049, 1142, 1227, 1370) | `code`, `state` | no |
 //! | `NotMigrated` | a missing election procedure or table | | no |
 //! | `Connection` | unreachable server, lost connection | | yes |
@@ -349,6 +349,9 @@ impl Error {
             // and any login to an account REQUIRE SSL/X509 without what it requires, with the
             // same 1045 as a wrong password: say the possible causes (MySQL 8 has 3159 for the first).
             _ if code == LOGIN_REFUSED => Error::Authentication { code, state: state.to_string(), message: format!("{}; {LOGIN_REFUSED_HINT}", redact(message)) },
+            // MySQL refuses a plaintext login to a server with require_secure_transport=ON with
+            // 3159 of its own: a refused login all the same, whose cause is certain.
+            _ if code == TLS_REQUIRED => Error::Authentication { code, state: state.to_string(), message: format!("{}; {TLS_REQUIRED_HINT}", redact(message)) },
             _ if PRIVILEGE_CODES.contains(&code) => Error::Privilege { code, state: state.to_string(), message: redact(message) },
             // No database selected: the URL names none (refused when it is parsed; this is a
             // session that lost it).
@@ -360,6 +363,10 @@ impl Error {
 
 /// ER_ACCESS_DENIED_ERROR: the server refused the login.
 const LOGIN_REFUSED: u16 = 1045;
+/// ER_SECURE_TRANSPORT_REQUIRED (MySQL): a plaintext login to a server that requires TLS.
+const TLS_REQUIRED: u16 = 3159;
+/// What to do about 3159, appended to the server's message.
+const TLS_REQUIRED_HINT: &str = "the server requires TLS (add ssl-mode=REQUIRED, or ssl-mode=VERIFY_IDENTITY&ssl-ca=PATH, to the URL)";
 /// ER_NO_DB_ERROR: no database selected.
 const NO_DATABASE: u16 = 1046;
 /// A grant is missing: 1044 database access denied, 1049 unknown database (what the server
@@ -436,6 +443,9 @@ mod tests {
         assert!(!Error::from_server(1064, "42000", "syntax").is_transient());
         let refused = Error::from_server(1045, "28000", "Access denied for user 'app'@'10.0.0.1' (using password: YES)");
         assert_eq!((refused.kind(), refused.server_code(), refused.is_transient()), (ErrorKind::Authentication, Some(1045), false));
+        let plaintext = Error::from_server(3159, "HY000", "Connections using insecure transport are prohibited while --require_secure_transport=ON.");
+        assert_eq!((plaintext.kind(), plaintext.server_code(), plaintext.is_permanent()), (ErrorKind::Authentication, Some(3159), true));
+        assert!(plaintext.to_string().contains("requires TLS"), "{plaintext}");
         assert!(refused.is_permanent());
         for code in [1044, 1049, 1370] {
             let denied = Error::from_server(code, "42000", "denied");

@@ -493,10 +493,19 @@ fn lock_name_from(row: &Row) -> Result<String> {
     Ok(name)
 }
 
+/// Whether named locks can wake followers on this server: not on a Galera node (`wsrep_on`),
+/// nor on a member of a MySQL Group Replication group (a group name is set): a lock is local to
+/// the member that holds it, and electors of one election may talk to different members.
 pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Result<bool> {
-    let wsrep: Option<(String, String)> =
-        "SHOW VARIABLES LIKE 'wsrep_on'".first(&mut *conn).await.map_err(Error::from_mysql)?;
-    Ok(!wsrep.is_some_and(|(_, value)| value.eq_ignore_ascii_case("ON")))
+    let vars: Vec<(String, String)> =
+        "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'group_replication_group_name')"
+            .fetch(&mut *conn)
+            .await
+            .map_err(Error::from_mysql)?;
+    Ok(!vars.iter().any(|(name, value)| match name.as_str() {
+        "wsrep_on" => value.eq_ignore_ascii_case("ON"),
+        _ => !value.is_empty(),
+    }))
 }
 
 /// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock; false when the wait

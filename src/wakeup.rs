@@ -151,7 +151,7 @@ async fn serve(
 ) -> crate::Result<()> {
     let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
     if !procedures::wakeup_lock_supported(&mut conn).await? {
-        tracing::info!(service = %service_id, "named locks are local to one Galera node: wake-up lock off");
+        tracing::info!(service = %service_id, "named locks are local to one Galera node or Group Replication member: wake-up lock off");
         let _ = conn.disconnect().await;
         return Ok(());
     }

@@ -239,12 +239,33 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
     let group = Group::from_env();
     let t_test = Instant::now();
     let (db, pools, primary) = migrated_database(&group, "find").await;
-    let (electors, orders) = three_electors(&pools, "gr_find");
+    // The electors that start on a secondary start first and must meet its refusal (the seat
+    // is vacant, so their campaign writes) before the one on the primary starts: a follower's
+    // campaign that finds a valid leader only reads, and a secondary answers that.
+    let orders: Vec<Vec<usize>> = vec![vec![0, 1, 2], vec![1, 2, 0], vec![2, 0, 1]];
+    let names = ["a", "b", "c"];
+    let t0 = Instant::now();
+    let mut started: Vec<Option<Elector>> = (0..3).map(|_| None).collect();
+    let firsts: Vec<usize> = if group.multi() { vec![0, 1, 2] } else { (0..3).filter(|&i| orders[i][0] != primary).collect() };
+    for &i in &firsts {
+        started[i] = Some(elector(&pools, "gr_find", names[i], &orders[i]));
+    }
+    if !group.multi() {
+        for &i in &firsts {
+            let e = started[i].as_ref().unwrap();
+            while e.metrics().campaign_errors() == 0 {
+                assert!(t0.elapsed() < LEASE, "{}: no refusal from its first member, a secondary", e.node_id());
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        let i = (0..3).find(|&i| orders[i][0] == primary).unwrap();
+        started[i] = Some(elector(&pools, "gr_find", names[i], &orders[i]));
+    }
+    let electors: Vec<Elector> = started.into_iter().map(Option::unwrap).collect();
     let (seen, watchers) = record_errors(&electors);
     let monitor = OverlapMonitor::start(electors.iter().map(watched).collect());
-    let t0 = Instant::now();
     let refs: Vec<&Elector> = electors.iter().collect();
-    let leader = one_leader(&refs, 2 * LEASE).await;
+    let leader = one_leader(&refs, 2 * LEASE - t0.elapsed()).await;
     println!("mode {}: primary member {}; {} leads at term {} after {:?}", group.mode, primary + 1, electors[leader].node_id(), electors[leader].term(), t0.elapsed());
     // Two more leases: everyone follows through a member that answers, the leader renews.
     tokio::time::sleep(2 * LEASE).await;
@@ -274,21 +295,28 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
             for (code, text) in &seen[i] {
                 assert_eq!(*code, Some(1290), "{}: a secondary's refusal is 1290 (read-only): {text}", e.node_id());
             }
-            assert_eq!(e.metrics().campaign_errors(), secondaries_before_primary,
-                       "{}: one refusal per secondary before the primary, then it stayed there: {:?}", e.node_id(), seen[i]);
+            // At most one refusal per secondary before the primary (a follower's campaign that
+            // finds the leader only reads, which a secondary answers: it may stay there).
+            assert!(e.metrics().campaign_errors() <= secondaries_before_primary,
+                    "{}: at most one refusal per secondary before the primary: {:?}", e.node_id(), seen[i]);
         }
     }
-    // Control: what the secondaries answer a campaign directly, and what the primary answers.
+    // Control: a campaign that writes (a vacant seat of its own) on each member directly: the
+    // secondaries refuse it with 1290, the primary answers. A campaign that only reads (the
+    // electors' seat, held by the leader) is answered by every member: that is why a follower
+    // may stay on a secondary, and why only a write shows where the primary is.
     for (i, p) in pools.iter().enumerate() {
-        let r = procedures::campaign(p, "gr_find", "probe", LEASE).await;
+        let r = procedures::campaign(p, &format!("gr_find_probe_{i}"), "probe", LEASE).await;
         if group.multi() || i == primary {
             let r = r.unwrap_or_else(|e| panic!("member {}: campaign: {e}", i + 1));
-            assert_eq!((r.is_leader, r.leader_id.as_deref()), (false, Some(electors[leader].node_id())), "member {}", i + 1);
+            assert!(r.is_leader, "member {}: the vacant seat is taken: {r:?}", i + 1);
         } else {
-            let e = r.expect_err("a campaign on a secondary");
+            let e = r.expect_err("a writing campaign on a secondary");
             assert_eq!(e.server_code(), Some(1290), "member {}: {e}", i + 1);
             assert!(e.is_transient(), "1290 moves an elector on: {e}");
         }
+        let r = procedures::campaign(p, "gr_find", "probe", LEASE).await.unwrap_or_else(|e| panic!("member {}: a reading campaign: {e}", i + 1));
+        assert_eq!((r.is_leader, r.leader_id.as_deref()), (false, Some(electors[leader].node_id())), "member {}", i + 1);
     }
     println!("overlap samples: {}", monitor.finish().await);
     for e in electors {
@@ -338,13 +366,30 @@ async fn gr_2_the_primary_killed_a_leader_again_and_no_stale_fenced_write() {
     let mut relaunch = Relaunch { group: &group, member: Some(primary) };
     let t_kill = Instant::now();
     group.kill(primary);
+    // When a surviving member takes writes again (super_read_only off), polled every 100 ms.
+    let writable = {
+        let survivors: Vec<Pool> = (0..3).filter(|&i| i != primary).map(|i| pools[i].clone()).collect();
+        tokio::spawn(async move {
+            loop {
+                for p in &survivors {
+                    if let Ok(mut c) = p.get_conn().await {
+                        if let Ok(Some(0u8)) = c.query_first::<u8, _>("SELECT @@global.super_read_only").await {
+                            return t_kill.elapsed();
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
     let next = leader_above(&electors, term, LEASE + FAILOVER_SLACK).await;
     let failover = t_kill.elapsed();
     let new_term = electors[next].term();
     let new_primary = group.primary();
     assert_ne!(new_primary, primary, "a new primary");
-    println!("primary member {} killed: {} leads at term {new_term} through member {} {failover:?} later",
-             primary + 1, electors[next].node_id(), new_primary + 1);
+    let writable = writable.await.unwrap();
+    println!("primary member {} killed: member {} takes writes {writable:?} later; {} leads at term {new_term} {failover:?} later",
+             primary + 1, new_primary + 1, electors[next].node_id());
 
     // The old term's fenced transaction, after the new term began: it cannot commit.
     let commit = tx.commit().await;
@@ -391,7 +436,7 @@ async fn gr_2_the_primary_killed_a_leader_again_and_no_stale_fenced_write() {
     assert_eq!(terms, (1..=terms.len() as u64).collect::<Vec<_>>(), "gapless terms");
     drop(c);
     drop_database(pools, new_primary, &db).await;
-    println!("failover {failover:?}; test took {:?}", t_test.elapsed());
+    println!("failover: group {writable:?}, leader {failover:?}; test took {:?}", t_test.elapsed());
 }
 
 /// c. Multi-primary: the same service campaigned for through the three members at once, round

@@ -139,6 +139,11 @@ func TestTLSModesOverTheCABI(t *testing.T) {
 		return "CurrentLeader", err
 	}
 
+	// A plaintext login to the TLS-only server: MariaDB's 1045, MySQL's 3159.
+	plaintextCode := uint32(1045)
+	if os.Getenv("MYSQLLEADER_TEST_KIND") == "mysql" {
+		plaintextCode = 3159
+	}
 	cases := []struct {
 		name       string
 		url        string
@@ -158,12 +163,12 @@ func TestTLSModesOverTheCABI(t *testing.T) {
 		// 3. The certificate is for 127.0.0.1 alone.
 		{name: "wrong host name", url: tlsURL("mysqlleader", "localhost", "ssl-mode=VERIFY_IDENTITY&ssl-ca="+ca),
 			want: ErrUsage, says: "not valid for name"},
-		// 4. Plaintext: MariaDB answers 1045, as for a wrong password; the message says TLS may be
-		// what is missing.
+		// 4. Plaintext: MariaDB answers 1045, as for a wrong password, MySQL 3159 ("insecure
+		// transport"); the message says TLS is (or may be) what is missing.
 		{name: "plaintext DISABLED", url: tlsURL("mysqlleader", "127.0.0.1", "ssl-mode=DISABLED"),
-			want: ErrAuthentication, serverCode: 1045, says: "requires TLS"},
+			want: ErrAuthentication, serverCode: plaintextCode, says: "requires TLS"},
 		{name: "plaintext no ssl parameter", url: tlsURL("mysqlleader", "127.0.0.1", ""),
-			want: ErrAuthentication, serverCode: 1045, says: "requires TLS"},
+			want: ErrAuthentication, serverCode: plaintextCode, says: "requires TLS"},
 		// 5. TLS required of a server that has none.
 		{name: "server without TLS", url: withParam(plain, "ssl-mode=REQUIRED"),
 			want: ErrUsage, says: "does not offer TLS"},

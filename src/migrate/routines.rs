@@ -16,7 +16,8 @@
 //!   grant fails before it has revoked anything.
 //! * A trigger: `CREATE OR REPLACE TRIGGER` on MariaDB; on MySQL `DROP TRIGGER IF EXISTS` and
 //!   `CREATE TRIGGER` between `LOCK TABLES ... WRITE` and `UNLOCK TABLES`, so that no write to
-//!   the table runs between the two (not run here: this machine has no MySQL). A trigger keeps
+//!   the table runs between the two, after a trial trigger created and dropped under the same
+//!   lock, so that an installer refused triggers (1419) stops before the DROP. A trigger keeps
 //!   the history of the seat's own writes (migration V13), so it is applied before every
 //!   procedure: a procedure that relies on it never runs without it.
 //!

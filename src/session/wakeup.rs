@@ -314,7 +314,7 @@ async fn serve(
 ) -> crate::Result<()> {
     let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
     if !procedures::wakeup_lock_supported(&mut conn).await? {
-        tracing::info!(node = %hub.node_id, "named locks are local to one Galera node: the session's wake-up lock is off");
+        tracing::info!(node = %hub.node_id, "named locks are local to one Galera node or Group Replication member: the session's wake-up lock is off");
         let _ = conn.disconnect().await;
         while signals.next().await {}
         return Ok(());

@@ -61,15 +61,18 @@ final class TestDb implements AutoCloseable {
 
     /**
      * The JDBC URL of a mysql:// URL (user and password as properties; no TLS options): MariaDB
-     * Connector/J's, or MySQL Connector/J's with its defaults when MYSQLLEADER_TEST_KIND is mysql
-     * (scripts/testdb.sh sets it for a MySQL server).
+     * Connector/J's, or MySQL Connector/J's when MYSQLLEADER_TEST_KIND is mysql (scripts/testdb.sh
+     * sets it for a MySQL server). The test servers offer no TLS, and MySQL's default
+     * authentication (caching_sha2_password) then sends the password under the server's RSA
+     * key, which MySQL Connector/J fetches only when allowed to.
      */
     static String jdbc(String mysqlUrl) {
         URI u = URI.create(mysqlUrl);
         String[] userPass = u.getUserInfo().split(":", 2);
-        String scheme = "mysql".equals(System.getenv("MYSQLLEADER_TEST_KIND")) ? "jdbc:mysql://" : "jdbc:mariadb://";
-        return scheme + u.getHost() + ":" + u.getPort() + u.getPath() + "?user=" + userPass[0]
-                + (userPass.length > 1 ? "&password=" + userPass[1] : "");
+        boolean mysql = "mysql".equals(System.getenv("MYSQLLEADER_TEST_KIND"));
+        return (mysql ? "jdbc:mysql://" : "jdbc:mariadb://") + u.getHost() + ":" + u.getPort() + u.getPath()
+                + "?user=" + userPass[0] + (userPass.length > 1 ? "&password=" + userPass[1] : "")
+                + (mysql ? "&allowPublicKeyRetrieval=true" : "");
     }
 
     Connection connection() throws SQLException {
