@@ -29,8 +29,12 @@ apt_install() {
     return 1
   fi
   echo "$who: installing $* with apt-get" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2
+  # One apt at a time: test parts run side by side (scripts/test-all.sh), and dpkg has one lock.
+  (
+    flock 9
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q >&2 &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@" >&2
+  ) 9>/var/lock/mysqlleader-apt.lock
 }
 
 # ensure_mariadb WHO: makes sure mariadbd, the mariadb client and mariadb-install-db are there,

@@ -71,6 +71,17 @@ part() {
 }
 
 begin=$(date +%s)
+# The servers' programs first, one after the other (apt and debootstrap each once), before the
+# lanes start them side by side: MariaDB from Debian's packages, MySQL's root (scripts/lib.sh).
+. scripts/lib.sh
+needs() { local lane name; for lane in "${lanes[@]}"; do for name in $lane; do
+  want "$name" && [[ $name == *"$1" ]] && return 0; done; done; return 1; }
+if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
+  ensure_mariadb test-all || exit 2
+fi
+if [ -z "${MYSQLLEADER_TEST_MYSQL_URL:-}" ] && needs -mysql; then
+  ensure_mysql test-all || exit 2
+fi
 pids=()
 for lane in "${lanes[@]}"; do
   (
