@@ -11,7 +11,7 @@ TESTDB := scripts/testdb.sh
 # share/doc/mysqlleader/ with the licenses).
 PREFIX ?= /usr/local
 
-.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera demo bench clean
+.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera test-group-replication demo bench clean
 
 all: build
 
@@ -89,6 +89,11 @@ bench:
 ## The 3-node Galera cluster tests (start their own cluster, as user mysql).
 test-galera:
 	scripts/test-galera.sh
+
+## The 3-member MySQL Group Replication tests, single-primary (start their own group; MySQL from
+## the sid root of scripts/lib.sh). GR_MODES="single multi" adds multi-primary (not passing yet).
+test-group-replication:
+	scripts/test-group-replication.sh
 
 clean:
 	$(CARGO) clean

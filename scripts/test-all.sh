@@ -9,7 +9,7 @@
 # under a throwaway MariaDB of its own (scripts/testdb.sh run), `rust-mysql` the same under a
 # throwaway MySQL (MYSQLLEADER_TEST_KIND=mysql; MYSQLLEADER_TEST_MYSQL_URL to use a MySQL server
 # of your own, as MYSQLLEADER_TEST_URL names a MariaDB one). Parts that need no server of the
-# URL's (dist, faults, galera) start their own.
+# URL's (dist, galera, group-replication) start their own.
 #
 # Lanes: the parts of one lane run one after the other; the lanes run at once. A lane keeps
 # together what shares build output (the C, Python and Go parts, then TLS, which uses what they
@@ -26,7 +26,7 @@ rm -f "$logs"/*.result
 # The lanes, each a list of parts. The two long Rust parts lead two lanes; the third holds the
 # language bindings.
 lanes=(
-  "rust-mariadb sql-client-mariadb sql-client-mysql dist galera"
+  "rust-mariadb sql-client-mariadb sql-client-mysql dist galera group-replication"
   "rust-mysql faults-mariadb faults-mysql java-mariadb java-mysql"
   "c-mariadb c-mysql python-mariadb python-mysql go-mariadb go-mysql tls-mariadb tls-mysql"
 )
@@ -47,7 +47,7 @@ part() {
   local name=$1 target kind status=0 start
   start=$(date +%s)
   case "$name" in
-    dist|galera) target=test-$name; kind= ;;
+    dist|galera|group-replication) target=test-$name; kind= ;;
     *-mariadb) target=test-${name%-mariadb}; kind=mariadb ;;
     *-mysql) target=test-${name%-mysql}; kind=mysql ;;
     *) echo "test-all: no part $name" >&2; return 2 ;;
@@ -79,7 +79,7 @@ needs() { local lane name; for lane in "${lanes[@]}"; do for name in $lane; do
 if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
   ensure_mariadb test-all || exit 2
 fi
-if [ -z "${MYSQLLEADER_TEST_MYSQL_URL:-}" ] && needs -mysql; then
+if { [ -z "${MYSQLLEADER_TEST_MYSQL_URL:-}" ] && needs -mysql; } || needs group-replication; then
   ensure_mysql test-all || exit 2
 fi
 pids=()
