@@ -69,7 +69,7 @@ readonly STOP_TIMEOUT=30
 # gcache is made small so that three nodes do not preallocate 3 x 128M.
 readonly EVS_OPTIONS="evs.suspect_timeout=PT2S; evs.inactive_timeout=PT3S; evs.install_timeout=PT3S; evs.keepalive_period=PT0.5S; evs.inactive_check_period=PT0.5S; evs.join_retrans_period=PT0.5S; gmcast.peer_timeout=PT2S; gcache.size=32M"
 
-. "$(dirname "$0")/lib.sh"   # find_prog, apt_install
+. "$(dirname "$0")/lib.sh"   # find_prog, apt_install, pick_ports
 
 # --- output helpers -----------------------------------------------------------
 
@@ -139,43 +139,6 @@ find_mariadbd() {
 
 # --- ports --------------------------------------------------------------------
 
-# pick_ports COUNT: print COUNT distinct free TCP ports on 127.0.0.1. All
-# sockets are held open until every port is chosen, so they are distinct.
-# Ports are taken below the kernel's ephemeral range when possible so that
-# outgoing connections (which use ephemeral ports) cannot grab a port that a
-# node binds only later (IST/SST listeners, or after a restart); if no port
-# there is free, binding port 0 lets the kernel choose.
-pick_ports() {
-    python3 - "$1" <<'PY'
-import random, socket, sys
-count = int(sys.argv[1])
-try:
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        eph_lo = int(f.read().split()[0])
-except Exception:
-    eph_lo = 32768
-lo, hi = 10000, max(10001, eph_lo - 1)
-socks, ports = [], []
-candidates = list(range(lo, hi))
-random.shuffle(candidates)
-for port in candidates + [0] * count:
-    if len(ports) == count:
-        break
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        s.close()
-        continue
-    socks.append(s)
-    ports.append(s.getsockname()[1])
-if len(ports) != count:
-    sys.exit("could not find %d free ports" % count)
-print(" ".join(map(str, ports)))
-for s in socks:
-    s.close()
-PY
-}
 
 # --- state --------------------------------------------------------------------
 

@@ -63,7 +63,7 @@ export PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"
 export LC_ALL=C  # $EPOCHREALTIME uses a "." decimal point
 
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"   # ensure_mysql, mysql_client, MYSQL_ROOT
+. "$here/lib.sh"   # ensure_mysql, mysql_client, MYSQL_ROOT, pick_ports
 
 readonly MEMBERS=(1 2 3)
 readonly GROUP_NAME=6d797371-6c6c-6561-6465-720000000001  # fixed: "mysqlleader" in hex
@@ -116,36 +116,6 @@ load_state() {
     . "$DIR/group.state"
 }
 
-# pick_ports COUNT: COUNT distinct free TCP ports on 127.0.0.1, below the ephemeral range
-# when possible (so that no outgoing connection takes one while its member is down).
-pick_ports() {
-    python3 - "$1" <<'PY'
-import random, socket, sys
-count = int(sys.argv[1])
-try:
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        eph_lo = int(f.read().split()[0])
-except Exception:
-    eph_lo = 32768
-candidates = list(range(10000, max(10001, eph_lo - 1)))
-random.shuffle(candidates)
-socks, ports = [], []
-for port in candidates + [0] * count:
-    if len(ports) == count:
-        break
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        s.close()
-        continue
-    socks.append(s)
-    ports.append(s.getsockname()[1])
-if len(ports) != count:
-    sys.exit("could not find %d free ports" % count)
-print(" ".join(map(str, ports)))
-PY
-}
 
 # --- processes ----------------------------------------------------------------
 
