@@ -64,7 +64,7 @@ free_port() {
 # Starts mariadbd on the data directory and port recorded in DIR, and waits until it answers.
 launch() {
   [ "$kind" = mysql ] && { launch_mysql "$1"; return; }
-  local dir=$1 mariadbd client port i
+  local dir=$1 mariadbd client port
   mariadbd=$(find_prog mariadbd mysqld)
   client=$(find_prog mariadb mysql)
   port=$(cat "$dir/port")
@@ -77,25 +77,33 @@ launch() {
       $(cat "$dir/server-args" 2>/dev/null || true) \
       >/dev/null 2>&1 &
   echo $! >"$dir/mysqld.pid.launcher"
-  # Wait until it answers (at most 60 s).
-  for i in $(seq 1 600); do
-    if "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
+  await_server "$dir" 60 "$dir/error.log" mariadbd \
+      "$client" --no-defaults --socket="$dir/mysqld.sock" -uroot -e 'SELECT 1'
+}
+
+# await_server DIR SECONDS LOG NAME PROBE...: waits until PROBE (a client command) succeeds;
+# dies with LOG's end when the server started in DIR exits first or SECONDS pass.
+await_server() {
+  local dir=$1 seconds=$2 log=$3 name=$4 i
+  shift 4
+  for i in $(seq 1 $((seconds * 10))); do
+    if "$@" >/dev/null 2>&1; then
       return 0
     fi
     if ! kill -0 "$(cat "$dir/mysqld.pid.launcher")" 2>/dev/null; then
-      tail -n 30 "$dir/error.log" >&2 || true
-      die "mariadbd exited during start-up (log above)"
+      tail -n 30 "$log" >&2 || true
+      die "$name exited during start-up (log above)"
     fi
     sleep 0.1
   done
-  tail -n 30 "$dir/error.log" >&2
-  die "mariadbd did not answer within 60 s"
+  tail -n 30 "$log" >&2
+  die "$name did not answer within $seconds s"
 }
 
 # Starts MySQL (inside the root) on the data directory and port recorded in DIR, and waits.
 # The binary log is on, as MySQL's default is; GTIDs on, as Group Replication needs.
 launch_mysql() {
-  local dir=$1 id port i
+  local dir=$1 id port
   id=$(mysql_id "$dir")
   port=$(cat "$dir/port")
   # shellcheck disable=SC2046
@@ -108,18 +116,8 @@ launch_mysql() {
       $(cat "$dir/server-args" 2>/dev/null || true) \
       >/dev/null 2>&1 &
   echo $! >"$dir/mysqld.pid.launcher"
-  for i in $(seq 1 900); do
-    if mysql_client --socket="/run/mysqld/$id.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
-      return 0
-    fi
-    if ! kill -0 "$(cat "$dir/mysqld.pid.launcher")" 2>/dev/null; then
-      tail -n 30 "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" >&2 || true
-      die "mysqld exited during start-up (log above)"
-    fi
-    sleep 0.1
-  done
-  tail -n 30 "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" >&2
-  die "mysqld did not answer within 90 s"
+  await_server "$dir" 90 "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" mysqld \
+      mysql_client --socket="/run/mysqld/$id.sock" -uroot -e 'SELECT 1'
 }
 
 # The admin client of a server started in DIR (root over its socket), reading stdin.
