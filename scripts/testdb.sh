@@ -160,7 +160,9 @@ SQL
   mkdir -p "$dir/bin"
   { printf '#!/usr/bin/env bash\nroot=%q\n' "$MYSQL_ROOT"; cat <<'EOF'; } >"$dir/bin/mysql"
 # MySQL's own client from the MySQL root. The root cannot see files outside it: an option file
-# given as --defaults-file=FILE is copied in first; SQL comes on stdin.
+# given as --defaults-file=FILE is copied in first; SQL comes on stdin. The test server offers
+# no TLS, so MySQL's default authentication needs the server's RSA key: the client may fetch it
+# (--get-server-public-key, right after --defaults-file or --no-defaults, which come first).
 set -euo pipefail
 args=()
 copies=()
@@ -174,6 +176,10 @@ for a in "$@"; do
     *) args+=("$a") ;;
   esac
 done
+case "${args[0]:-}" in
+  --defaults-file=*|--no-defaults) args=("${args[0]}" --get-server-public-key "${args[@]:1}") ;;
+  *) args=(--get-server-public-key "${args[@]}") ;;
+esac
 status=0
 chroot "$root" mysql "${args[@]}" || status=$?
 rm -f "${copies[@]}"
