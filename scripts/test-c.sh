@@ -29,7 +29,10 @@ mkdir -p "$out"
 
 # 1. The library (cdylib + staticlib of the crate).
 # (and the tool: scripts/install.sh below installs bin/mysqlleader too)
-"$CARGO" build --release --lib --bin mysqlleader
+# The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
+# resolve other features, rebuild the library in place, and pull it from under the test parts
+# running beside this one (scripts/test-all.sh).
+"$CARGO" build --release --workspace --all-targets
 
 # 2. Build. Warnings are errors; the C code is instrumented, the Rust library is not (its
 #    allocations still go through the instrumented malloc, so LeakSanitizer sees them).

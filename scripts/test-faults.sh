@@ -16,7 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p mysqlleader-harness --quiet
+# The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
+# resolve other features, rebuild the library in place, and pull it from under the test parts
+# running beside this one (scripts/test-all.sh).
+cargo build --release --workspace --all-targets --quiet
 
 seed=${FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 out=${FAULTS_OUT:-target/faults/short}

@@ -3,7 +3,7 @@
 #
 #   scripts/test-go.sh [GO TEST ARGS...]        e.g. scripts/test-go.sh -run TestThreeProcesses -v
 #
-# 1. builds the release library when needed (cargo build --release --lib; a no-op when current):
+# 1. builds the release library when needed (cargo build --release --workspace --all-targets, as `make build`: a no-op after it):
 #    the package links target/release/libmysqlleader.a through cgo;
 # 2. go vet ./... (also with the build tag mysqlleader_dynamic);
 # 3. builds the example program (examples/go/elect, its own module) both ways, checks with ldd
@@ -32,8 +32,11 @@ command -v go >/dev/null 2>&1 || { say "go is not installed (https://go.dev/dl/)
 say "$(go version)"
 
 # 1. The library the package links.
-say "cargo build --release --lib"
-"${CARGO:-cargo}" build --release --lib
+# The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
+# resolve other features, rebuild the library in place, and pull it from under the test parts
+# running beside this one (scripts/test-all.sh).
+say "cargo build --release --workspace --all-targets"
+"${CARGO:-cargo}" build --release --workspace --all-targets
 
 cd "$root/bindings/go"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-go.XXXXXX")

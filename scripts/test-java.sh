@@ -3,7 +3,7 @@
 #
 #   scripts/test-java.sh [MAVEN ARGS...]        e.g. scripts/test-java.sh -Dtest=ElectorTest
 #
-# 1. builds the release library when needed (cargo build --release --lib; a no-op when current):
+# 1. builds the release library when needed (cargo build --release --workspace --all-targets, as `make build`: a no-op after it):
 #    the jar carries it at linux-x86-64/libmysqlleader.so;
 # 2. checks that bindings/java/pom.xml has Cargo.toml's version (the binding refuses a library of
 #    another version when it loads);
@@ -44,8 +44,11 @@ mvn_flags=(-B -q -Dmysqlleader.native.dir="$target/release")
 [ "${MYSQLLEADER_MAVEN_OFFLINE:-0}" = 1 ] && mvn_flags+=(-o)
 
 # 1. The library the jar carries.
-say "cargo build --release --lib"
-"${CARGO:-cargo}" build --release --lib
+# The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
+# resolve other features, rebuild the library in place, and pull it from under the test parts
+# running beside this one (scripts/test-all.sh).
+say "cargo build --release --workspace --all-targets"
+"${CARGO:-cargo}" build --release --workspace --all-targets
 
 # 2. One version everywhere.
 version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
