@@ -35,6 +35,9 @@ if [ "${TEST_LANES:-}" = 1 ]; then
 fi
 
 wanted=("$@")
+for w in "${wanted[@]}"; do
+  [[ " ${lanes[*]} " == *" $w "* ]] || { echo "test-all: no part $w (the parts: ${lanes[*]})" >&2; exit 2; }
+done
 want() {
   [ ${#wanted[@]} -eq 0 ] && return 0
   local w
@@ -63,7 +66,8 @@ part() {
           else
             make --no-print-directory "$target"
           fi ;;
-      # Parts that start their own servers (faults, tls) take the kind alone.
+      # The parts that start servers of their own besides (faults, tls, the elector's restarts)
+      # start them of the kind that MYSQLLEADER_TEST_KIND says.
       mariadb) env -u MYSQLLEADER_TEST_KIND scripts/testdb.sh run make --no-print-directory "$target" ;;
       mysql) MYSQLLEADER_TEST_KIND=mysql MYSQLLEADER_TEST_URL= scripts/testdb.sh run make --no-print-directory "$target" ;;
     esac
