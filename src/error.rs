@@ -318,6 +318,19 @@ impl Error {
             }
             E::Driver(D::NoClientSslFlagFromServer) => Error::usage(
                 "TLS: the server does not offer TLS, and the URL's ssl-mode requires it"),
+            // MySQL answers a login to an account that does not exist with a switch to an
+            // authentication plugin this client does not speak (sha256_password), rather than
+            // 1045: a refused login all the same (or an account whose plugin must change).
+            E::Driver(D::UnknownAuthPlugin { name }) => Error::Authentication {
+                code: LOGIN_REFUSED,
+                state: "28000".into(),
+                message: format!(
+                    "the server asked for authentication plugin `{}`, which this client does not speak \
+                     (MySQL asks this of an account that does not exist); {LOGIN_REFUSED_HINT}, or the \
+                     account must use caching_sha2_password or mysql_native_password",
+                    redact(&name)
+                ),
+            },
             E::Driver(d) => Error::usage(redact(&d.to_string())),
             E::Url(e) => Error::invalid("url", redact(&e.to_string())),
             E::Other(e) => Error::usage(redact(&e.to_string())),
@@ -484,6 +497,9 @@ mod tests {
         let mismatch = Error::from_mysql(mysql_async::DriverError::StmtParamsMismatch { required: 2, supplied: 1 }.into());
         assert_eq!(mismatch.kind(), ErrorKind::Usage);
         assert!(!mismatch.is_transient());
+        let unknown = Error::from_mysql(mysql_async::DriverError::UnknownAuthPlugin { name: "sha256_password".into() }.into());
+        assert_eq!((unknown.kind(), unknown.is_permanent()), (ErrorKind::Authentication, true), "{unknown}");
+        assert!(unknown.to_string().contains("sha256_password") && unknown.to_string().contains("does not exist"), "{unknown}");
         let closed = Error::from_mysql(mysql_async::DriverError::ConnectionClosed.into());
         assert_eq!(closed.kind(), ErrorKind::Connection);
         assert!(closed.is_transient());

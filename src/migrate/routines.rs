@@ -176,7 +176,7 @@ impl Routine {
             // The trigger writes to the history, locked too (LOCK TABLES opens only what it names).
             // A trial trigger first: where the account may not create one (binary logging on,
             // no SUPER: 1419) the statements stop there, before the DROP, and the old trigger
-            // stays in place (tests/sql_privileges.rs).
+            // stays in place (tests/sql_mysql.rs).
             (Kind::Trigger, Server::MySql) => vec![
                 format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
                 format!("CREATE TRIGGER `{TRIAL_TRIGGER}` BEFORE UPDATE ON `{TRIGGER_TABLE}` FOR EACH ROW\nBEGIN\nEND"),
