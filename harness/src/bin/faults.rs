@@ -984,8 +984,12 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
                 eprintln!("\nfaults: fenced-tx-open: assert_leader: {e}");
                 return None;
             }
-            // The takeover may wait for the server to end this transaction: lease + timeout + 1 s.
-            let extra_ms = h.timing.timeout.as_millis() as u64 + 1000;
+            // The takeover may wait for the server to end this transaction: lease + timeout + 1 s
+            // (MariaDB's bound on an idle fenced transaction). MySQL has no such bound (README):
+            // there the takeover waits for this transaction's ROLLBACK at the fault's end.
+            let version: String = conn.query_first("SELECT VERSION()").await.ok()??;
+            let unbounded_ms = if version.contains("MariaDB") { 0 } else { p.dur.as_millis() as u64 };
+            let extra_ms = unbounded_ms + h.timing.timeout.as_millis() as u64 + 1000;
             h.log.write(json!({"ev": "inject", "id": id, "kind": name, "target": node, "svc": svc_name,
                                "detail": format!("transaction fenced at term {term} as {node}, then idle for {} ms", p.dur.as_millis()),
                                "from_heal": false, "lasting": true, "extra_ms": extra_ms, "t": mono_ns()}));
