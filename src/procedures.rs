@@ -903,8 +903,9 @@ fn comment(text: &str) -> String {
 /// The statements that give `account` exactly what `role` needs in `database`, and nothing
 /// else, in an order that never leaves the account with more than it should have:
 /// 1. with service patterns, the account's rows of `leader_election_access` (replacing any it
-///    had, in one transaction), then the flush that copies them onto every seat (migration
-///    V8): the limit is in effect before the role can be used;
+///    had) and its row of `leader_election_account`, which calls read (migration V14), in one
+///    transaction that touches no seat: the limit is in effect before the role can be used, and
+///    of two concurrent grants of one account the last to commit is the limit in effect;
 /// 2. `GRANT EXECUTE ON PROCEDURE` per procedure of the role (never `EXECUTE ON db.*`, which
 ///    would also open the application's own routines; the roles that read get the routines
 ///    that read for them, never SELECT on a table);
@@ -929,8 +930,8 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
             out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ({user}, {} {});",
                              hex_literal(pattern), comment(pattern)));
         }
+        out.push(format!("CALL {db}.`leader_election_compile_access`({user}, @mysqlleader_changed);"));
         out.push("COMMIT;".into());
-        out.push(format!("CALL {db}.`leader_election_flush_access`();"));
     }
     out.extend(role_grants(database, role).iter().map(|g| format!("{g} TO {};", account.quoted())));
     let rows: Vec<String> = role
@@ -1030,52 +1031,38 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
 
 /// Runs [`grant_sql`] for the database of the connection, in order; returns the statements run.
 ///
-/// A new limit applies whole or not at all. The flush that copies it onto the seats walks them in
-/// key order, each in a transaction of its own, and stops at the first it cannot update (its row
-/// locked through the flush's 10 tries of 1 s: 1205, or a deadlock on each: 1213). Then:
-/// 1. the flush runs once more, whole;
-/// 2. when that fails the same way, the account's earlier rows of `leader_election_access` (read
-///    and locked in the transaction that replaced them) are put back in one transaction, and the
-///    flush runs again: it rewrites the seats before the stuck one to the earlier copy and stops
-///    at the same seat, and that one and those after it never had the new copy;
-/// 3. every seat's copy is checked against what `leader_election_access_copy` computes, and the
-///    error says what is in effect (see [`undo_limit`]). The role is not granted.
+/// The limit's transaction waits at most [`GRANT_LOCK_WAIT_S`] for a lock: it locks only the
+/// account's own rows, which a concurrent grant of the same account holds, or the account
+/// itself inside an open transaction at SERIALIZABLE that called `assert_leader` (its read of
+/// its own limit share-locks its row). Then it is rolled back whole: nothing was changed.
 pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, services: &[String]) -> Result<Vec<String>> {
     let info = server_info(pool).await?;
     let statements = grant_sql(account, info.database.as_deref().unwrap_or(""), role, services)?;
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
-    // The account's patterns before this grant, when it replaces them (with --service).
-    let mut earlier: Vec<Vec<u8>> = Vec::new();
+    format!("SET SESSION innodb_lock_wait_timeout = {GRANT_LOCK_WAIT_S}")
+        .ignore(&mut conn)
+        .await
+        .map_err(Error::from_mysql)?;
+    // The account's patterns before this grant, when it replaces them (with --service): what an
+    // undo puts back when the first GRANT is refused.
+    let mut earlier: Option<Vec<Vec<u8>>> = None;
+    let mut granted_any = false;
     for sql in &statements {
         // Plain text statements: GRANT takes no placeholders for names; every name is checked.
         let mut result = sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql);
         if result.is_ok() && sql.starts_with("START TRANSACTION") {
-            // The rows this transaction replaces, locked until it commits: what an undo puts back.
-            result = "SELECT service_pattern FROM leader_election_access WHERE account = CAST(? AS BINARY) \
-                      ORDER BY service_pattern FOR UPDATE"
-                .with((account.user.as_str(),))
-                .map(&mut conn, |pattern: Vec<u8>| pattern)
-                .await
-                .map(|patterns| earlier = patterns)
-                .map_err(Error::from_mysql);
-        }
-        // 1205 lock wait timeout, 1213 deadlock: the flush stopped at a seat it could not update.
-        let lock_conflict = |e: &Error| matches!(e.server_code(), Some(1205 | 1213));
-        if sql.contains("leader_election_flush_access") && result.as_ref().is_err_and(lock_conflict) {
-            // 1. Once more, whole.
-            result = sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql);
-            if let Err(failed) = result {
-                if lock_conflict(&failed) {
-                    // 2 and 3.
-                    return Err(undo_limit(&mut conn, sql, account, services, &earlier, failed).await);
-                }
-                result = Err(failed);
-            }
+            result = account_patterns(&mut conn, account, true).await.map(|p| earlier = Some(p));
         }
         if let Err(e) = result {
-            // A failure inside the access rows' transaction changes none of them; the connection
-            // goes back to the pool with no transaction open.
+            // A failure inside the limit's transaction changes nothing; the connection goes back
+            // to the pool with no transaction open.
             let _ = "ROLLBACK".ignore(&mut conn).await;
+            // The first GRANT refused: nothing of the role was granted, so the limit this grant
+            // stored goes too (when it is still the one it stored).
+            let undone = match (&earlier, sql.starts_with("GRANT ") && !granted_any) {
+                (Some(earlier), true) => Some(undo_limit(&mut conn, account, services, earlier).await),
+                _ => None,
+            };
             // 1044/1142/1227/1370/1410: the connecting account may not grant. Say what it lacks.
             let e = if sql.starts_with("GRANT ") && matches!(e.server_code(), Some(1044 | 1142 | 1227 | 1370 | 1410)) {
                 e.with_context(
@@ -1083,132 +1070,83 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
                      election's procedures, or on the schema; run grant --apply as an administrator, or print the \
                      statements without --apply and have one run them",
                 )
+            } else if matches!(e.server_code(), Some(1205 | 1213)) {
+                e.with_context(&format!(
+                    "the account's limit is locked (by a concurrent grant of it, or by its own open transaction \
+                     at SERIALIZABLE that called assert_leader) and stayed locked for {GRANT_LOCK_WAIT_S} s"
+                ))
             } else {
                 e
             };
-            return Err(e.with_context(&grant_stopped_at(sql)));
+            return Err(e.with_context(&match undone {
+                Some(Ok(true)) => format!("{}: nothing was changed (the limit it had stored was put back)", stopped_at(sql)),
+                Some(Ok(false)) => format!("{}; the limit was changed again meanwhile, by another grant, and is left \
+                                            as that one set it", grant_stopped_at(sql)),
+                Some(Err(undo)) => format!("{}; putting the earlier limit back failed too ({undo})", grant_stopped_at(sql)),
+                None => grant_stopped_at(sql),
+            }));
         }
+        granted_any |= sql.starts_with("GRANT ");
     }
     Ok(statements)
 }
 
-/// Steps 2 and 3 of [`grant`]: the flush `flush` of the new limit `services` failed twice with
-/// `failed`; puts back `earlier` (the account's patterns before, none when it had none), flushes
-/// again, checks every seat, and returns `failed` with what is in effect:
-/// * undone: the earlier limit is on every seat again (the check found none without its copy);
-/// * the earlier rows are back but some seats lack their copy, or could not be checked: how to
-///   finish (`CALL leader_election_flush_access()`);
-/// * the earlier rows could not be put back: the new limit is stored but copied only onto the
-///   seats before the one the flush could not update, and how to finish.
-async fn undo_limit(
-    conn: &mut mysql_async::Conn,
-    flush: &str,
-    account: &Account,
-    services: &[String],
-    earlier: &[Vec<u8>],
-    failed: Error,
-) -> Error {
-    let quoted = |p: &[u8]| format!("'{}'", String::from_utf8_lossy(p));
-    let limit = |patterns: Vec<String>| match patterns.is_empty() {
-        true => "no per-service limit".to_string(),
-        false => format!("only the services matching {}", patterns.join(", ")),
-    };
-    let earlier_limit = limit(earlier.iter().map(|p| quoted(p)).collect());
-    let new_limit = limit(services.iter().map(|p| quoted(p.as_bytes())).collect());
-    let cause = match failed.server_code() {
-        Some(1213) => "a deadlock on each of its tries, on both flushes",
-        _ => "a lock held for over 10 s, on both flushes",
-    };
-    // Where the flush stopped: the first seat, in key order, without the new limit's copy.
-    let stopped_at = seats_without_their_copy(conn, true).await.ok().and_then(|seats| seats.into_iter().next());
-    let stopped = match &stopped_at {
-        Some(seat) => format!("the flush could not update seat {} ({cause})", quoted(seat)),
-        None => format!("the flush could not complete ({cause})"),
-    };
-    let earlier_back = async {
-        let mut tx = conn.start_transaction(mysql_async::TxOpts::default()).await?;
-        "DELETE FROM leader_election_access WHERE account = CAST(? AS BINARY)"
-            .with((account.user.as_str(),))
-            .ignore(&mut tx)
-            .await?;
-        for pattern in earlier {
-            "INSERT INTO leader_election_access (account, service_pattern) VALUES (CAST(? AS BINARY), ?)"
-                .with((account.user.as_str(), pattern.as_slice()))
-                .ignore(&mut tx)
-                .await?;
-        }
-        tx.commit().await
-    }
-    .await;
-    let what = if let Err(e) = earlier_back {
-        let _ = "ROLLBACK".ignore(&mut *conn).await;
-        let seats = match &stopped_at {
-            Some(seat) => format!("the seats before {} in key order (the others keep the earlier copy)", quoted(seat)),
-            None => "some seats".to_string(),
-        };
-        format!(
-            "{stopped}, and the undo failed ({}): the new limit ({new_limit}) is stored but copied only onto {seats}, \
-             and the role was not granted; once the lock is released, CALL leader_election_flush_access() to copy \
-             it onto every seat, then run the grant again",
-            Error::from_mysql(e)
-        )
-    } else {
-        // Its failure at the same seat is expected: the check below says what it left.
-        let _ = flush.ignore(&mut *conn).await;
-        match seats_without_their_copy(conn, false).await {
-            Ok(seats) if seats.is_empty() => format!(
-                "{stopped}: undone, the earlier limit ({earlier_limit}) is in effect on every seat, and the role \
-                 was not granted; run the grant again once the lock is released"
-            ),
-            Ok(seats) => format!(
-                "{stopped}; the earlier limit ({earlier_limit}) is stored again but {} seat(s) do not hold its copy \
-                 (the first: {}), and the role was not granted; once the lock is released, CALL \
-                 leader_election_flush_access() to finish the undo, then run the grant again",
-                seats.len(),
-                quoted(&seats[0])
-            ),
-            Err(e) => format!(
-                "{stopped}; the earlier limit ({earlier_limit}) is stored again, but whether every seat holds its \
-                 copy could not be checked ({e}), and the role was not granted; once the lock is released, CALL \
-                 leader_election_flush_access() to finish the undo, then run the grant again"
-            ),
-        }
-    };
-    failed.with_context(&format!("grant stopped: {what}"))
+/// The patterns of `account` in `leader_election_access`, in key order; `lock`: locked until the
+/// transaction ends.
+async fn account_patterns(conn: &mut mysql_async::Conn, account: &Account, lock: bool) -> Result<Vec<Vec<u8>>> {
+    let sql = format!(
+        "SELECT service_pattern FROM leader_election_access WHERE account = CAST(? AS BINARY) ORDER BY service_pattern{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    sql.with((account.user.as_str(),)).map(&mut *conn, |pattern: Vec<u8>| pattern).await.map_err(Error::from_mysql)
 }
 
-/// The seats, in key order, whose copy of access (`access_denied`) is not the one
-/// `leader_election_access_copy` computes from `leader_election_access` now; with `first_only`,
-/// at most the first. Reads only: no seat's row is locked (the copy's computation share-locks
-/// the rows of `leader_election_access` for its one statement).
-async fn seats_without_their_copy(conn: &mut mysql_async::Conn, first_only: bool) -> Result<Vec<Vec<u8>>> {
-    let seats: Vec<(Vec<u8>, Option<Vec<u8>>)> = "SELECT service_id, access_denied FROM leader_election ORDER BY service_id"
-        .fetch(&mut *conn)
-        .await
-        .map_err(Error::from_mysql)?;
-    let mut without = Vec::new();
-    for (service_id, copy) in seats {
-        format!("CALL leader_election_access_copy({}, @mysqlleader_copy)", hex_bytes(&service_id))
+/// Puts `earlier` back as the patterns of `account`, in one transaction, when its patterns are
+/// still `services` (what the failed grant stored); Ok(false) when another grant changed them
+/// meanwhile (they are left as that one set them).
+async fn undo_limit(conn: &mut mysql_async::Conn, account: &Account, services: &[String], earlier: &[Vec<u8>]) -> Result<bool> {
+    let undo = async {
+        "START TRANSACTION".ignore(&mut *conn).await.map_err(Error::from_mysql)?;
+        let mut stored: Vec<Vec<u8>> = services.iter().map(|p| p.as_bytes().to_vec()).collect();
+        stored.sort();
+        stored.dedup();
+        if account_patterns(conn, account, true).await? != stored {
+            "ROLLBACK".ignore(&mut *conn).await.map_err(Error::from_mysql)?;
+            return Ok(false);
+        }
+        "DELETE FROM leader_election_access WHERE account = CAST(? AS BINARY)"
+            .with((account.user.as_str(),))
             .ignore(&mut *conn)
             .await
             .map_err(Error::from_mysql)?;
-        let computed: Option<Option<Vec<u8>>> = "SELECT @mysqlleader_copy".first(&mut *conn).await.map_err(Error::from_mysql)?;
-        if computed.flatten() != copy {
-            without.push(service_id);
-            if first_only {
-                break;
-            }
+        for pattern in earlier {
+            "INSERT INTO leader_election_access (account, service_pattern) VALUES (CAST(? AS BINARY), ?)"
+                .with((account.user.as_str(), pattern.as_slice()))
+                .ignore(&mut *conn)
+                .await
+                .map_err(Error::from_mysql)?;
         }
+        "CALL leader_election_compile_access(CAST(? AS BINARY), @mysqlleader_changed)"
+            .with((account.user.as_str(),))
+            .ignore(&mut *conn)
+            .await
+            .map_err(Error::from_mysql)?;
+        "COMMIT".ignore(&mut *conn).await.map_err(Error::from_mysql)?;
+        Ok(true)
     }
-    Ok(without)
+    .await;
+    if undo.is_err() {
+        let _ = "ROLLBACK".ignore(&mut *conn).await;
+    }
+    undo
 }
+
+/// How long, in seconds, [`grant`] waits for a lock on the account's own rows.
+pub const GRANT_LOCK_WAIT_S: u32 = 10;
 
 /// What is in effect when [`grant`] stopped at `failed` (the order of [`grant_sql`]).
 fn grant_stopped_at(failed: &str) -> String {
-    let what = if failed.contains("leader_election_flush_access") {
-        "the new limit is stored but not yet copied onto every seat (each keeps its earlier copy until \
-         a flush), and the role was not granted: run the grant again, or CALL leader_election_flush_access()"
-    } else if failed.starts_with("GRANT ") {
+    let what = if failed.starts_with("GRANT ") {
         "the limit (if any) is in effect; the role was granted only in part: run the grant again"
     } else if failed.contains("leader_election_grants") {
         "the limit and the role are in effect; the record that upgrades re-grant from (MySQL) was not \
@@ -1216,7 +1154,12 @@ fn grant_stopped_at(failed: &str) -> String {
     } else {
         "nothing was changed"
     };
-    format!("grant stopped at `{}`: {what}", failed.chars().take(60).collect::<String>())
+    format!("{}: {what}", stopped_at(failed))
+}
+
+/// "grant stopped at `STATEMENT`", the statement cut to 60 characters.
+fn stopped_at(failed: &str) -> String {
+    format!("grant stopped at `{}`", failed.chars().take(60).collect::<String>())
 }
 
 #[cfg(test)]

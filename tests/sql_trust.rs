@@ -374,3 +374,143 @@ async fn an_interrupted_call_takes_a_whole_term_or_none() {
     assert!(cut > rounds / 20, "only {cut} of {rounds} calls were cut short: the sweep misses the calls' writes");
     assert_history_whole(&mut admin, &services, &format!("after {rounds} calls, {cut} cut short")).await;
 }
+
+// ---- Tenant isolation by construction (issue "Tenant isolation by construction") ----
+
+/// The session states a caller can set before a call: each makes plain reads lock (SERIALIZABLE
+/// with autocommit off or inside a transaction, also as a one-shot level for the next
+/// transaction) or keeps what a call reads inside an open transaction (autocommit off).
+const SESSION_STATES: [&str; 4] = [
+    "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
+    "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
+    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET autocommit = 0",
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SET autocommit = 0; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+];
+
+/// Every routine the operator role may call (a superset of the app and observer roles': the
+/// routines behave the same whoever may call them), aimed at the victim's seat `eu_victim`
+/// (led by `v1` at term `{t}`) or listing it beside the attacker's own seat; and the seat hint of
+/// campaign forged to point at it.
+fn attacks(term: u64) -> Vec<String> {
+    [
+        "CALL campaign('eu_victim', 'a1', 60000)",
+        "SET @mysqlleader_seat_service = CAST('eu_victim' AS BINARY), @mysqlleader_seat_node = CAST('v1' AS BINARY), \
+         @mysqlleader_seat_term = {t}; CALL campaign('eu_victim', 'v1', 60000)",
+        "CALL am_i_leader('eu_victim', 'v1')",
+        "CALL current_leader('eu_victim')",
+        "CALL resign('eu_victim', 'v1')",
+        "CALL assert_leader('eu_victim', 'v1', {t})",
+        "CALL resign_to('eu_victim', 'v1', 'a1')",
+        "CALL renew_seats('v1', 60000, '[\"billing_a\", \"eu_victim\"]')",
+        "CALL campaign_seats('a1', 60000, '[\"billing_a\", \"eu_victim\"]')",
+        "CALL leader_election_wakeup_name('eu_victim')",
+        "CALL leader_election_node_wakeup_name('eu_victim', 'v1')",
+        "CALL force_leader('eu_victim', 'a1', 60000)",
+        "CALL reelect('eu_victim')",
+        "CALL handover('eu_victim', 'a1')",
+        "CALL set_expiry_event(0)",
+        "CALL leader_election_prune_history(1)",
+        "CALL leader_election_status(NULL)",
+        "CALL leader_election_recent_terms('eu_victim', 5)",
+        "CALL leader_election_event_status()",
+        "CALL campaign('billing_a', 'a1', 60000)",
+    ]
+    .iter()
+    .map(|a| a.replace("{t}", &term.to_string()))
+    .collect()
+}
+
+/// The victim, right after the attacker's call (which the attacker leaves as it ended, its
+/// transaction open if it has one): the leader renews its seat, and another node takes it over,
+/// each waiting at most 1 s for a lock (then 1205) and answering within 2.5 s. Returns the new
+/// term.
+async fn victim_renews_and_is_taken_over(victim: &mut Conn, other: &mut Conn, leader: &str, what: &str) -> u64 {
+    let renew = tokio::time::timeout(Duration::from_millis(2500), call_text(victim, &format!("CALL campaign('eu_victim', '{leader}', 60000)")))
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the victim's renew hangs"))
+        ;
+    let renew = match renew {
+        Ok(r) => r,
+        Err(e) => panic!("{what}: the victim's renew failed: {e:?}; locks held: {:?}", locks_held(other).await),
+    };
+    assert_eq!(renew.flag("is_leader"), 1, "{what}: the victim still leads: {renew:?}");
+    let next = if leader == "v1" { "v2" } else { "v1" };
+    let taken = tokio::time::timeout(Duration::from_millis(2500), call_text(other, &format!("CALL force_leader('eu_victim', '{next}', 60000)")))
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the takeover hangs"))
+        .unwrap_or_else(|e| panic!("{what}: the takeover failed: {e:?}"));
+    // Back to v1, so that the attacks aim at the leader.
+    let back = call_text(other, "CALL force_leader('eu_victim', 'v1', 60000)").await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+    assert!(back.term() > taken.term());
+    back.term()
+}
+
+/// The row locks held or waited for now, as the server lists them (for a failure's message).
+async fn locks_held(conn: &mut Conn) -> Vec<String> {
+    let sql = if is_mariadb(conn).await {
+        "SELECT CONCAT_WS(' ', lock_trx_id, lock_mode, lock_type, lock_table, lock_index, lock_data) FROM information_schema.INNODB_LOCKS"
+    } else {
+        "SELECT CONCAT_WS(' ', l.THREAD_ID, t.PROCESSLIST_ID, l.OBJECT_NAME, l.INDEX_NAME, l.LOCK_TYPE, l.LOCK_MODE, l.LOCK_STATUS, l.LOCK_DATA) \
+         FROM performance_schema.data_locks l LEFT JOIN performance_schema.threads t ON t.THREAD_ID = l.THREAD_ID"
+    };
+    conn.query(sql).await.unwrap_or_else(|e| vec![format!("({e})")])
+}
+
+/// The tenant-isolation matrix: an operator limited to `billing%` calls every routine of its role
+/// on another tenant's seat, from every session state it can set, and each call is cut at every
+/// statement boundary (a sweep of MariaDB's max_statement_time, or of a KILL QUERY's moment on
+/// MySQL, from 0.05 ms until the call runs to its end uncut); after each, with the attacker's
+/// session left as the cut left it, the victim renews and is taken over without waiting. Before,
+/// a cut between two statements kept a share lock on the victim's seat (read before access was
+/// decided, or reported after the routine's COMMIT), and every renew of it failed with 1205.
+#[tokio::test]
+async fn no_cut_call_in_any_session_state_holds_another_tenants_seat() {
+    let db = TestDb::migrated("trust_matrix").await;
+    let mut admin = connect(&db.url).await;
+    let mut victim = connect(&db.url).await;
+    let mut killer = connect(&db.url).await;
+    let mariadb = is_mariadb(&mut admin).await;
+    let user = format!("tm_{}", std::process::id());
+    let mut attacker = account(&mut admin, &db, &user, Role::Operator, &["billing%"]).await;
+    exec(&mut victim, "SET SESSION innodb_lock_wait_timeout = 1").await;
+    exec(&mut admin, "SET SESSION innodb_lock_wait_timeout = 1").await;
+    call_text(&mut attacker, "CALL campaign('billing_a', 'a1', 60000)").await.expect("its own seat");
+    let mut term = force_leader(&mut victim, "eu_victim", "v1", 60_000).await.term();
+
+    let (mut calls, mut cuts) = (0, 0);
+    for state in SESSION_STATES {
+        for i in 0..attacks(0).len() {
+            // Cut after 0.05 ms, 0.10 ms, ... (then in steps of 0.25 ms); the sweep of one call
+            // goes on to 1 ms at least, and ends after three calls in a row that ran to their end.
+            let (mut uncut, mut step) = (0, 1);
+            while (uncut < 3 || step <= 20) && step <= 200 {
+                let attack = attacks(term)[i].clone();
+                exec(&mut attacker, "ROLLBACK").await;
+                exec(&mut attacker, state).await;
+                let call = match attack.rsplit_once("; ") {
+                    Some((set, call)) => {
+                        exec(&mut attacker, set).await;
+                        call.to_string()
+                    }
+                    None => attack,
+                };
+                let what = format!("{state} / {call} cut after {:.2} ms", step as f64 * 0.05);
+                match cut_call(mariadb, &mut attacker, &mut killer, &call, step as f64 * 0.00005).await {
+                    Ok(true) => (cuts, uncut) = (cuts + 1, 0),
+                    // Refused (outside the attacker's limit, or inside its transaction) or answered.
+                    Ok(false) | Err(mysql_async::Error::Server(_)) => uncut += 1,
+                    Err(e) => panic!("{what}: {e}"),
+                }
+                calls += 1;
+                term = victim_renews_and_is_taken_over(&mut victim, &mut admin, "v1", &what).await;
+                step += if step < 20 { 1 } else { 5 };
+            }
+        }
+    }
+    exec(&mut attacker, "ROLLBACK").await;
+    eprintln!("{calls} calls, {cuts} cut short: the victim's seat was never held");
+    assert!(cuts > calls / 10, "only {cuts} of {calls} calls were cut: the sweep misses the calls' statements");
+    drop(attacker);
+    drop_users(&mut admin, &[&user]).await;
+    db.drop_db().await;
+}

@@ -30,8 +30,6 @@ BEGIN
     DECLARE v_left_ms BIGINT;
     DECLARE v_in_tx   BOOLEAN;
     DECLARE v_msg     VARCHAR(255);
-    DECLARE v_needle  VARBINARY(402);
-    DECLARE v_denied  VARBINARY(1024);
     DECLARE v_xa      BOOLEAN DEFAULT FALSE;
     -- Inside an XA transaction ROLLBACK itself fails (1399): the refusal below is then the error.
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
@@ -52,19 +50,15 @@ BEGIN
         SET v_xa = TRUE;
         CALL leader_election_refuse_xa('assert_leader');
     END IF;
-    -- The seat, share-locked until the caller's transaction ends, and its copy of access
-    -- (sql/V8__access_copy_on_the_seat.sql, note 1): the refusal of access comes first, then
-    -- the other checks.
-    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(access_denied)
-      INTO v_leader, v_term, v_expires, v_denied
+    -- Access from the account alone, before the seat is read (sql/V14__access_by_account.sql):
+    -- this call runs in the caller's transaction, whose isolation level the caller chose; under
+    -- SERIALIZABLE the read of the account's row share-locks that one row (its own), never a seat.
+    CALL leader_election_check_access(p_service_id);
+    -- The seat, share-locked until the caller's transaction ends.
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
+      INTO v_leader, v_term, v_expires
       FROM leader_election WHERE service_id = v_sid
       LOCK IN SHARE MODE;
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1) USING utf8mb4) AS BINARY), 0x00);
-    IF v_denied IS NULL OR v_needle = 0x0000 THEN
-        CALL leader_election_check_access(p_service_id);
-    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN
-        CALL leader_election_deny(p_service_id);
-    END IF;
     -- A fence outside a transaction fences nothing: refuse it where the server can tell. With
     -- autocommit off a transaction is always open (it begins with the read above); with it on,
     -- only @@in_transaction (MariaDB) tells whether START TRANSACTION was sent.

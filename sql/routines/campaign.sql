@@ -23,9 +23,6 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_renewed  INT DEFAULT 0;
-    DECLARE v_access   VARCHAR(80);
-    DECLARE v_needle   VARBINARY(402);
-    DECLARE v_denied   VARBINARY(1024);
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_held_for VARBINARY(512);
     DECLARE v_held_to  DATETIME(6);
@@ -57,18 +54,16 @@ BEGIN
         CALL leader_election_check_lease(p_lease_ms);
     END IF;
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
-        v_lease_ms = p_lease_ms, v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
-    -- The account as the seat's copy of access lists it (sql/V8__access_copy_on_the_seat.sql, note 1); NULL for the empty
-    -- user name, which the copy cannot tell apart: such a call reads leader_election_access.
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
-    IF v_needle = 0x0000 THEN
-        SET v_needle = NULL;
-    END IF;
+        v_lease_ms = p_lease_ms;
+    -- Every read from here on in a transaction of the call's own (leader_election_begin: at
+    -- READ COMMITTED, so plain reads lock nothing, whatever the session set), and access decided
+    -- from the account alone before any seat is read or locked (sql/V14__access_by_account.sql).
+    CALL leader_election_begin(FALSE);
+    CALL leader_election_check_access(p_service_id);
 
     -- 1. The renew of a leader: this session won or renewed this seat in its last campaign
-    --    (sql/V7__lean_hot_paths.sql, note 6), so try the renew first, as one guarded write that also checks the
-    --    account against the seat's copy of access; only when it matches nothing (also when the
-    --    seat has no copy) does the call go on to read.
+    --    (sql/V7__lean_hot_paths.sql, note 6), so try the renew first, as one guarded write;
+    --    only when it matches nothing does the call go on to read.
     IF @mysqlleader_seat_term IS NOT NULL AND @mysqlleader_seat_service = v_sid
        AND @mysqlleader_seat_node = v_nid THEN
         BEGIN
@@ -85,8 +80,7 @@ BEGIN
                SET lease_ms = v_lease_ms, renewed_at = v_now,
                    lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
              WHERE service_id = v_sid AND leader_id = v_nid AND term = v_term
-               AND lease_expires_at > v_now
-               AND LOCATE(v_needle, access_denied) = 0;
+               AND lease_expires_at > v_now;
             SET v_renewed = ROW_COUNT();
             SET SESSION innodb_lock_wait_timeout = v_wait;
             COMMIT;
@@ -97,22 +91,13 @@ BEGIN
     END IF;
 
     IF v_renewed = 0 THEN
-    -- 2. One plain consistent read of the row, the clock, the seat's copy of access and its
-    --    handover reservation (sql/V11__handover.sql); a seat without a copy (or no seat yet)
-    --    has the account checked against leader_election_access.
+    -- 2. One plain consistent read of the row, the clock and its handover reservation
+    --    (sql/V11__handover.sql), in a transaction of the call's own again (step 1 committed).
+    CALL leader_election_begin(FALSE);
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(access_denied), MAX(handover_to), MAX(handover_until), MAX(handover_from),
-           MAX(handover_from_until)
-      INTO v_rows, v_leader, v_term, v_expires, v_now, v_denied, v_held_for, v_held_to, v_from,
-           v_from_to
+           MAX(handover_to), MAX(handover_until), MAX(handover_from), MAX(handover_from_until)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from, v_from_to
       FROM leader_election WHERE service_id = v_sid;
-    IF v_denied IS NULL OR v_needle IS NULL THEN
-        SET @mysqlleader_seat_term = NULL;
-        CALL leader_election_check_access(p_service_id);
-    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN
-        SET @mysqlleader_seat_term = NULL;
-        CALL leader_election_deny(p_service_id);
-    END IF;
 
     -- 2b. An operator's handover (sql/V11__handover.sql, note 1). This node is the leader it
     --     displaced and learns of it now: record that (the named node may take the seat from
@@ -128,6 +113,7 @@ BEGIN
             END;
             SET v_wait = @@session.innodb_lock_wait_timeout;
             SET SESSION innodb_lock_wait_timeout = 1;
+            CALL leader_election_begin(FALSE);
             UPDATE leader_election
                SET handover_from = NULL, handover_from_until = NULL,
                    handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
@@ -149,6 +135,7 @@ BEGIN
             END;
             SET v_wait = @@session.innodb_lock_wait_timeout;
             SET SESSION innodb_lock_wait_timeout = 1;
+            CALL leader_election_begin(FALSE);
             UPDATE leader_election
                SET lease_ms = v_lease_ms, renewed_at = v_now,
                    lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
@@ -190,7 +177,7 @@ BEGIN
             -- 4b. Decide under the row lock (waited for at most 1 s), with the clock read after
             --     the lock is granted.
             SET SESSION innodb_lock_wait_timeout = 1;
-            START TRANSACTION;
+            CALL leader_election_begin(FALSE);
             SELECT leader_id, term, lease_expires_at, handover_to, handover_until, handover_from_until
               INTO v_leader, v_term, v_expires, v_held_for, v_held_to, v_from_to
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;

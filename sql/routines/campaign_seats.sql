@@ -5,9 +5,10 @@
 -- at its lease's end), the next term opened (term + 1, 'elected', began_by the session's
 -- account) and any reservation ended. It never waits for a seat another transaction has locked
 -- (it leaves that seat out), and it leaves to campaign what campaign alone decides: a seat
--- that has no row yet or no copy of access (sql/V8__access_copy_on_the_seat.sql), a service
--- outside the account's patterns, and a seat whose handover this node must acknowledge (it was
--- the leader the handover displaced). The caller sends campaign for each listed seat missing
+-- that has no row yet and a seat whose handover this node must acknowledge (it was the leader
+-- the handover displaced). A service outside the account's patterns is left out before any
+-- seat is read (sql/V14__access_by_account.sql); a list that is not one of distinct ids is
+-- refused (leader_election_check_ids). The caller sends campaign for each listed seat missing
 -- from the result.
 -- Result: one row per listed seat led with a valid lease after the call, by this node (taken
 -- by this call: is_leader 1) or by another node (is_leader 0), in the order of service_id:
@@ -30,8 +31,7 @@ BEGIN
     DECLARE v_lease_ms BIGINT;
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
-    DECLARE v_access   VARCHAR(80);
-    DECLARE v_needle   VARBINARY(402);
+    DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_take     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_sid      VARBINARY(512);
@@ -56,35 +56,32 @@ BEGIN
 
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
-    IF p_service_ids IS NULL OR JSON_VALID(p_service_ids) = 0 OR JSON_TYPE(p_service_ids) <> 'ARRAY' THEN
-        SIGNAL SQLSTATE '45000'
-            SET MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
-    END IF;
-    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms,
-        v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
+    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms;
+    -- Every read from here on in a transaction of the call's own (leader_election_begin: at
+    -- READ COMMITTED, so plain reads lock nothing, whatever the session set). The list is
+    -- checked, then cut to the services the account may act on, from its patterns alone: no
+    -- seat outside them is read, locked or reported (sql/V14__access_by_account.sql).
+    CALL leader_election_begin(FALSE);
+    CALL leader_election_check_ids(p_service_ids, v_list);
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
-    SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
-    START TRANSACTION;
     SET v_now = UTC_TIMESTAMP(6);
     -- 1. Lock the seats this node may take, skipping each that another transaction holds. The
     --    list drives the join (one primary-key lookup per listed service, never a scan: see
     --    renew_seats). The conditions are campaign's step 4 (vacant or expired, not barred by a
-    --    reservation: sql/V11__handover.sql) and the access of the seat's copy.
+    --    reservation: sql/V11__handover.sql), over the listed services the account may act on.
     -- 1a. The candidates, by a plain consistent read that locks nothing (this transaction is
-    --     REPEATABLE READ whatever the session's level): a locking read of every listed seat
+    --     READ COMMITTED whatever the session's level): a locking read of every listed seat
     --     would lock, until the commit, the seats other nodes lead too (InnoDB keeps the locks of
     --     rows a condition then rejects), and their own renews, skipping locked seats, would
     --     miss them.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_take
-      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
        AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
-       AND NOT (e.handover_from <=> v_nid)
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+       AND NOT (e.handover_from <=> v_nid);
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
     --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
     --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.
@@ -95,10 +92,12 @@ BEGIN
          WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
            AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
            AND NOT (e.handover_from <=> v_nid)
-           AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
            FOR UPDATE SKIP LOCKED;        -- [mariadb]
            FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
     END IF;
+    -- The clock, read again once the seats are locked: a term taken below begins after whatever
+    -- ended the one before it (a resign that committed between 1a and 1b, at its own reading).
+    SET v_now = UTC_TIMESTAMP(6);
     IF v_take IS NOT NULL THEN
         -- 2. Open the next term on each seat (locked by step 1: no wait), ending any
         --    reservation: one UPDATE per seat, whose trigger closes the expired term (at its
@@ -123,24 +122,17 @@ BEGIN
             SET v_i = v_i + 1;
         END WHILE;
     END IF;
-    COMMIT;
-
     -- The seats taken now (term_started_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            e.term,
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
            (e.leader_id = v_nid) AS is_leader
-      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
        AND (e.leader_id <> v_nid OR e.term_started_at = v_now)
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
      ORDER BY e.service_id;
-    -- Restored only now: under SERIALIZABLE with autocommit off the report above is a locking
-    -- read, which waits 1 s at most too.
+    COMMIT;
     SET SESSION innodb_lock_wait_timeout = v_wait;
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
 END;

@@ -6,18 +6,16 @@ CREATE PROCEDURE current_leader(IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4
     COMMENT 'mysqlleader: who holds a valid lease, at which term (a read)'
 BEGIN
     DECLARE v_sid     VARBINARY(512);
-    DECLARE v_needle  VARBINARY(402);
-    DECLARE v_denied  VARBINARY(1024);
     DECLARE v_leader  VARBINARY(512);
     DECLARE v_term    BIGINT UNSIGNED;
     DECLARE v_expires DATETIME(6);
     DECLARE v_now     DATETIME(6);
     DECLARE v_own     BOOLEAN DEFAULT FALSE;
-    -- With autocommit off, the read below opens a transaction (the caller had none: refused
-    -- otherwise); it ends here on every way out, so that nothing it read (share-locked, under
-    -- SERIALIZABLE) outlives the call.
+    -- The read runs in a read-only transaction of the call's own (the caller had none: refused
+    -- otherwise), at READ COMMITTED whatever the session's level: it locks nothing, so a call
+    -- cut at any point leaves no lock behind; it ends here on every way out.
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        IF v_own AND @@session.autocommit = 0 THEN
+        IF v_own THEN
             ROLLBACK;
         END IF;
         RESIGNAL;
@@ -30,24 +28,17 @@ BEGIN
     CALL leader_election_refuse_snapshot('current_leader');
     SET v_own = TRUE;
 
-    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(access_denied)
-      INTO v_leader, v_term, v_expires, v_now, v_denied
+    CALL leader_election_begin(TRUE);
+    -- Access from the account alone, before the seat is read (sql/V14__access_by_account.sql).
+    CALL leader_election_check_access(p_service_id);
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6)
+      INTO v_leader, v_term, v_expires, v_now
       FROM leader_election WHERE service_id = v_sid;
-    -- Access from the seat's copy (sql/V8__access_copy_on_the_seat.sql, note 1); without one, from leader_election_access.
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1) USING utf8mb4) AS BINARY), 0x00);
-    IF v_denied IS NULL OR v_needle = 0x0000 THEN
-        CALL leader_election_check_access(p_service_id);
-    ELSEIF LOCATE(v_needle, v_denied) > 0 THEN
-        CALL leader_election_deny(p_service_id);
-    END IF;
     IF NOT (v_leader IS NOT NULL AND v_expires > v_now) THEN
         SET v_leader = NULL;
     END IF;
 
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
+    COMMIT;
 
     SELECT CAST(v_leader AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            v_term AS term,

@@ -41,6 +41,9 @@ BEGIN
     CALL leader_election_check_lease(p_lease_ms);
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
         v_lease_ms = p_lease_ms;
+    -- Every read from here on in a transaction of the call's own (leader_election_begin), and
+    -- access decided from the account before the seat is read.
+    CALL leader_election_begin(FALSE);
     CALL leader_election_check_access(p_service_id);
 
     BEGIN
@@ -58,7 +61,7 @@ BEGIN
             CALL leader_election_create_seat(v_sid);
         END IF;
         SET SESSION innodb_lock_wait_timeout = 1;
-        START TRANSACTION;
+        CALL leader_election_begin(FALSE);
         SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;

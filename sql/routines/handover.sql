@@ -48,6 +48,9 @@ BEGIN
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('to_node', p_to_node);
     SET v_sid = CAST(p_service_id AS BINARY), v_to = CAST(p_to_node AS BINARY);
+    -- Every read from here on in a transaction of the call's own (leader_election_begin), and
+    -- access decided from the account before the seat is read.
+    CALL leader_election_begin(FALSE);
     CALL leader_election_check_access(p_service_id);
 
     BEGIN
@@ -65,7 +68,7 @@ BEGIN
             CALL leader_election_create_seat(v_sid);
         END IF;
         SET SESSION innodb_lock_wait_timeout = 1;
-        START TRANSACTION;
+        CALL leader_election_begin(FALSE);
         SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;

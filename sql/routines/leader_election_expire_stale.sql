@@ -24,6 +24,7 @@ BEGIN
     sweep: LOOP
         -- 1. The next expired seat in key order, by a plain consistent read (no lock).
         SET v_sid = NULL;
+        CALL leader_election_begin(TRUE);
         SELECT MIN(service_id) INTO v_sid FROM leader_election
          WHERE service_id > v_last AND leader_id IS NOT NULL AND lease_expires_at <= v_cutoff;
         IF v_sid IS NULL THEN
@@ -31,7 +32,7 @@ BEGIN
         END IF;
         SET v_last = v_sid;
         -- 2. Lock that seat by its key, as every procedure does; skip it if someone holds it.
-        START TRANSACTION;
+        CALL leader_election_begin(FALSE);
         SET v_leader = NULL;
         SELECT MAX(leader_id), MAX(lease_expires_at) INTO v_leader, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
@@ -46,4 +47,6 @@ BEGIN
         END IF;
         COMMIT;
     END LOOP;
+    -- The last read's transaction.
+    COMMIT;
 END;

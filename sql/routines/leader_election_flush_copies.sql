@@ -1,23 +1,25 @@
--- The work of leader_election_flush_access (below), without a result set, so that this
--- migration can run it. OUT: how many seats there are, how many copies it rewrote. Internal.
--- The seats are walked in key order (service_id), each in a transaction of its own, and a seat it
--- cannot update (locked through 10 tries) stops it: the seats before that one hold the new copy,
--- that one and those after it the copy they had. `mysqlleader grant` relies on this order to undo
--- a limit whose flush cannot complete (src/procedures.rs, grant).
+-- The work of leader_election_flush_access, without a result set, so that a migration can run it
+-- (V8 calls it). Writes the row of leader_election_account of every account that has rows in
+-- leader_election_access or a row there (sql/V14__access_by_account.sql, note 2), each account
+-- in a transaction of its own that waits at most 1 s for its rows (tried again up to 10 times
+-- on a lock wait timeout or a deadlock); it never touches a seat. An account whose rows stay
+-- locked through its tries (a concurrent grant of it, or its own open fenced transaction under
+-- SERIALIZABLE) stops it with that error: the accounts before it, in key order, are done.
+-- OUT: how many accounts it looked at, how many rows it rewrote. Internal. (Until V14 it
+-- rewrote the seats' copies of access, hence its name.)
 CREATE PROCEDURE leader_election_flush_copies(OUT p_seats BIGINT, OUT p_changed BIGINT)
     MODIFIES SQL DATA
     SQL SECURITY DEFINER
-    COMMENT 'mysqlleader internal: recompute every seat''s copy of access'
+    COMMENT 'mysqlleader internal: every account''s limit, as calls read it, from leader_election_access'
 BEGIN
-    DECLARE v_done    INT DEFAULT 0;
-    DECLARE v_sid     VARBINARY(512);
-    DECLARE v_denied  VARBINARY(1024);
-    DECLARE v_tries   INT;
-    DECLARE v_wait    BIGINT;
-    DECLARE v_seats   BIGINT DEFAULT 0;
-    DECLARE v_changed BIGINT DEFAULT 0;
-    DECLARE v_cursor CURSOR FOR SELECT service_id FROM leader_election ORDER BY service_id;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    DECLARE v_list     LONGTEXT CHARACTER SET ascii;
+    DECLARE v_at       BIGINT DEFAULT 0;
+    DECLARE v_account  VARBINARY(400);
+    DECLARE v_tries    INT;
+    DECLARE v_wait     BIGINT;
+    DECLARE v_one      INT;
+    DECLARE v_accounts BIGINT DEFAULT 0;
+    DECLARE v_changed  BIGINT DEFAULT 0;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         ROLLBACK;
         SET SESSION innodb_lock_wait_timeout = v_wait;
@@ -25,38 +27,17 @@ BEGIN
     END;
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
-    -- 1. Take the flush row (after any seat being created commits), in a transaction of its own.
-    SET v_tries = 0;
-    flush_row: LOOP
-        BEGIN
-            DECLARE EXIT HANDLER FOR 1205, 1213 BEGIN
-                ROLLBACK;
-                SET v_tries = v_tries + 1;
-                IF v_tries >= 10 THEN
-                    SET SESSION innodb_lock_wait_timeout = v_wait;
-                    RESIGNAL;
-                END IF;
-            END;
-            SET SESSION innodb_lock_wait_timeout = 1;
-            START TRANSACTION;
-            INSERT INTO leader_election_access_flush (id, flushes, flushed_at, flushed_by)
-            VALUES (1, 1, UTC_TIMESTAMP(6), USER())
-                ON DUPLICATE KEY UPDATE flushes = flushes + 1, flushed_at = UTC_TIMESTAMP(6),
-                                        flushed_by = USER();
-            COMMIT;
-            LEAVE flush_row;
-        END;
-    END LOOP flush_row;
+    -- 1. The accounts (each name's bytes in hex), read in a transaction of their own.
+    CALL leader_election_begin(TRUE);
+    SELECT JSON_ARRAYAGG(h), COUNT(*) INTO v_list, v_accounts
+      FROM (SELECT HEX(account) AS h FROM leader_election_access
+             UNION SELECT HEX(account) FROM leader_election_account) AS a;
+    COMMIT;
 
-    -- 2. Every seat that exists now, each in a transaction of its own.
-    OPEN v_cursor;
-    seats: LOOP
-        FETCH v_cursor INTO v_sid;
-        IF v_done = 1 THEN
-            LEAVE seats;
-        END IF;
-        SET v_seats = v_seats + 1, v_tries = 0;
-        seat: LOOP
+    -- 2. Each account, in a transaction of its own.
+    WHILE v_at < v_accounts DO
+        SET v_account = UNHEX(JSON_UNQUOTE(JSON_EXTRACT(v_list, CONCAT('$[', v_at, ']')))), v_tries = 0;
+        one: LOOP
             BEGIN
                 DECLARE EXIT HANDLER FOR 1205, 1213 BEGIN
                     ROLLBACK;
@@ -66,17 +47,16 @@ BEGIN
                         RESIGNAL;
                     END IF;
                 END;
-                START TRANSACTION;
-                CALL leader_election_access_copy(v_sid, v_denied);
-                UPDATE leader_election SET access_denied = v_denied
-                 WHERE service_id = v_sid AND NOT (access_denied <=> v_denied);
-                SET v_changed = v_changed + ROW_COUNT();
+                SET SESSION innodb_lock_wait_timeout = 1;
+                CALL leader_election_begin(FALSE);
+                CALL leader_election_compile_access(v_account, v_one);
                 COMMIT;
-                LEAVE seat;
+                SET v_changed = v_changed + (v_one > 0);
+                LEAVE one;
             END;
-        END LOOP seat;
-    END LOOP seats;
-    CLOSE v_cursor;
+        END LOOP one;
+        SET v_at = v_at + 1;
+    END WHILE;
     SET SESSION innodb_lock_wait_timeout = v_wait;
-    SET p_seats = v_seats, p_changed = v_changed;
+    SET p_seats = v_accounts, p_changed = v_changed;
 END;

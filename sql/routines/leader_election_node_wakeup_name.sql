@@ -19,7 +19,7 @@ BEGIN
     DECLARE v_leader VARBINARY(512);
     DECLARE v_own    BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        IF v_own AND @@session.autocommit = 0 THEN
+        IF v_own THEN
             ROLLBACK;
         END IF;
         RESIGNAL;
@@ -29,6 +29,9 @@ BEGIN
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_refuse_snapshot('wakeup_name');
     SET v_own = TRUE;
+    -- A read-only transaction of the call's own, at READ COMMITTED whatever the session set: it
+    -- locks nothing, and a call cut at any point leaves no lock behind.
+    CALL leader_election_begin(TRUE);
     CALL leader_election_check_access(p_service_id);
     SELECT leader_id INTO v_leader FROM leader_election WHERE service_id = CAST(p_service_id AS BINARY);
     IF v_leader IS NULL OR v_leader <> CAST(p_node_id AS BINARY) THEN
@@ -39,7 +42,5 @@ BEGIN
     SELECT CONCAT('mysqlleader.n.',
                   LEFT(SHA2(CONCAT(HEX(COALESCE(v_secret, '')), '/', COALESCE(DATABASE(), ''), '/node/',
                                    HEX(CAST(p_node_id AS BINARY))), 256), 40)) AS lock_name;
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
+    COMMIT;
 END;

@@ -28,11 +28,13 @@ BEGIN
     END;
     SET v_own = TRUE;
     CALL leader_election_check_number('days', p_days, 1, 36500);
+    CALL leader_election_begin(TRUE);
     CALL leader_election_refuse_limited('pruning');
+    COMMIT;
 
     SET v_cutoff = UTC_TIMESTAMP(6) - INTERVAL p_days DAY;
     prune: LOOP
-        START TRANSACTION;
+        CALL leader_election_begin(FALSE);
         DELETE FROM leader_election_history
          WHERE ended_at IS NOT NULL AND ended_at < v_cutoff
          ORDER BY service_id, term

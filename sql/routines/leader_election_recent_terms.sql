@@ -12,7 +12,7 @@ BEGIN
     DECLARE v_limit INT;
     DECLARE v_own   BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        IF v_own AND @@session.autocommit = 0 THEN
+        IF v_own THEN
             ROLLBACK;
         END IF;
         RESIGNAL;
@@ -23,6 +23,9 @@ BEGIN
     SET v_limit = p_limit;
     CALL leader_election_refuse_snapshot('status');
     SET v_own = TRUE;
+    -- A read-only transaction of the call's own, at READ COMMITTED whatever the session set: it
+    -- locks nothing, and a call cut at any point leaves no lock behind.
+    CALL leader_election_begin(TRUE);
     CALL leader_election_check_access(p_service_id);
 
     -- The history as leader_election_terms shows it (a term whose lease ran out unclosed ends
@@ -48,7 +51,5 @@ BEGIN
      ORDER BY h.term DESC
      LIMIT v_limit;
 
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
+    COMMIT;
 END;

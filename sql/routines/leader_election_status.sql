@@ -3,8 +3,8 @@
 -- read the election through this routine and the two beside it (leader_election_recent_terms,
 -- leader_election_event_status), never through SELECT on the tables: a SELECT grant would also
 -- allow SELECT ... FOR UPDATE, and one open transaction holding that lock stops every renew.
--- Like am_i_leader it is refused inside an open transaction, and with autocommit off it ends
--- what its read opened, so it leaves no lock behind whatever the session's isolation level.
+-- Like am_i_leader it is refused inside an open transaction, and it reads in a read-only
+-- transaction of its own, so it leaves no lock behind whatever the session's isolation level.
 -- An account limited to some services (leader_election_access) sees only those; one service
 -- outside its limit is refused with 45002. Columns as `status --json` shows them; times are
 -- UTC text, durations milliseconds, one instant for every row (UTC_TIMESTAMP(6)). A pending
@@ -16,11 +16,10 @@ CREATE PROCEDURE leader_election_status(IN p_service_id MEDIUMTEXT CHARACTER SET
     COMMENT 'mysqlleader: who leads every service or one (status; a read)'
 BEGIN
     DECLARE v_sid     VARBINARY(512);
-    DECLARE v_name    VARBINARY(400);
-    DECLARE v_limited INT;
+    DECLARE v_patterns LONGTEXT CHARACTER SET ascii;
     DECLARE v_own     BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        IF v_own AND @@session.autocommit = 0 THEN
+        IF v_own THEN
             ROLLBACK;
         END IF;
         RESIGNAL;
@@ -32,13 +31,14 @@ BEGIN
     END IF;
     CALL leader_election_refuse_snapshot('status');
     SET v_own = TRUE;
+    -- A read-only transaction of the call's own, at READ COMMITTED whatever the session set:
+    -- the report below locks nothing, and a call cut at any point leaves no lock behind.
+    CALL leader_election_begin(TRUE);
     IF v_sid IS NOT NULL THEN
         CALL leader_election_check_access(p_service_id);
     END IF;
-    SET v_name = CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1)
-                              USING utf8mb4) AS BINARY);
-    SELECT COUNT(*) INTO v_limited FROM leader_election_access a
-     WHERE CAST(CONVERT(a.account USING utf8mb4) AS BINARY) = v_name;
+    -- The account's patterns (NULL: not limited), which filter the report in its query.
+    CALL leader_election_account_patterns(v_patterns);
 
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            IF(e.leader_id IS NOT NULL AND e.lease_expires_at > UTC_TIMESTAMP(6),
@@ -68,13 +68,11 @@ BEGIN
       FROM leader_election e
       LEFT JOIN leader_election_history h ON h.service_id = e.service_id AND h.term = e.term
      WHERE (v_sid IS NULL OR e.service_id = v_sid)
-       AND (v_limited = 0
-            OR EXISTS (SELECT 1 FROM leader_election_access a
-                        WHERE CAST(CONVERT(a.account USING utf8mb4) AS BINARY) = v_name
-                          AND e.service_id LIKE a.service_pattern))
+       AND (v_patterns IS NULL
+            OR EXISTS (SELECT 1
+                         FROM JSON_TABLE(v_patterns, '$[*]' COLUMNS (h VARCHAR(1100) CHARACTER SET ascii PATH '$')) AS p
+                        WHERE e.service_id LIKE UNHEX(p.h)))
      ORDER BY e.service_id;
 
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
+    COMMIT;
 END;

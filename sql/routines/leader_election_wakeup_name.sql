@@ -12,7 +12,7 @@ BEGIN
     DECLARE v_secret VARBINARY(64);
     DECLARE v_own    BOOLEAN DEFAULT FALSE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        IF v_own AND @@session.autocommit = 0 THEN
+        IF v_own THEN
             ROLLBACK;
         END IF;
         RESIGNAL;
@@ -21,12 +21,13 @@ BEGIN
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_refuse_snapshot('wakeup_name');
     SET v_own = TRUE;
+    -- A read-only transaction of the call's own, at READ COMMITTED whatever the session set: it
+    -- locks nothing, and a call cut at any point leaves no lock behind.
+    CALL leader_election_begin(TRUE);
     CALL leader_election_check_access(p_service_id);
     SELECT secret INTO v_secret FROM leader_election_secret WHERE id = 1;
     SELECT CONCAT('mysqlleader.',
                   LEFT(SHA2(CONCAT(HEX(COALESCE(v_secret, '')), '/', COALESCE(DATABASE(), ''), '/',
                                    HEX(CAST(p_service_id AS BINARY))), 256), 40)) AS lock_name;
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
+    COMMIT;
 END;

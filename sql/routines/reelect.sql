@@ -32,6 +32,9 @@ BEGIN
 
     CALL leader_election_check_id('service_id', p_service_id);
     SET v_sid = CAST(p_service_id AS BINARY);
+    -- Every read from here on in a transaction of the call's own (leader_election_begin), and
+    -- access decided from the account before the seat is read.
+    CALL leader_election_begin(FALSE);
     CALL leader_election_check_access(p_service_id);
 
     BEGIN
@@ -42,7 +45,7 @@ BEGIN
         END;
         SET v_wait = @@session.innodb_lock_wait_timeout;
         SET SESSION innodb_lock_wait_timeout = 1;
-        START TRANSACTION;
+        CALL leader_election_begin(FALSE);
         SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
           INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;

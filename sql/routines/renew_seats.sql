@@ -3,18 +3,19 @@
 -- p_node_id holds with a valid lease, each at its own term (kept: a renew never raises a term),
 -- writing no history (as campaign's renew); and tells, for the other listed seats that another
 -- node leads with a valid lease, who leads them, so that a follower of many services looks at
--- them all in one call. A seat is renewed or reported only where the account's access is
--- settled by the seat's copy (sql/V8__access_copy_on_the_seat.sql): a seat with no copy, or a
--- service outside the account's patterns, is left out, like a vacant, reserved or expired seat,
--- or one of this node's that could not be renewed; the caller sends campaign for each seat
--- missing from the result, which decides it as always.
+-- them all in one call. A service outside the account's patterns is left out before any seat
+-- is read (sql/V14__access_by_account.sql), like a vacant, reserved or expired seat, or one of
+-- this node's that could not be renewed; the caller sends campaign for each seat missing from
+-- the result, which decides it as always. A list that is not one of distinct ids is refused
+-- (leader_election_check_ids).
 -- Result: one row per renewed or reported seat (none when there is none), in the order of
 -- service_id: service_id, leader_id, term, lease_remaining_ms (measured on the database's clock
 -- from the renew), is_leader (1: renewed for p_node_id; 0: another node leads it).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction. The renew never waits for a seat another transaction has locked (it
--- leaves that seat out); the report of the others waits at most 1 s for row locks.
+-- leaves that seat out); the report of the others is a plain read inside that transaction: it
+-- locks nothing.
 CREATE PROCEDURE renew_seats(
     IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_lease_ms    DECIMAL(65,30),
@@ -27,8 +28,7 @@ BEGIN
     DECLARE v_lease_ms BIGINT;
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
-    DECLARE v_access   VARCHAR(80);
-    DECLARE v_needle   VARBINARY(402);
+    DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
@@ -50,18 +50,16 @@ BEGIN
 
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
-    IF p_service_ids IS NULL OR JSON_VALID(p_service_ids) = 0 OR JSON_TYPE(p_service_ids) <> 'ARRAY' THEN
-        SIGNAL SQLSTATE '45000'
-            SET MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
-    END IF;
-    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms,
-        v_access = LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
-    SET v_needle = CONCAT(0x00, CAST(CONVERT(v_access USING utf8mb4) AS BINARY), 0x00);
+    SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms;
+    -- Every read from here on in a transaction of the call's own (leader_election_begin: at
+    -- READ COMMITTED, so plain reads lock nothing, whatever the session set). The list is
+    -- checked, then cut to the services the account may act on, from its patterns alone: no
+    -- seat outside them is read, locked or reported (sql/V14__access_by_account.sql).
+    CALL leader_election_begin(FALSE);
+    CALL leader_election_check_ids(p_service_ids, v_list);
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
-    SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
-    START TRANSACTION;
     SET v_now = UTC_TIMESTAMP(6);
     -- 1. Lock the node's renewable seats, skipping each that another transaction holds (the
     --    share lock of a fenced transaction of the application's, a campaign or force in
@@ -71,15 +69,14 @@ BEGIN
     --    never a scan, which would lock, or wait for, seats not listed (the optimizer prefers a
     --    scan of a small table).
     -- 1a. The candidates, by a plain consistent read that locks nothing (this transaction is
-    --     REPEATABLE READ whatever the session's level): a locking read of every listed seat
+    --     READ COMMITTED whatever the session's level): a locking read of every listed seat
     --     would lock, until the commit, the seats other nodes lead too (InnoDB keeps the locks of
     --     rows a condition then rejects), and their own renews, skipping locked seats, would
     --     miss them.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
-      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
-     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0;
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
     --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
     --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.
@@ -88,7 +85,6 @@ BEGIN
           FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
          WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
-           AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
            FOR UPDATE SKIP LOCKED;        -- [mariadb]
            FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
     END IF;
@@ -98,24 +94,17 @@ BEGIN
        SET e.lease_ms = v_lease_ms, e.renewed_at = v_now,
            e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
-    COMMIT;
-
     -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            e.term,
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
            (e.leader_id = v_nid) AS is_leader
-      FROM JSON_TABLE(p_service_ids, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
        AND (e.leader_id <> v_nid OR e.renewed_at = v_now)
-       AND v_needle <> 0x0000 AND e.access_denied IS NOT NULL AND LOCATE(v_needle, e.access_denied) = 0
      ORDER BY e.service_id;
-    -- Restored only now: under SERIALIZABLE with autocommit off the report above is a locking
-    -- read, which waits 1 s at most too.
+    COMMIT;
     SET SESSION innodb_lock_wait_timeout = v_wait;
-    IF @@session.autocommit = 0 THEN
-        COMMIT;
-    END IF;
 END;

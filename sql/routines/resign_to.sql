@@ -46,6 +46,9 @@ BEGIN
         SIGNAL SQLSTATE '45000'
             SET MESSAGE_TEXT = 'mysqlleader: to_node must name another node than node_id';
     END IF;
+    -- Every read from here on in a transaction of the call's own (leader_election_begin), and
+    -- access decided from the account before the seat is read.
+    CALL leader_election_begin(FALSE);
     CALL leader_election_check_access(p_service_id);
 
     -- 1. A read: only a node that appears to lead goes on to lock and write.
@@ -62,7 +65,7 @@ BEGIN
             SET v_wait = @@session.innodb_lock_wait_timeout;
             -- 2. Confirm under the row lock, then end the term and reserve the seat.
             SET SESSION innodb_lock_wait_timeout = 1;
-            START TRANSACTION;
+            CALL leader_election_begin(FALSE);
             SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
             SET SESSION innodb_lock_wait_timeout = v_wait;

@@ -10,7 +10,10 @@ BEGIN
     DECLARE v_tries   INT DEFAULT 0;
     -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
     CALL leader_election_check_number('enabled', p_enabled, 0, 1);
+    -- In a read-only transaction of the call's own (ALTER EVENT would commit the caller's anyway).
+    CALL leader_election_begin(TRUE);
     CALL leader_election_refuse_limited('the event');
+    COMMIT;
     switch: LOOP
         IF p_enabled = 1 THEN
             ALTER EVENT leader_election_expire ENABLE;
