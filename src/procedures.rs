@@ -925,6 +925,11 @@ pub fn grant_sql(account: &Account, database: &str, role: Role, services: &[Stri
     let mut out: Vec<String> = Vec::new();
     if !services.is_empty() {
         out.push("START TRANSACTION;".into());
+        // The account's row first, locked (created empty when new; the call below writes it):
+        // two grants of one account take turns here instead of deadlocking on the gaps of
+        // leader_election_access.
+        out.push(format!("INSERT INTO {db}.`leader_election_account` (account, patterns, changed_at, changed_by) \
+                          VALUES ({user}, '[]', UTC_TIMESTAMP(6), USER()) ON DUPLICATE KEY UPDATE account = account;"));
         out.push(format!("DELETE FROM {db}.`leader_election_access` WHERE account = {user};"));
         for pattern in services {
             out.push(format!("INSERT INTO {db}.`leader_election_access` (account, service_pattern) VALUES ({user}, {} {});",
@@ -1047,11 +1052,26 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
     // undo puts back when the first GRANT is refused.
     let mut earlier: Option<Vec<Vec<u8>>> = None;
     let mut granted_any = false;
-    for sql in &statements {
+    // The limit's transaction (from START TRANSACTION to COMMIT) is run again from its start
+    // after a deadlock (1213: two grants of one account at once), up to DEADLOCK_TRIES times.
+    let (mut at, mut begun_at, mut deadlocks) = (0, 0, 0);
+    while let Some(sql) = statements.get(at) {
         // Plain text statements: GRANT takes no placeholders for names; every name is checked.
         let mut result = sql.as_str().ignore(&mut conn).await.map_err(Error::from_mysql);
-        if result.is_ok() && sql.starts_with("START TRANSACTION") {
+        if sql.starts_with("START TRANSACTION") {
+            begun_at = at;
+        }
+        if result.is_ok() && sql.contains("INTO") && sql.contains("`leader_election_account`") {
             result = account_patterns(&mut conn, account, true).await.map(|p| earlier = Some(p));
+        }
+        let in_limit = earlier.is_some() && !granted_any && !sql.starts_with("GRANT ") && !sql.contains("leader_election_grants");
+        if let Err(e) = &result {
+            if in_limit && e.server_code() == Some(1213) && deadlocks + 1 < DEADLOCK_TRIES {
+                let _ = "ROLLBACK".ignore(&mut conn).await;
+                deadlocks += 1;
+                at = begun_at;
+                continue;
+            }
         }
         if let Err(e) = result {
             // A failure inside the limit's transaction changes nothing; the connection goes back
@@ -1070,11 +1090,13 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
                      election's procedures, or on the schema; run grant --apply as an administrator, or print the \
                      statements without --apply and have one run them",
                 )
-            } else if matches!(e.server_code(), Some(1205 | 1213)) {
+            } else if e.server_code() == Some(1205) {
                 e.with_context(&format!(
                     "the account's limit is locked (by a concurrent grant of it, or by its own open transaction \
                      at SERIALIZABLE that called assert_leader) and stayed locked for {GRANT_LOCK_WAIT_S} s"
                 ))
+            } else if e.server_code() == Some(1213) {
+                e.with_context(&format!("a deadlock with a concurrent grant of the account, {DEADLOCK_TRIES} times"))
             } else {
                 e
             };
@@ -1087,9 +1109,13 @@ pub async fn grant(pool: &mysql_async::Pool, account: &Account, role: Role, serv
             }));
         }
         granted_any |= sql.starts_with("GRANT ");
+        at += 1;
     }
     Ok(statements)
 }
+
+/// How many times [`grant`] runs the limit's transaction when it ends in a deadlock.
+const DEADLOCK_TRIES: u32 = 5;
 
 /// The patterns of `account` in `leader_election_access`, in key order; `lock`: locked until the
 /// transaction ends.

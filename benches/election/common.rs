@@ -358,10 +358,8 @@ pub const LIMITED_USER: &str = "mlbench_limited";
 /// Creates [`LIMITED_USER`] with EXECUTE on `campaign` alone and access to `follow` and
 /// `renew-%` only; returns a URL of `base_db_url` that logs in as it.
 ///
-/// Call it after the seats the account will use exist: since V8 a change of
-/// leader_election_access takes effect on the seats (their copy, `access_denied`) when it is
-/// flushed, and this flushes, then checks that each of those seats has a copy (a seat without one
-/// would send every call of the account to leader_election_access itself, as V7 did).
+/// Since V14 each call reads the account's row of leader_election_account (its patterns), which
+/// the flush writes from leader_election_access; this flushes, then checks that the row is there.
 pub async fn limited_account(base_db_url: &str) -> Res<String> {
     let mut c = Conn::new(Opts::from_url(base_db_url)?).await?;
     c.query_drop(format!("DROP USER IF EXISTS '{LIMITED_USER}'@'%'")).await?;
@@ -372,19 +370,12 @@ pub async fn limited_account(base_db_url: &str) -> Res<String> {
     ))
     .await?;
     c.query_drop("CALL leader_election_flush_access()").await?;
-    let (seats, without_copy): (i64, i64) = c
-        .query_first(
-            "SELECT COUNT(*), COALESCE(SUM(access_denied IS NULL), 0) FROM leader_election \
-             WHERE service_id = 'follow' OR service_id LIKE 'renew-%'",
-        )
+    let rows: i64 = c
+        .query_first(format!("SELECT COUNT(*) FROM leader_election_account WHERE account = '{LIMITED_USER}'"))
         .await?
-        .ok_or("no result counting the limited account's seats")?;
-    if seats == 0 || without_copy > 0 {
-        return Err(format!(
-            "limited account: {seats} seat(s) for it, {without_copy} without a copy of access after \
-             leader_election_flush_access() (create the seats before calling limited_account)"
-        )
-        .into());
+        .ok_or("no result counting the limited account's row")?;
+    if rows != 1 {
+        return Err(format!("limited account: no row in leader_election_account after leader_election_flush_access()").into());
     }
     c.disconnect().await?;
     let (scheme, rest) = base_db_url.split_once("://").ok_or("url without ://")?;

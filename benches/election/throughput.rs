@@ -274,19 +274,19 @@ pub async fn run(dbs: &Dbs, quick: bool, section: &str) -> Res<(Vec<Table>, Valu
         dur.as_secs_f64()
     ));
     t.note(
-        "campaign (tree): the migrations of sql/ as applied (V8's campaign, which checks the account against the copy of \
-         per-service access kept on the election row, access_denied, read with the row), called with procedures::campaign \
-         on a dedicated connection. campaign (V6): V6's campaign, taken from sql/V6__access_audit_bounded_waits.sql and \
-         installed over the same schema in a scratch database, called the same way. campaign (V7): V7's campaign, taken \
-         from sql/V7__lean_hot_paths.sql and installed the same way; it reads leader_election_access in every call, so \
-         the gap to the tree is what V8's copy on the seat saves. campaign (tree), no access check: the tree's campaign \
-         from sql/V8__access_copy_on_the_seat.sql with its access check removed by text substitution (the LOCATE guard \
-         of the leader's renew and the check after the read of the row; each asserted to occur exactly once, the rest \
-         identical), installed the same way: the tree's campaign as it would run with no access check at all. text protocol: the tree's procedure, the CALL \
+        "campaign (tree): the migrations of sql/ as applied (since V14 campaign runs in a READ COMMITTED transaction of its \
+         own and decides access from the account's one row of leader_election_account before it reads the seat), called \
+         with procedures::campaign on a dedicated connection. campaign (V6): V6's campaign, taken from \
+         sql/V6__access_audit_bounded_waits.sql and installed over the same schema in a scratch database, called the same \
+         way. campaign (V7): V7's campaign, taken from sql/V7__lean_hot_paths.sql and installed the same way; it reads \
+         leader_election_access in every call. campaign (tree), no access check: V8's campaign (the copy of access on \
+         the seat) from sql/V8__access_copy_on_the_seat.sql with its access check removed by text substitution (the \
+         LOCATE guard of the leader's renew and the check after the read of the row; each asserted to occur exactly once, \
+         the rest identical), installed the same way: a campaign with no access check and no transaction of its own. text protocol: the tree's procedure, the CALL \
          sent as text instead of a prepared statement. limited account: the tree's procedure called by an account with \
-         EXECUTE on campaign alone and a per-service limit (leader_election_access: 'follow', 'renew-%', flushed onto \
-         the seats with leader_election_flush_access() after they were created), so that every call looks the account \
-         up in the seat's copy. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. floor: one primary-key SELECT \
+         EXECUTE on campaign alone and a per-service limit (leader_election_access: 'follow', 'renew-%', flushed into \
+         leader_election_account with leader_election_flush_access()), so that every call matches the service against \
+         the account's patterns. recipe: one INSERT ... ON DUPLICATE KEY UPDATE per call. floor: one primary-key SELECT \
          of the election row.",
     );
     let value = json!({"rounds": rounds, "seconds_per_run": dur.as_secs_f64(), "rows": j});
