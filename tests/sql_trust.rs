@@ -514,3 +514,35 @@ async fn no_cut_call_in_any_session_state_holds_another_tenants_seat() {
     drop_users(&mut admin, &[&user]).await;
     db.drop_db().await;
 }
+
+/// A list of service ids (renew_seats, campaign_seats) is a JSON array of distinct strings of 1
+/// to 128 characters, or it is refused whole with an error naming `service_ids`, before anything
+/// is read: an element that is null, a number, an object or an array was skipped, an id over 128
+/// characters was cut to 128 (and acted on another seat), and a duplicate failed the batch with
+/// an "internal" error.
+#[tokio::test]
+async fn a_list_of_service_ids_is_refused_whole_unless_each_is_a_distinct_id() {
+    let db = TestDb::migrated("trust_ids").await;
+    let mut c = connect(&db.url).await;
+    let long = "x".repeat(128);
+    let over = "x".repeat(129);
+    campaign(&mut c, &long, "n", 60_000).await;
+    for routine in ["renew_seats", "campaign_seats"] {
+        for bad in ["[\"a\", null]", "[\"a\", 5]", "[\"a\", {\"b\": \"c\"}]", "[[\"a\"]]", "[true]", "[\"a\", \"a\"]", "[\"\"]",
+                    &format!("[\"{over}\"]"), "{\"a\": 1}", "\"a\"", "not json"] {
+            let e = call(&mut c, &format!("CALL {routine}('n', 60000, ?)"), (bad,)).await.expect_err(bad);
+            e.assert_invalid("service_ids", &format!("{routine} {bad}"));
+            assert!(!in_transaction(&mut c).await, "{routine} {bad}: nothing left open");
+        }
+        let none: Vec<mysql_async::Row> = c.exec(&format!("CALL {routine}('n', 60000, ?)"), ("[]",)).await.expect("an empty list");
+        assert!(none.is_empty());
+        let rows: Vec<(String, String)> = c
+            .exec_map(&format!("CALL {routine}('m', 60000, ?)"), (format!("[\"{long}\", \"b\"]"),), |row: mysql_async::Row| {
+                (row.get::<String, _>(0).unwrap(), row.get::<String, _>(1).unwrap())
+            })
+            .await
+            .expect("ids of 128 characters");
+        assert_eq!(rows, vec![(long.clone(), "n".to_string())], "{routine}: the seat of the 128-character id, led by n");
+    }
+    db.drop_db().await;
+}

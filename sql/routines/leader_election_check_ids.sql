@@ -17,32 +17,23 @@ BEGIN
     DECLARE v_strings  BIGINT;
     DECLARE v_good     BIGINT;
     DECLARE v_distinct BIGINT;
-    DECLARE v_paths    LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_patterns LONGTEXT CHARACTER SET ascii;
 
     IF p_ids IS NULL OR JSON_VALID(p_ids) = 0 OR JSON_TYPE(p_ids) <> 'ARRAY' THEN
         SIGNAL SQLSTATE '45000'
             SET MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
     END IF;
-    SET v_n = JSON_LENGTH(p_ids);
-    -- 1. Every element a string: the paths of the strings in the list, counted where they are
-    --    elements of the list itself ($[k]), not inside a nested object or array.
-    SET v_paths = JSON_SEARCH(p_ids, 'all', '%');
-    IF JSON_TYPE(v_paths) = 'STRING' THEN
-        SET v_paths = JSON_ARRAY(JSON_UNQUOTE(v_paths));
-    END IF;
-    SELECT COUNT(*) INTO v_strings
-      FROM JSON_TABLE(COALESCE(v_paths, '[]'), '$[*]' COLUMNS (path VARCHAR(200) CHARACTER SET utf8mb4 PATH '$')) AS t
-     WHERE t.path LIKE '$[%]' AND LOCATE(']', t.path) = CHAR_LENGTH(t.path);
-    -- 2. Each 1 to 128 characters, none twice (compared byte for byte, as the seats' keys are).
-    SELECT COUNT(*), COALESCE(SUM(CHAR_LENGTH(j.sid) BETWEEN 1 AND 128), 0), COUNT(DISTINCT CAST(j.sid AS BINARY))
-      INTO v_n, v_good, v_distinct
-      FROM JSON_TABLE(p_ids, '$[*]' COLUMNS (sid LONGTEXT CHARACTER SET utf8mb4 PATH '$')) AS j;
+    -- Each element: a string (its JSON type), of 1 to 128 characters, none twice (compared byte
+    -- for byte, as the seats' keys are). One pass over the list.
+    SELECT COUNT(*), COALESCE(SUM(JSON_TYPE(j.v) = 'STRING'), 0),
+           COALESCE(SUM(CHAR_LENGTH(j.sid) BETWEEN 1 AND 128), 0), COUNT(DISTINCT CAST(j.sid AS BINARY))
+      INTO v_n, v_strings, v_good, v_distinct
+      FROM JSON_TABLE(p_ids, '$[*]' COLUMNS (v JSON PATH '$', sid LONGTEXT CHARACTER SET utf8mb4 PATH '$')) AS j;
     IF v_strings <> v_n THEN
         SET v_msg = CONCAT('mysqlleader: service_ids must hold only strings (', v_n - v_strings,
                            ' of ', v_n, ' elements are not)');
     ELSEIF v_good <> v_n THEN
-        SET v_msg = CONCAT('mysqlleader: service_ids: each id must be 1 to 128 characters (',
+        SET v_msg = CONCAT('mysqlleader: service_ids must hold ids of 1 to 128 characters (',
                            v_n - v_good, ' are not)');
     ELSEIF v_distinct <> v_n THEN
         SET v_msg = CONCAT('mysqlleader: service_ids must not list an id twice (',
@@ -52,7 +43,7 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = v_msg;
     END IF;
 
-    -- 3. The ones the account may act on: its patterns against the ids, no table read.
+    -- The ones the account may act on: its patterns against the ids, no table read.
     CALL leader_election_account_patterns(v_patterns);
     IF v_patterns IS NULL THEN
         SET p_allowed = p_ids;

@@ -198,6 +198,8 @@ class ClientTest {
         try (TestDb limited = TestDb.migrated("access"); Client c = Client.connect(limited.url)) {
             String account = java.net.URI.create(limited.url).getUserInfo().split(":")[0];
             limited.exec("INSERT INTO leader_election_access (account, service_pattern) VALUES ('" + account + "', 'allowed%')");
+            // A change by hand takes effect at the flush (migration V14).
+            limited.exec("CALL leader_election_flush_access()");
             assertTrue(c.campaign("allowed-1", "a", Duration.ofSeconds(5)).isLeader());
             AccessDeniedException e = assertThrows(AccessDeniedException.class, () -> c.campaign("denied-1", "a", Duration.ofSeconds(5)));
             assertEquals(ErrorKind.ACCESS_DENIED, e.kind());
