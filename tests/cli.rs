@@ -799,3 +799,25 @@ async fn grant_apply_without_grant_option_says_what_is_missing() {
     drop(admin);
     db.drop_db().await;
 }
+
+/// An id cannot forge a line of `status`: a node id holding a newline (and a terminal escape)
+/// is shown escaped, on its service's one line.
+#[tokio::test]
+async fn status_shows_each_service_on_one_line_whatever_its_ids_hold() {
+    let db = common::TestDb::migrated("cli_status_lines").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    admin
+        .exec_drop("CALL campaign(?, ?, 60000)", ("billing", "web-1\nledger  web-9  7  9.9 s\x1b[2J"))
+        .await
+        .unwrap();
+    let out = cli(url, &["status"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.lines().count(), 2, "the header and billing's line: {}", out.stdout);
+    assert!(out.stdout.contains("web-1\\u{a}ledger") && out.stdout.contains("\\u{1b}[2J"), "{}", out.stdout);
+    let out = cli(url, &["status", "billing"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!out.stdout.lines().any(|l| l.starts_with("ledger")), "no forged line: {}", out.stdout);
+    drop(admin);
+    db.drop_db().await;
+}

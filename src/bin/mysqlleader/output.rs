@@ -3,13 +3,15 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Prints one JSON object on one line.
-/// `text` safe to show on a terminal: every control character but newline and tab (C0, DEL,
-/// C1: escape sequences, carriage returns, OSC clipboard writes) written as `\u{..}`, so an id
-/// chosen by a caller can neither forge a line nor command the operator's terminal.
+/// `text` safe to show on a terminal as one line: every control character (C0 with newline and
+/// tab, DEL, C1: escape sequences, carriage returns, OSC clipboard writes) written as `\u{..}`,
+/// so an id chosen by a caller can neither forge a line (of `status`, `watch`, a sentence) nor
+/// command the operator's terminal. Every sentence and table cell goes through it; none holds a
+/// line break of its own.
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
+        if c.is_control() {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -150,8 +152,8 @@ mod tests {
 
     #[test]
     fn control_characters_cannot_reach_the_terminal() {
-        assert_eq!(printable("web-1\x1b]52;c;aGk=\x07\r\nforged"), "web-1\\u{1b}]52;c;aGk=\\u{7}\\u{d}\nforged");
-        assert_eq!(printable("é 🚀\tok\u{9b}"), "é 🚀\tok\\u{9b}");
+        assert_eq!(printable("web-1\x1b]52;c;aGk=\x07\r\nforged"), "web-1\\u{1b}]52;c;aGk=\\u{7}\\u{d}\\u{a}forged");
+        assert_eq!(printable("é 🚀\tok\u{9b}"), "é 🚀\\u{9}ok\\u{9b}");
     }
 
     #[test]
