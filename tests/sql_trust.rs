@@ -547,32 +547,3 @@ async fn a_list_of_service_ids_is_refused_whole_unless_each_is_a_distinct_id() {
     db.drop_db().await;
 }
 
-/// A node session's wake-up lock name is per account: two tenants that both name a node `web-3`
-/// (each leading a service of its own) get different names, so neither can squat on, or wake,
-/// the other's followers; one account gets the same name for its node whichever of its seats it
-/// asks with.
-#[tokio::test]
-async fn a_node_wakeup_lock_name_is_per_account() {
-    let db = TestDb::migrated("trust_node_wakeup").await;
-    let mut admin = connect(&db.url).await;
-    let tag = std::process::id();
-    let (ua, ub) = (format!("na_{tag}"), format!("nb_{tag}"));
-    let mut a = account(&mut admin, &db, &ua, Role::App, &["billing%"]).await;
-    let mut b = account(&mut admin, &db, &ub, Role::App, &["payroll%"]).await;
-    for service in ["billing_1", "billing_2", "payroll_1"] {
-        let conn = if service.starts_with("billing") { &mut a } else { &mut b };
-        assert_eq!(call_text(conn, &format!("CALL campaign('{service}', 'web-3', 60000)")).await.unwrap().flag("is_leader"), 1);
-    }
-    let name = |r: Reply| r.text("lock_name").expect("a name");
-    let a1 = name(call_text(&mut a, "CALL leader_election_node_wakeup_name('billing_1', 'web-3')").await.unwrap());
-    let a2 = name(call_text(&mut a, "CALL leader_election_node_wakeup_name('billing_2', 'web-3')").await.unwrap());
-    let b1 = name(call_text(&mut b, "CALL leader_election_node_wakeup_name('payroll_1', 'web-3')").await.unwrap());
-    assert!(a1.starts_with("mysqlleader.n.") && a1.len() <= 64, "{a1}");
-    assert_eq!(a1, a2, "one name per node for one account");
-    assert_ne!(a1, b1, "another account's node of the same name has another lock");
-    let e = call_text(&mut b, "CALL leader_election_node_wakeup_name('billing_1', 'web-3')").await.expect_err("not its service");
-    assert_eq!(e.state, "45002", "{e:?}");
-    drop((a, b));
-    drop_users(&mut admin, &[&ua, &ub]).await;
-    db.drop_db().await;
-}

@@ -122,6 +122,10 @@ BEGIN
             SET v_i = v_i + 1;
         END WHILE;
     END IF;
+    -- The writes are committed before the answer is sent (a client slow to read it holds no
+    -- lock); the answer is read in a read-only transaction of its own, which locks nothing.
+    COMMIT;
+    CALL leader_election_begin(TRUE);
     -- The seats taken now (term_started_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,

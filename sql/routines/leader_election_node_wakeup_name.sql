@@ -3,15 +3,11 @@
 -- that the followers of its seats wait on. Told only to an account allowed on p_service_id
 -- (45002 otherwise) and only while that seat's leader_id is p_node_id (45001 otherwise): the
 -- leader asks with a seat it leads, a follower with a seat it saw the node lead. The name is
--- `mysqlleader.n.` and 40 hex digits of SHA-256(secret, database, node id, the caller's account),
--- 54 characters (named locks are limited to 64; the per-service names of
--- leader_election_wakeup_name have no second dot, so the two never meet): without the schema's
--- secret (sql/V12__wakeup_secret.sql) nobody can compute it; an account learns it only for a
--- node that leads a service it may act on; and each account has its own name for a node id, so
--- two tenants that both name a node `web-3` never share a lock, and none can learn another's.
--- The leader's session and its followers use one account (a follower under another account
--- finds the lock free and polls instead). A read in a read-only transaction of its own.
--- Result: lock_name.
+-- `mysqlleader.n.` and 40 hex digits of SHA-256(secret, database, node id), 54 characters (named
+-- locks are limited to 64; the per-service names of leader_election_wakeup_name have no second
+-- dot, so the two never meet): without the schema's secret (sql/V12__wakeup_secret.sql) nobody
+-- can compute it, and an account learns it only for a node that leads a service it may act on.
+-- A read; with autocommit off it ends what it opened. Result: lock_name.
 CREATE PROCEDURE leader_election_node_wakeup_name(
     IN p_service_id MEDIUMTEXT CHARACTER SET utf8mb4,
     IN p_node_id    MEDIUMTEXT CHARACTER SET utf8mb4)
@@ -45,8 +41,6 @@ BEGIN
     SELECT secret INTO v_secret FROM leader_election_secret WHERE id = 1;
     SELECT CONCAT('mysqlleader.n.',
                   LEFT(SHA2(CONCAT(HEX(COALESCE(v_secret, '')), '/', COALESCE(DATABASE(), ''), '/node/',
-                                   HEX(CAST(p_node_id AS BINARY)), '/account/',
-                                   HEX(CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1)
-                                                USING utf8mb4) AS BINARY))), 256), 40)) AS lock_name;
+                                   HEX(CAST(p_node_id AS BINARY))), 256), 40)) AS lock_name;
     COMMIT;
 END;

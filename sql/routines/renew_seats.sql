@@ -14,7 +14,7 @@
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction. The renew never waits for a seat another transaction has locked (it
--- leaves that seat out); the report of the others is a plain read inside that transaction: it
+-- leaves that seat out); the report is a plain read after its COMMIT, in a read-only transaction: it
 -- locks nothing.
 CREATE PROCEDURE renew_seats(
     IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
@@ -94,6 +94,10 @@ BEGIN
        SET e.lease_ms = v_lease_ms, e.renewed_at = v_now,
            e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+    -- The writes are committed before the answer is sent (a client slow to read it holds no
+    -- lock); the answer is read in a read-only transaction of its own, which locks nothing.
+    COMMIT;
+    CALL leader_election_begin(TRUE);
     -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
