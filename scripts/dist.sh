@@ -283,11 +283,16 @@ make_java() {
   mkdir -p "$native" "$java"
   cp "$sdk/lib/libmysqlleader.so.$version" "$native/libmysqlleader.so"
   say "building the jar (mvn package)"
-  (cd bindings/java && mvn -B -q clean package -DskipTests -Dmysqlleader.native.dir="$native" >&2)
+  # In a build directory of its own: the tests' Maven (scripts/test-java.sh) may be running in
+  # bindings/java/target beside it, and `clean` there would remove its classes.
+  local build=$work/java-build
+  rm -rf "$build"
+  (cd bindings/java && mvn -B -q clean package -DskipTests -Dmysqlleader.native.dir="$native" \
+     -Dmysqlleader.build.dir="$build" >&2)
   local pom_version
   pom_version=$(sed -n '0,/<artifactId>mysqlleader<\/artifactId>/d; s/^  <version>\(.*\)<\/version>/\1/p' bindings/java/pom.xml | head -n 1)
   [ "$pom_version" = "$version" ] || die "bindings/java/pom.xml has version '$pom_version', Cargo.toml '$version'"
-  cp "bindings/java/target/mysqlleader-$version.jar" "bindings/java/target/mysqlleader-$version-sources.jar" "$java/"
+  cp "$build/mysqlleader-$version.jar" "$build/mysqlleader-$version-sources.jar" "$java/"
   cp bindings/java/pom.xml "$java/mysqlleader-$version.pom"
   unzip -l "$java/mysqlleader-$version.jar" | grep ' linux-x86-64/libmysqlleader.so$' >/dev/null \
     || die "the jar lacks linux-x86-64/libmysqlleader.so"

@@ -8,6 +8,7 @@ CREATE PROCEDURE set_expiry_event(IN p_enabled DECIMAL(65,30))
 BEGIN
     DECLARE v_enabled TINYINT;
     DECLARE v_tries   INT DEFAULT 0;
+    DECLARE v_seen    INT;
     -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
     CALL leader_election_check_number('enabled', p_enabled, 0, 1);
     -- In a read-only transaction of the call's own (ALTER EVENT would commit the caller's anyway).
@@ -21,9 +22,24 @@ BEGIN
             ALTER EVENT leader_election_expire DISABLE;
         END IF;
         SET v_tries = v_tries + 1;
-        SELECT COALESCE(MAX(STATUS = 'ENABLED'), 0) INTO v_enabled
-          FROM information_schema.EVENTS
-         WHERE EVENT_SCHEMA = DATABASE() AND EVENT_NAME = 'leader_election_expire';
+        -- The scheduler writes an event's status back when it starts a run (V5), from a copy it
+        -- read before: a run starting as the ALTER commits can undo it a moment later (measured
+        -- on MySQL 9.7 under load: 50 ms after the answer). So the status must read as switched
+        -- three times, 20 ms apart, before the answer; else the switch is made again.
+        SET v_seen = 0;
+        settle: LOOP
+            SELECT COALESCE(MAX(STATUS = 'ENABLED'), 0) INTO v_enabled
+              FROM information_schema.EVENTS
+             WHERE EVENT_SCHEMA = DATABASE() AND EVENT_NAME = 'leader_election_expire';
+            IF v_enabled <> p_enabled THEN
+                LEAVE settle;
+            END IF;
+            SET v_seen = v_seen + 1;
+            IF v_seen >= 3 THEN
+                LEAVE settle;
+            END IF;
+            DO SLEEP(0.02);
+        END LOOP settle;
         IF v_enabled = p_enabled OR v_tries >= 10 THEN
             LEAVE switch;
         END IF;
