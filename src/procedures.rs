@@ -256,8 +256,8 @@ pub struct SeatAnswer {
 /// `service_ids` that `node_id` holds with a valid lease (`is_leader`), and it tells who leads
 /// each other listed seat that another node holds with a valid lease. A seat missing from the
 /// answer is vacant, reserved, expired, not yet created, one of this node's that could not be
-/// renewed, or one whose access the seat's copy does not settle: send `campaign` for it, which
-/// decides it as always.
+/// renewed, or outside the account's limit: send `campaign` for it, which decides it as always
+/// (and refuses a service outside the limit with [`Error::AccessDenied`]).
 pub async fn renew_seats<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatAnswer>>
 where
     C: ToConnection<'a, 't> + 'a,

@@ -168,7 +168,7 @@ BEGIN
                 RESIGNAL;
             END;
             SET v_wait = @@session.innodb_lock_wait_timeout;
-            -- 4a. The first campaign of a service creates its row, with its copy of access, in a
+            -- 4a. The first campaign of a service creates its row, in a
             --     transaction of its own, so that no transaction below holds an insert lock while
             --     it waits for the row lock.
             IF v_rows = 0 THEN

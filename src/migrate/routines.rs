@@ -240,7 +240,7 @@ pub fn find(name: &str) -> Option<&'static Routine> {
 /// A versioned migration as the installer runs it: `run`, its statements without those that
 /// create, drop or replace a repeatable object (see the module documentation), and
 /// `deferred`, its `CALL`s of repeatable routines, which run after the routines are applied
-/// (V8 computes every seat's copy of access with a routine). Both without comment lines.
+/// (V8 calls the flush of access, a routine). Both without comment lines.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Versioned {
     pub run: Vec<String>,
