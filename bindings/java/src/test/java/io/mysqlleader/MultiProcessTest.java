@@ -71,8 +71,16 @@ class MultiProcessTest {
             reader.start();
         }
 
-        /** The next line starting with {@code prefix}, within {@code ms}. */
+        /** Lines an earlier {@link #await} passed over, in order: the JVM runs its shutdown hooks at
+         *  once, so the elector's STOPPED_LEADING may come before or after the child's SHUTDOWN. */
+        final List<Line> passed = new ArrayList<>();
+
+        /** The first line starting with {@code prefix} not awaited yet (one passed over, or a
+         *  new one within {@code ms}). */
         Line await(String prefix, long ms) throws InterruptedException {
+            for (int i = 0; i < passed.size(); i++) {
+                if (passed.get(i).text.startsWith(prefix)) return passed.remove(i);
+            }
             long until = System.nanoTime() + ms * 1_000_000;
             List<String> skipped = new ArrayList<>();
             while (true) {
@@ -80,6 +88,7 @@ class MultiProcessTest {
                 if (l == null) fail(node + ": no line '" + prefix + "...' within " + ms + " ms; lines seen: " + skipped);
                 if (l.text.startsWith(prefix)) return l;
                 skipped.add(l.text);
+                passed.add(l);
             }
         }
 
