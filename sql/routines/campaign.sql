@@ -87,13 +87,16 @@ BEGIN
         END;
         IF v_renewed = 1 THEN
             SET v_leader = v_nid, v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+        ELSE
+            -- Step 1 committed: step 2 reads in a new transaction of the call's own.
+            CALL leader_election_begin(FALSE);
         END IF;
     END IF;
 
     IF v_renewed = 0 THEN
     -- 2. One plain consistent read of the row, the clock and its handover reservation
-    --    (sql/V11__handover.sql), in a transaction of the call's own again (step 1 committed).
-    CALL leader_election_begin(FALSE);
+    --    (sql/V11__handover.sql), in the call's own transaction (a follower's check begins one
+    --    transaction in all).
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
            MAX(handover_to), MAX(handover_until), MAX(handover_from), MAX(handover_from_until)
       INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from, v_from_to
