@@ -8,7 +8,11 @@
 //!   own autocommit read uses such a level up anyway, as any autocommit statement does;
 //! * the trigger's replacement (`LOCK TABLES`, a trial trigger, `DROP`, `CREATE`): an installer
 //!   refused the trigger (binary log on, no SUPER, `log_bin_trust_function_creators` off: 1419)
-//!   stops before the `DROP`, and the old trigger keeps recording terms.
+//!   stops before the `DROP`, and the old trigger keeps recording terms;
+//! * the binary log's format, read from performance_schema once per connection
+//!   (`leader_election_begin`, MySQL lines): a session whose format is STATEMENT writes at
+//!   REPEATABLE READ (InnoDB refuses READ COMMITTED there), and a session that forges the
+//!   remembered answer only gets its own writes refused.
 
 mod common;
 #[path = "sql_support.rs"]
@@ -121,5 +125,48 @@ async fn an_installer_refused_the_trigger_leaves_the_old_one_in_place() {
         .unwrap();
     assert_eq!(rows, 1, "the old trigger still records the term");
     exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn a_statement_logged_session_writes_and_a_forged_format_harms_only_itself() {
+    let db = TestDb::migrated("mysql_binlog").await;
+    let mut c = connect(&db.url).await;
+    if is_mariadb(&mut c).await {
+        println!("MariaDB: @@binlog_format is read directly (no warning, no cache); the test server has no binary log");
+        db.drop_db().await;
+        return;
+    }
+    let log_bin: i64 = c.query_first("SELECT @@GLOBAL.log_bin").await.unwrap().unwrap();
+    assert_eq!(log_bin, 1, "the test server has MySQL's default: binary log on");
+    // 1. A row-logged session: the first write reads the format and remembers it.
+    let r = campaign(&mut c, "rows", "a", 60_000).await;
+    assert_eq!(r.term(), 1);
+    let remembered: Option<i64> = c.query_first("SELECT @mysqlleader_binlog_rows").await.unwrap().unwrap();
+    assert_eq!(remembered, Some(1), "a row-logged session is remembered as such");
+    // 2. A statement-logged session (an administrator's: the account may set the format) writes
+    //    at REPEATABLE READ, and is read again at every write (nothing remembered).
+    let mut stmt = connect(&db.url).await;
+    exec(&mut stmt, "SET SESSION binlog_format = 'STATEMENT'").await;
+    for term in 1..=2 {
+        if term > 1 {
+            exec(&mut stmt, "CALL reelect('stmt')").await;
+        }
+        let r = campaign(&mut stmt, "stmt", "b", 60_000).await;
+        assert_eq!((r.term(), r.flag("is_leader")), (term, 1), "a write under the statement format");
+    }
+    let remembered: Option<i64> = stmt.query_first("SELECT @mysqlleader_binlog_rows").await.unwrap().unwrap();
+    assert_eq!(remembered, Some(0), "a statement-logged session is read again, not remembered");
+    // 3. The same session forges the remembered answer: its writes go at READ COMMITTED, which
+    //    InnoDB refuses under the statement format (1665): the call fails whole, no seat is
+    //    made, nothing stays open or locked, and another session's calls go on.
+    exec(&mut stmt, "SET @mysqlleader_binlog_rows = 1").await;
+    let e = call(&mut stmt, "CALL campaign(?, ?, ?)", ("forged", "b", 60_000)).await.expect_err("refused under STATEMENT");
+    assert_eq!(e.code, 1665, "{e:?}");
+    assert!(!in_transaction(&mut stmt).await, "the refused call leaves no transaction open");
+    assert!(seat(&mut c, "forged").await.is_none(), "no seat is left behind");
+    assert_no_locks_held(&mut c, "after the forged call").await;
+    let r = campaign(&mut c, "rows", "a", 60_000).await;
+    assert_eq!((r.term(), r.flag("is_leader")), (1, 1), "the other session renews as before");
     db.drop_db().await;
 }
