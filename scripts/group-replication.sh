@@ -209,8 +209,11 @@ launch_member() {
                    --group-replication-enforce-update-everywhere-checks=ON)
     fi
     rm -f "$MYSQL_ROOT/run/mysqld/$id.sock" "$MYSQL_ROOT/run/mysqld/$id.sock.lock"
+    # A temporary directory of its own: a server starting removes every "#sql*" file of its
+    # temporary directory, another server's temporary tables in use too.
+    mkdir -p "$MYSQL_ROOT/var/lib/mysqlleader/$id.tmp"
     setsid chroot "$MYSQL_ROOT" mysqld --no-defaults --user=root \
-        --datadir="/var/lib/mysqlleader/$id" --socket="/run/mysqld/$id.sock" \
+        --datadir="/var/lib/mysqlleader/$id" --tmpdir="/var/lib/mysqlleader/$id.tmp" --socket="/run/mysqld/$id.sock" \
         --port="$(port_of "$n")" --bind-address=127.0.0.1 --report-host=127.0.0.1 --mysqlx=OFF \
         --pid-file="/var/lib/mysqlleader/$id.pid" --log-error="/var/lib/mysqlleader/$id.err" \
         --secure-file-priv= --skip-name-resolve --event-scheduler=ON --max-connections=500 \
@@ -282,7 +285,7 @@ wait_online() {
 remove_member_files() {
     local id
     id="$(member_id "$1")"
-    rm -rf -- "$MYSQL_ROOT/var/lib/mysqlleader/$id" "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" \
+    rm -rf -- "$MYSQL_ROOT/var/lib/mysqlleader/$id" "$MYSQL_ROOT/var/lib/mysqlleader/$id.err" "$MYSQL_ROOT/var/lib/mysqlleader/$id.tmp" \
         "$MYSQL_ROOT/var/lib/mysqlleader/$id.pid" "$MYSQL_ROOT/run/mysqld/$id.sock" \
         "$MYSQL_ROOT/run/mysqld/$id.sock.lock"
 }

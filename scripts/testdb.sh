@@ -68,8 +68,12 @@ launch() {
   mariadbd=$(find_prog mariadbd mysqld)
   client=$(find_prog mariadb mysql)
   port=$(cat "$dir/port")
-  # The event scheduler is on, for the optional expiry event.
-  "$mariadbd" --no-defaults --user="$(id -un)" --datadir="$dir/data" \
+  # The event scheduler is on, for the optional expiry event. A temporary directory of the
+  # server's own: a server starting removes every "#sql*" file of its temporary directory, so
+  # with /tmp shared, one throwaway server's start-up deleted another's temporary table in use
+  # (MariaDB: "Error on delete of '/tmp/#sql-update-....MAI'", a renew_seats failed).
+  mkdir -p "$dir/tmp"
+  "$mariadbd" --no-defaults --user="$(id -un)" --datadir="$dir/data" --tmpdir="$dir/tmp" \
       --socket="$dir/mysqld.sock" --port="$port" --bind-address=127.0.0.1 \
       --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
       --skip-name-resolve --event-scheduler=ON --max-connections=500 \
@@ -110,8 +114,11 @@ launch_mysql() {
   local dir=$1 id port
   id=$(mysql_id "$dir")
   port=$(cat "$dir/port")
+  # A temporary directory of its own (see launch).
+  mkdir -p "$MYSQL_ROOT/var/lib/mysqlleader/$id.tmp"
   # shellcheck disable=SC2046
   setsid chroot "$MYSQL_ROOT" mysqld --no-defaults --user=root --datadir="/var/lib/mysqlleader/$id" \
+      --tmpdir="/var/lib/mysqlleader/$id.tmp" \
       --socket="/run/mysqld/$id.sock" --port="$port" --bind-address=127.0.0.1 --mysqlx=OFF \
       --pid-file="/var/lib/mysqlleader/$id.pid" --log-error="/var/lib/mysqlleader/$id.err" \
       --secure-file-priv= --skip-name-resolve --event-scheduler=ON --max-connections=500 \

@@ -1,9 +1,8 @@
 //! The `mysqlleader` command-line tool against the real server: every subcommand, its text and
 //! `--json` output (parsed back), its exit status, and the messages for the mistakes people
 //! make. Each test has a database of its own (tests/common).
-mod cli_support;
-mod common;
 
+use crate::{common, cli_support};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;

@@ -2,9 +2,8 @@
 //! forwarded to COMMAND, a crash-looping COMMAND under `--restart` that yields the seat, and
 //! `--try`. Against the real server; liveness bounds are generous (a shared 2-core machine),
 //! safety (never 200 on two nodes at once) has no slack.
-mod cli_support;
-mod common;
 
+use crate::{common, cli_support};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

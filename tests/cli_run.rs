@@ -6,9 +6,8 @@
 //! The workers stamp CLOCK_MONOTONIC (one clock for every process on the host) into one file;
 //! `lives_in_order` checks that no two workers' lives overlap. Safety is checked without slack;
 //! liveness (someone leads again) with generous bounds, for a shared 2-core machine.
-mod cli_support;
-mod common;
 
+use crate::{common, cli_support};
 use std::time::Duration;
 
 use cli_support::{alive, cli, lives_in_order, monotonic_ns, signal, stamps, wait_until, RunProc, Scratch};

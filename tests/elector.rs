@@ -4,10 +4,8 @@
 //! Liveness bounds (new leader within one lease plus one retry) are checked with a slack for
 //! this shared, noisy machine; safety (never two leaders at one instant, never leading past the
 //! local deadline) is checked without any slack.
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
 
+use crate::{common, sql_support};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

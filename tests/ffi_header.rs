@@ -2,7 +2,7 @@
 //! macros match Cargo.toml. Regenerate the header with
 //!
 //! ```text
-//! MYSQLLEADER_UPDATE_HEADER=1 cargo test --release --test ffi_header
+//! MYSQLLEADER_UPDATE_HEADER=1 cargo test --release --test command_line ffi_header
 //! ```
 //!
 //! (no database needed).
@@ -61,7 +61,7 @@ fn committed_header_matches_cbindgen() {
             .unwrap_or_else(|| old.lines().count().min(fresh.lines().count()));
         panic!(
             "include/mysqlleader.h differs from what cbindgen generates from src/ffi (first difference at line {}):\n  \
-             committed: {:?}\n  generated: {:?}\nRegenerate it with `MYSQLLEADER_UPDATE_HEADER=1 cargo test --release --test ffi_header` and commit it.",
+             committed: {:?}\n  generated: {:?}\nRegenerate it with `MYSQLLEADER_UPDATE_HEADER=1 cargo test --release --test command_line ffi_header` and commit it.",
             first + 1,
             old.lines().nth(first).unwrap_or("<end of file>"),
             fresh.lines().nth(first).unwrap_or("<end of file>"),

@@ -4,8 +4,7 @@
 //! Timings are printed, not asserted, except bounds far from the expected value that tell a
 //! wake-up from a poll (followers here poll only every 5 s).
 
-mod common;
-
+use crate::common;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;

@@ -5,10 +5,7 @@
 //! only transactions begun through mysql_async's API), so that the next call's opening COMMIT
 //! would commit the half-done write. A guard against a driver upgrade that changes either.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use common::TestDb;
 use mysql_async::prelude::Queryable;
 

@@ -2,8 +2,7 @@
 //! Each test connects as accounts that hold only the app role, one per node, so that the server
 //! can count each node's connections.
 
-mod common;
-
+use crate::common;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

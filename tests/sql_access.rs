@@ -4,12 +4,7 @@
 //! denied' naming the account and the service, before it reads or writes anything, and changes
 //! nothing. An account without a limit works as before.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-#[path = "common/access.rs"]
-mod access;
-
+use crate::{common, sql_support, access};
 use access::{assert_denied, calls, run, LONG};
 use common::TestDb;
 use mysql_async::prelude::Queryable;

@@ -6,10 +6,7 @@
 //! no later than the next one begins, and every campaign's answer agrees with the history (the
 //! node told "you lead at term T", or told "X leads at term T", matches the leader of term T).
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,10 +5,7 @@
 //! Leases: LONG never runs out during a test; SHORT is only ever asserted to have *ended*, after
 //! sleeping well past it, so that a slow, shared machine cannot make these tests fail.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::time::Duration;
 
 use common::TestDb;

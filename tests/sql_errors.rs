@@ -4,10 +4,7 @@
 //! input, or a lock wait timeout in the middle of a writing procedure — changes no row, leaves
 //! no transaction open on the caller's session and no lock held.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use common::TestDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Value};

@@ -5,10 +5,7 @@
 //! reservation lasts, everybody may after it lapses, two handovers race safely, and a refused
 //! call changes nothing.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::time::Duration;
 
 use common::TestDb;

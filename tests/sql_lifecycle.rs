@@ -4,10 +4,7 @@
 //! never serves an older definition (a limited account never escapes its limit meanwhile), and
 //! every refusal fits MySQL's 128 characters for a SIGNAL message.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

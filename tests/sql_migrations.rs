@@ -3,10 +3,7 @@
 //! `mariadb`/`mysql` command-line client, which installs the same objects and records them so that
 //! a later `migrate()` applies nothing.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use common::TestDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Pool};

@@ -14,10 +14,7 @@
 //!   REPEATABLE READ (InnoDB refuses READ COMMITTED there), and a session that forges the
 //!   remembered answer only gets its own writes refused.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use common::TestDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};

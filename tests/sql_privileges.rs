@@ -2,10 +2,7 @@
 //! the schema can make every call of the contract (the procedures are SQL SECURITY DEFINER),
 //! and can read or change no table directly.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::time::Duration;
 
 use common::TestDb;

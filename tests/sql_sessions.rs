@@ -4,10 +4,7 @@
 //! alone (and out of its answer) a seat vacant, expired or never created, and one outside the
 //! account's services; a refused call changes nothing.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::time::Duration;
 
 use common::TestDb;

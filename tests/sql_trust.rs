@@ -3,10 +3,7 @@
 //! Accounts: `tenant_a` limited to `billing%` (it leads `billing_dos`), `tenant_b` limited to
 //! `billing_eu`, an observer; plain SQL, the session settings an attacker controls.
 
-mod common;
-#[path = "sql_support.rs"]
-mod sql_support;
-
+use crate::{common, sql_support};
 use std::time::Duration;
 
 use common::TestDb;

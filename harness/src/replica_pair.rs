@@ -91,11 +91,16 @@ impl Server {
     /// Starts the server (`read_only` ON or OFF) and waits until it answers (at most 60 s).
     pub fn launch(&mut self, read_only: bool) -> Res<()> {
         let d = |name: &str, value: &dyn std::fmt::Display| format!("--{name}={value}");
+        // A temporary directory of its own: a server starting removes every "#sql*" file of its
+        // temporary directory, another server's temporary tables in use too.
+        let tmp = self.dir.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
         let child = Command::new(&self.programs.mariadbd)
             .args([
                 "--no-defaults".to_string(),
                 d("user", &user_name()),
                 d("datadir", &self.dir.join("data").display()),
+                d("tmpdir", &tmp.display()),
                 d("socket", &self.socket().display()),
                 d("port", &self.port),
                 "--bind-address=127.0.0.1".into(),
