@@ -280,6 +280,32 @@ where
     seats_call(conn, "CALL campaign_seats(?, ?, ?)", node_id, lease, service_ids).await
 }
 
+/// One seat [`resign_seats`] gave up: the term that ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatResigned {
+    pub service_id: String,
+    /// The term that ended (`resigned` in the history, by this call's account).
+    pub term: u64,
+}
+
+/// `CALL resign_seats(node_id, service_ids)`: a node's graceful exit from many seats in one
+/// call (a [`Session`](crate::Session)'s shutdown). In one transaction it resigns every seat in
+/// `service_ids` that `node_id` holds with a valid lease, as [`resign`] does: the term ends
+/// `resigned` now and the seat is vacant for the next campaign. A seat another transaction has
+/// locked is left out (never waited for), and so is a service outside the account's limit: the
+/// answer lists the seats resigned, by service id. Stop acting as leader of every listed seat
+/// before calling it.
+pub async fn resign_seats<'a, 't: 'a, C>(conn: C, node_id: &str, service_ids: &[&str]) -> Result<Vec<SeatResigned>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let ids = serde_json::to_string(service_ids).map_err(|e| Error::invalid("service_ids", e.to_string()))?;
+    let sql = inline_params("CALL resign_seats(?, ?)", &(node_id, ids).into())?;
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter().map(|row| Ok(SeatResigned { service_id: col(row, "service_id")?, term: col(row, "term")? })).collect()
+}
+
 /// One call of a procedure over many seats (`renew_seats`, `campaign_seats`): the list goes as
 /// a JSON array, in the text protocol (one round trip, no prepared statement to hold).
 async fn seats_call<'a, 't: 'a, C>(conn: C, sql: &str, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<Vec<SeatAnswer>>
@@ -840,9 +866,9 @@ impl Role {
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                           "campaign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name"],
+                           "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                                "campaign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
+                                "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

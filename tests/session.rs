@@ -161,10 +161,10 @@ async fn three_sessions_share_150_services_and_take_over_a_crashed_ones_seats() 
 
     let samples = overlaps.finish().await;
     assert!(samples > 100, "the overlap monitor ran ({samples} samples)");
-    // Each session resigns its ~75 seats one by one on its connection within the request
-    // timeout (200 ms with this lease): on a loaded machine some are left to lapse with their
-    // leases, and shutdown says so with a Timeout (its documented bound). Either way every
-    // elector has stepped down and stopped.
+    // Each session resigns its ~75 seats in one resign_seats within the request timeout
+    // (200 ms with this lease): on a loaded machine the call can take longer, the seats then
+    // lapse with their leases, and shutdown says so with a Timeout (its documented bound).
+    // Either way every elector has stepped down and stopped.
     for session in [session_b, session_c] {
         match session.shutdown().await {
             Ok(()) => {}
@@ -237,8 +237,8 @@ async fn a_session_elector_has_the_api_of_any_elector() {
     db.drop_db().await;
 }
 
-/// An account that may not call renew_seats (granted before it existed) still leads through a
-/// session: it campaigns one service at a time.
+/// An account that may not call renew_seats or resign_seats (granted before they existed) still
+/// leads through a session: it campaigns one service at a time, and resigns so at its shutdown.
 #[tokio::test]
 async fn a_session_without_renew_seats_campaigns_one_by_one() {
     let db = TestDb::migrated("session_old_grant").await;
@@ -246,13 +246,21 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     let mut admin = db.conn().await;
     let schema = db.name.clone();
     admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.renew_seats FROM '{user}'@'%'")).await.unwrap();
-    drop(admin);
+    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.resign_seats FROM '{user}'@'%'")).await.unwrap();
     let session = Session::builder(pool).node_id("node-old").lease(Duration::from_secs(1)).start().unwrap();
     let electors: Vec<Elector> = services(5).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
     until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
     tokio::time::sleep(Duration::from_secs(2)).await; // renewed past two leases, one by one
     assert!(electors.iter().all(Elector::is_leader));
     session.shutdown().await.unwrap();
+    // Nor resign_seats: the shutdown resigned each seat with resign.
+    let resigned: i64 = admin
+        .query_first("SELECT COUNT(*) FROM leader_election_history WHERE leader_id = 'node-old' AND ended_how = 'resigned'")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(resigned, 5, "every seat resigned one by one");
+    drop(admin);
     drop(electors);
     drop_accounts(&db, &[&user]).await;
     db.drop_db().await;
@@ -281,8 +289,9 @@ async fn takeovers_never_starve_the_renews_of_held_seats() {
         }
     }
     assert!(held.iter().all(Elector::is_leader));
-    // 1,020 resigns share one connection: those not done within the request timeout (200 ms
-    // here) lapse with their leases, and shutdown says so.
+    // 1,020 resigns go in three resign_seats (at most 500 seats each) on one connection: those
+    // not done within the request timeout (200 ms here) lapse with their leases, and shutdown
+    // says so.
     if let Err(e) = session.shutdown().await {
         assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     }
@@ -353,6 +362,17 @@ async fn a_session_shutdown_wakes_the_follower_session_which_takes_all_in_one_ca
     println!("woken takeover of 20 seats: {:?}; {:?}", t0.elapsed().max(took), after);
     assert!(after.take_calls > before.take_calls, "the takeover was batched: {after:?}");
     assert!(after.taken_seats - before.taken_seats >= 2, "several seats in one campaign_seats: {after:?}");
+    // a's shutdown resigned its 20 seats in one resign_seats: one transaction, so every term
+    // ended at the same instant of the database's clock (one by one, each at its own).
+    let mut admin = db.conn().await;
+    let (terms, instants): (i64, i64) = admin
+        .query_first("SELECT COUNT(*), COUNT(DISTINCT ended_at) FROM leader_election_history \
+                      WHERE leader_id = 'node-a' AND ended_how = 'resigned'")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((terms, instants), (20, 1), "a's 20 terms ended by one resign_seats");
+    drop(admin);
     b.shutdown().await.unwrap();
     drop((electors_a, electors_b));
     drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;

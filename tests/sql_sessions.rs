@@ -87,6 +87,50 @@ async fn renew_seats_skips_a_locked_seat_and_renews_the_others() {
     db.drop_db().await;
 }
 
+/// `resign_seats` gives up, in one call, exactly the seats the node holds with a valid lease:
+/// each term ends `resigned` now (its history row), the seat is vacant and the next campaign
+/// takes it at once at the next term; a seat another node leads, an expired one, one never
+/// created and one an application's fence holds are left out (the fenced one without waiting),
+/// and the call leaves nothing open.
+#[tokio::test]
+async fn resign_seats_gives_up_exactly_the_nodes_valid_seats_in_one_call() {
+    let db = TestDb::migrated("sessions_resign").await;
+    let mut c = connect(&db.url).await;
+    for s in ["s1", "s2", "s3"] {
+        assert_eq!(campaign(&mut c, s, "a", 60_000).await.flag("is_leader"), 1);
+    }
+    assert_eq!(campaign(&mut c, "other", "b", 60_000).await.flag("is_leader"), 1);
+    assert_eq!(campaign(&mut c, "lapsed", "a", 1).await.flag("is_leader"), 1);
+    tokio::time::sleep(Duration::from_millis(20)).await; // the 1 ms lease of "lapsed" runs out
+    let mut fenced = connect(&db.url).await;
+    exec(&mut fenced, "START TRANSACTION").await;
+    call(&mut fenced, "CALL assert_leader('s2', 'a', 1)", ()).await.expect("the fence");
+    let t0 = std::time::Instant::now();
+    let resigned = procedures::resign_seats(&db.pool, "a", &["s1", "s2", "s3", "other", "lapsed", "never"]).await.expect("no lock wait");
+    let took = t0.elapsed();
+    let got: Vec<(&str, u64)> = resigned.iter().map(|r| (r.service_id.as_str(), r.term)).collect();
+    assert_eq!(got, [("s1", 1), ("s3", 1)], "the fenced s2 and the seats a does not hold are left out");
+    assert!(took < Duration::from_secs(1), "the fenced seat is skipped, not waited for ({took:?})");
+    assert!(!in_transaction(&mut c).await);
+    for s in ["s1", "s3"] {
+        let seat = seat(&mut c, s).await.expect("the seat stays");
+        assert_eq!((seat.leader_id, seat.term), (None, 1), "{s} is vacant");
+        let terms = history(&mut c, s).await;
+        assert_eq!(terms.len(), 1, "{s}: {terms:?}");
+        assert_eq!(terms[0].ended_how.as_deref(), Some("resigned"), "{s}: {terms:?}");
+        assert_eq!(campaign(&mut c, s, "b", 60_000).await.term(), 2, "{s}: the next campaign takes it at once");
+    }
+    assert_eq!(seat(&mut c, "other").await.unwrap().leader_id.as_deref(), Some("b"));
+    assert_eq!(seat(&mut c, "lapsed").await.unwrap().leader_id.as_deref(), Some("a"), "an expired seat is not resigned");
+    assert!(seat(&mut c, "never").await.is_none(), "no seat is made");
+    exec(&mut fenced, "COMMIT").await;
+    assert_eq!(seat(&mut c, "s2").await.unwrap().leader_id.as_deref(), Some("a"), "the fenced seat is still a's");
+    let again = procedures::resign_seats(&db.pool, "a", &["s1", "s2", "s3"]).await.unwrap();
+    assert_eq!(again.iter().map(|r| r.service_id.as_str()).collect::<Vec<_>>(), ["s2"], "once the fence ended");
+    drop((c, fenced));
+    db.drop_db().await;
+}
+
 /// A limited account renews only seats inside its services; a seat outside is left alone even
 /// when the node named leads it (another tenant's seat under a shared node name).
 #[tokio::test]

@@ -89,14 +89,15 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
         }
     }
 
-    // renew_seats and campaign_seats refuse nothing they may not do (they leave another
+    // renew_seats, campaign_seats and resign_seats refuse nothing they may not do (they leave another
     // tenant's seat out of the answer), and keep no lock on it either, in any of these sessions (inside XA it is refused
     // before it reads anything).
     for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tenant-b'"] {
       for sql in ["CALL renew_seats('a1', 60000, '[\"billing_dos\", \"billing_eu\"]')",
-                  "CALL campaign_seats('b1', 60000, '[\"billing_dos\", \"billing_eu\"]')"] {
+                  "CALL campaign_seats('b1', 60000, '[\"billing_dos\", \"billing_eu\"]')",
+                  "CALL resign_seats('a1', '[\"billing_dos\", \"billing_eu\"]')"] {
         exec(&mut b, setup).await;
         let answer = b.query_iter(sql).await;
         if setup.contains("XA START") {
@@ -400,6 +401,7 @@ fn attacks(term: u64) -> Vec<String> {
         "CALL resign_to('eu_victim', 'v1', 'a1')",
         "CALL renew_seats('v1', 60000, '[\"billing_a\", \"eu_victim\"]')",
         "CALL campaign_seats('a1', 60000, '[\"billing_a\", \"eu_victim\"]')",
+        "CALL resign_seats('v1', '[\"billing_a\", \"eu_victim\"]')",
         "CALL leader_election_wakeup_name('eu_victim')",
         "CALL leader_election_node_wakeup_name('eu_victim', 'v1')",
         "CALL force_leader('eu_victim', 'a1', 60000)",
@@ -524,17 +526,30 @@ async fn a_list_of_service_ids_is_refused_whole_unless_each_is_a_distinct_id() {
     let long = "x".repeat(128);
     let over = "x".repeat(129);
     campaign(&mut c, &long, "n", 60_000).await;
-    for routine in ["renew_seats", "campaign_seats"] {
+    for routine in ["renew_seats", "campaign_seats", "resign_seats"] {
+        // resign_seats takes no lease: (node_id, service_ids).
+        let args = |node: &str| if routine == "resign_seats" { format!("'{node}', ?") } else { format!("'{node}', 60000, ?") };
         for bad in ["[\"a\", null]", "[\"a\", 5]", "[\"a\", {\"b\": \"c\"}]", "[[\"a\"]]", "[true]", "[\"a\", \"a\"]", "[\"\"]",
                     &format!("[\"{over}\"]"), "{\"a\": 1}", "\"a\"", "not json"] {
-            let e = call(&mut c, &format!("CALL {routine}('n', 60000, ?)"), (bad,)).await.expect_err(bad);
+            let e = call(&mut c, &format!("CALL {routine}({})", args("n")), (bad,)).await.expect_err(bad);
             e.assert_invalid("service_ids", &format!("{routine} {bad}"));
             assert!(!in_transaction(&mut c).await, "{routine} {bad}: nothing left open");
         }
-        let none: Vec<mysql_async::Row> = c.exec(&format!("CALL {routine}('n', 60000, ?)"), ("[]",)).await.expect("an empty list");
+        let none: Vec<mysql_async::Row> = c.exec(&format!("CALL {routine}({})", args("n")), ("[]",)).await.expect("an empty list");
         assert!(none.is_empty());
+        if routine == "resign_seats" {
+            // The node of the 128-character id resigns it (and nothing else: "b" has no seat).
+            let rows: Vec<(String, u64)> = c
+                .exec_map(&format!("CALL {routine}({})", args("n")), (format!("[\"{long}\", \"b\"]"),), |row: mysql_async::Row| {
+                    (row.get::<String, _>(0).unwrap(), row.get::<u64, _>(2).unwrap())
+                })
+                .await
+                .expect("ids of 128 characters");
+            assert_eq!(rows, vec![(long.clone(), 1)], "{routine}: the seat of the 128-character id, term 1 resigned");
+            continue;
+        }
         let rows: Vec<(String, String)> = c
-            .exec_map(&format!("CALL {routine}('m', 60000, ?)"), (format!("[\"{long}\", \"b\"]"),), |row: mysql_async::Row| {
+            .exec_map(&format!("CALL {routine}({})", args("m")), (format!("[\"{long}\", \"b\"]"),), |row: mysql_async::Row| {
                 (row.get::<String, _>(0).unwrap(), row.get::<String, _>(1).unwrap())
             })
             .await

@@ -143,6 +143,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "reelect",
     Procedure "routines" "renew_seats",
     Procedure "routines" "resign",
+    Procedure "routines" "resign_seats",
     Procedure "routines" "resign_to",
     Procedure "routines" "set_expiry_event",
     View "views" "leader_election_terms",

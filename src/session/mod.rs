@@ -60,6 +60,7 @@
 //! Not in this version: Galera fallback servers (one server per session).
 
 mod batcher;
+mod resigns;
 pub(crate) mod wakeup;
 
 use std::collections::HashMap;
@@ -147,10 +148,12 @@ impl SessionBuilder {
         });
         let (queue, requests) = mpsc::unbounded_channel();
         handle.spawn(batcher::batcher(core.clone(), requests));
+        let (resigns, resign_requests) = mpsc::unbounded_channel();
+        handle.spawn(resigns::resigner(core.clone(), resign_requests));
         if wakeup_on {
             handle.spawn(wakeup::run(pool, hub, wakeup::Signals { pokes, alive: alive_rx }, retry_interval));
         }
-        Ok(Session { core, queue, runtime: handle })
+        Ok(Session { core, queue, resigns, runtime: handle })
     }
 }
 
@@ -178,6 +181,7 @@ impl SessionBuilder {
 pub struct Session {
     core: Arc<Core>,
     queue: mpsc::UnboundedSender<Request>,
+    resigns: mpsc::UnboundedSender<resigns::ResignRequest>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -225,7 +229,7 @@ impl Session {
             return Err(Error::invalid("service_id", format!(
                 "mysqlleader: this session has a running elector for service_id {service_id} already")));
         }
-        let backend = SessionBackend::new(self.core.clone(), self.queue.clone(), service_id.clone());
+        let backend = SessionBackend::new(self.core.clone(), self.queue.clone(), self.resigns.clone(), service_id.clone());
         let _guard = self.runtime.enter();
         let (elector, events) = Elector::start_on(backend, config);
         electors.insert(service_id, elector.stopper());
@@ -234,9 +238,10 @@ impl Session {
 
     /// Shuts down every running elector of the session (each steps down at once and resigns
     /// when `resign_on_drop`, as [`Elector::shutdown`]), by the request timeout from now
-    /// whatever the server does: the resigns share the session's connection, so with many
-    /// seats those not resigned by then lapse with their leases. The handles of the electors
-    /// stay usable and report that they stopped. Returns the first error.
+    /// whatever the server does. The resigns go in one `resign_seats` per 500 seats
+    /// (src/session/resigns.rs): seats not resigned by the deadline lapse with their leases.
+    /// The handles of the electors stay usable and report that they stopped. Returns the first
+    /// error.
     pub async fn shutdown(self) -> Result<()> {
         let deadline = Instant::now() + self.core.template.request_timeout;
         if let Some(hub) = &self.core.hub {
@@ -307,6 +312,8 @@ pub struct SessionStats {
     pub take_failures: u64,
     /// `campaign` calls sent one by one (step 3).
     pub single_campaigns: u64,
+    /// `resign_seats` calls sent (a shutdown's resigns, batched: src/session/resigns.rs).
+    pub resign_batches: u64,
     /// How long each of the last (at most [`RECENT_BATCHES`]) `renew_seats` calls took, answered
     /// or not, oldest first.
     pub recent_batch_durations: Vec<Duration>,
@@ -362,6 +369,8 @@ struct Request {
 struct SessionBackend {
     core: Arc<Core>,
     queue: mpsc::UnboundedSender<Request>,
+    /// The session's resigns, batched (src/session/resigns.rs).
+    resigns: mpsc::UnboundedSender<resigns::ResignRequest>,
     service_id: String,
     /// Whether this elector leads, as the loop last told (`set_role`).
     leading: AtomicBool,
@@ -370,10 +379,11 @@ struct SessionBackend {
 }
 
 impl SessionBackend {
-    fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>, service_id: String) -> Self {
+    fn new(core: Arc<Core>, queue: mpsc::UnboundedSender<Request>, resigns: mpsc::UnboundedSender<resigns::ResignRequest>,
+           service_id: String) -> Self {
         core.running.fetch_add(1, Ordering::Relaxed);
         let wakes = core.hub.as_ref().map(|hub| tokio::sync::Mutex::new(hub.subscribe()));
-        SessionBackend { core, queue, service_id, leading: AtomicBool::new(false), wakes }
+        SessionBackend { core, queue, resigns, service_id, leading: AtomicBool::new(false), wakes }
     }
 
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
@@ -417,8 +427,15 @@ impl Backend for SessionBackend {
         self.core.db.current_leader(0, config).await
     }
 
+    /// Goes to the session's resigner, which batches the resigns that come together (a
+    /// shutdown's) into one `resign_seats` (src/session/resigns.rs).
     async fn resign(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
-        self.core.db.resign(0, config).await
+        let (reply, answer) = oneshot::channel();
+        let leading = self.leading.load(Ordering::SeqCst);
+        if self.resigns.send(resigns::ResignRequest { config: config.clone(), leading, reply }).is_err() {
+            return self.core.db.resign(0, config).await;
+        }
+        answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))
     }
 
     async fn resign_to(&self, _server: usize, config: &Arc<ElectorConfig>, to: &str) -> Result<Resign> {

@@ -1,0 +1,107 @@
+-- resign_seats: one call for the seats a node gives up at once (issue "Fleets": a session's
+-- graceful shutdown). Resigns, in one transaction, every seat in p_service_ids (a JSON array of
+-- service ids) that p_node_id holds with a valid lease, as resign would: each term ends
+-- 'resigned' now, by this session, and the seat is vacated, so the next campaign takes it at
+-- once. A seat another transaction has locked (an application's fence, a campaign in flight) is
+-- left out, never waited for: the caller resigns it with resign, or lets its lease lapse. A
+-- service outside the account's patterns is left out before any seat is read
+-- (sql/V14__access_by_account.sql); a list that is not one of distinct ids is refused
+-- (leader_election_check_ids). The caller must have stopped acting as leader of every listed
+-- seat before it calls (a resign vacates the seat for the others at its commit).
+-- Result: one row per seat resigned (none when there is none), in the order of service_id:
+-- service_id, resigned (always 1), term (the term that ended).
+-- A transaction of its own, as resign: what the caller left open is committed first (inside an
+-- XA transaction the call is refused before it reads anything), and every way out ends the
+-- call's own transaction. Each seat's resign (the seat and its history row) is one statement, as
+-- in campaign_seats: a call cut short and then committed by its caller commits each seat whole
+-- or not at all.
+CREATE PROCEDURE resign_seats(
+    IN p_node_id     MEDIUMTEXT CHARACTER SET utf8mb4,
+    IN p_service_ids LONGTEXT CHARACTER SET utf8mb4)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader: give up many seats of one node in one transaction'
+BEGIN
+    DECLARE v_nid      VARBINARY(512);
+    DECLARE v_now      DATETIME(6);
+    DECLARE v_wait     BIGINT;
+    DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_sid      VARBINARY(512);
+    DECLARE v_i        INT;
+    DECLARE v_n        INT;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_own THEN
+            ROLLBACK;
+            -- Not set yet when a check before it refused (MySQL refuses COALESCE over it: 1232).
+            IF v_wait IS NOT NULL THEN
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+            END IF;
+        END IF;
+        RESIGNAL;
+    END;
+
+    BEGIN
+        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign_seats');
+        COMMIT;
+    END;
+    SET v_own = TRUE;
+
+    CALL leader_election_check_id('node_id', p_node_id);
+    SET v_nid = CAST(p_node_id AS BINARY);
+    -- Every read from here on in a transaction of the call's own (leader_election_begin), the
+    -- list checked and cut to the services the account may act on, from its patterns alone.
+    CALL leader_election_begin(FALSE);
+    CALL leader_election_check_ids(p_service_ids, v_list);
+
+    SET v_wait = @@session.innodb_lock_wait_timeout;
+    SET SESSION innodb_lock_wait_timeout = 1;
+    SET v_now = UTC_TIMESTAMP(6);
+    -- 1. The node's seats with a valid lease: a plain consistent read that locks nothing (see
+    --    renew_seats, step 1a), then a lock on those still matching, skipping each that another
+    --    transaction holds (step 1b). The list drives the join: one primary-key lookup per
+    --    listed service, never a scan.
+    SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+    IF v_mine IS NOT NULL THEN
+        SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
+          FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+           FOR UPDATE SKIP LOCKED;        -- [mariadb]
+           FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
+    END IF;
+    -- The clock, read again once the seats are locked: each term ends after whatever renewed it.
+    SET v_now = UTC_TIMESTAMP(6);
+    IF v_mine IS NOT NULL THEN
+        -- 2. Vacate each seat (locked by step 1: no wait), one statement per seat: its trigger
+        --    ends the term as 'resigned' now, by this session
+        --    (sql/triggers/leader_election_record_term.sql). One statement per seat, not one
+        --    multi-table UPDATE: see campaign_seats, step 2 (Galera).
+        SET v_i = 0, v_n = JSON_LENGTH(v_mine);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_mine, CONCAT('$[', v_i, ']'))) AS BINARY);
+            UPDATE leader_election
+               SET leader_id = NULL, lease_expires_at = NULL,
+                   change_how = 'resigned', change_at = v_now
+             WHERE service_id = v_sid AND leader_id = v_nid;
+            SET v_i = v_i + 1;
+        END WHILE;
+    END IF;
+    -- The writes are committed before the answer is sent; the answer is read in a read-only
+    -- transaction of its own: the terms this call ended (by the history the trigger wrote).
+    COMMIT;
+    SET SESSION innodb_lock_wait_timeout = v_wait;
+    CALL leader_election_begin(TRUE);
+    SELECT CAST(h.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
+           1 AS resigned,
+           h.term
+      FROM JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election_history h ON h.service_id = CAST(j.sid AS BINARY)
+     WHERE h.ended_how = 'resigned' AND h.ended_at = v_now AND h.leader_id = v_nid
+     ORDER BY h.service_id;
+    COMMIT;
+END;
