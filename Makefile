@@ -11,7 +11,7 @@ TESTDB := scripts/testdb.sh
 # share/doc/mysqlleader/ with the licenses).
 PREFIX ?= /usr/local
 
-.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera test-group-replication demo bench clean
+.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera test-group-replication release-check demo bench clean
 
 all: build
 
@@ -71,9 +71,14 @@ test-java:
 	scripts/test-java.sh
 
 ## The distribution from clean places: the SDK installed and used with pkg-config, the wheel in a
-## fresh venv without cargo, a Go module outside the repository, cargo publish --dry-run.
+## fresh venv without cargo, a Go module outside the repository, the crate built from its package.
 test-dist:
 	scripts/test-dist.sh
+
+## Before a release: the registry's own dry run of the crate (it builds every dependency again,
+## in the dev profile; test-dist builds the package in the release profile it has built).
+release-check:
+	$(CARGO) publish --dry-run
 
 ## TLS in every language against a TLS-only throwaway server (after test-c, -python, -go).
 test-tls:

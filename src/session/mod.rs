@@ -20,15 +20,15 @@
 //! 2. **One renew for the batch.** `CALL renew_seats(node, lease, [services])` (at most
 //!    [`BATCH_LIMIT`] services per call) renews, in one statement, every seat the node holds
 //!    with a valid lease, and tells who leads the other seats another node holds with a valid
-//!    lease. Each answered seat gets the answer `campaign` would have given it.
+//!    lease. Each answered seat gets the answer `campaign` would have given it. The leaders'
+//!    renews go first (in the first call), and every renew of the batch before any takeover.
 //! 3. **One takeover for the rest.** When two or more seats are left, `CALL
 //!    campaign_seats(node, lease, [services])` takes, in one transaction, every one of them that
 //!    is vacant or expired and not reserved for another node by a handover (each at its own
 //!    next term, with its history row), and tells who leads those another node took meanwhile.
 //!    After a leader's crash or shutdown, a follower takes all the seats it may take in one call.
-//! 4. **The rest one by one.** A seat still unanswered (never created, without its copy of
-//!    access, reserved by a handover, locked by another transaction, taken over, forced, or one
-//!    whose access is withdrawn) gets its own `campaign`, which decides it as always, errors
+//! 4. **The rest one by one.** A seat still unanswered (never created, reserved by a handover,
+//!    locked by another transaction, taken over, forced, or one whose access is withdrawn) gets its own `campaign`, which decides it as always, errors
 //!    included: so a seat whose renew fails steps down alone. A call whose elector stopped
 //!    waiting for it (its request timeout or deadline passed) is dropped unsent. These run for
 //!    at most a batch window at a time; calls queued meanwhile go first (step 1 without
@@ -361,6 +361,8 @@ impl Core {
 /// One elector's `campaign`, queued for a batch.
 struct Request {
     config: Arc<ElectorConfig>,
+    /// Whether the elector led when it asked (a renew): the batch sends these first.
+    leading: bool,
     reply: oneshot::Sender<Result<Campaign>>,
 }
 
@@ -414,7 +416,7 @@ impl Backend for SessionBackend {
     async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Campaign> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Request { config: config.clone(), reply })
+            .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), reply })
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
         let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
         if let Ok(c) = &answer {

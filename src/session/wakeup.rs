@@ -24,7 +24,8 @@
 //!    [`BUSY_WAIT_S`] and changes wait for their end instead of a `KILL` each.
 //!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
-//!    batched call. A lock nobody holds is looked at again after 100 ms, doubling up to the
+//!    batched call. After a wait ended early they look once as the next wait begins: the
+//!    leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at again after 100 ms, doubling up to the
 //!    retry interval.
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
@@ -329,6 +330,8 @@ async fn serve(
     let mut still_held: Option<String> = None;
     // When a wait was last ended early or a blink done (the busy period starts).
     let mut busy_since: Option<Instant> = None;
+    // A wait was ended early (this session's own change): the next wait's followers look once.
+    let mut gap = false;
     let outcome: crate::Result<()> = async {
         loop {
             let plan = hub.plan();
@@ -397,11 +400,23 @@ async fn serve(
             }
             look_again = recheck;
             hub.set_watching(Some(node.clone()));
+            // Between a wait ended early and the next one, the node may have blinked (released
+            // and taken back its lock within a round trip) with nobody waiting to notice: its
+            // followers look once, in one batch, which goes through the session's batcher and
+            // its connection and so reads the seats after the new wait below is queued (a
+            // round trip): a change of the leader's in the gap is seen by the look, a later
+            // one by the wait.
+            // Seen on MySQL: this session took a seat, its wait was ended to take its own lock,
+            // and the leader's handover of another seat, in that gap, woke nobody.
+            if std::mem::take(&mut gap) {
+                hub.wake(Some(node.clone()));
+            }
             let busy = busy_since.is_some_and(|t| t.elapsed() < BUSY);
             let wait_s = if busy { BUSY_WAIT_S } else { FOLLOW_WAIT_S };
             let Waited { got, gone, ended } = wait_unless_released(&mut conn, hub, signals, &name, wait_s, holding, !busy).await?;
             if ended {
                 busy_since = Some(Instant::now());
+                gap = true;
             } else if !got {
                 still_held = Some(name.clone());
             }
