@@ -388,6 +388,16 @@ start_node() {
     # Not a job of ours any more: no "Killed" notices when we stop it.
     disown "$pid" 2>/dev/null || true
     echo "$pid" >"$d/pid"
+    # The subshell execs mariadbd only after closing its descriptors: until then its command line
+    # is this script's, and node_pid takes the node for dead (under load that window lasted long
+    # enough for wait_for to report "exited unexpectedly" with an empty error log). Wait for the
+    # exec, or the subshell's end, for at most 10 s.
+    local i
+    for ((i = 0; i < 200; i++)); do
+        pid_alive "$pid" || break
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--datadir=$d/data" && break
+        sleep 0.05
+    done
     log "node $n started (pid $pid, client port $(port_of client "$n"), gmcast $(port_of gmcast "$n"))"
 }
 

@@ -13,7 +13,8 @@
 #
 # Lanes: the parts of one lane run one after the other; the lanes run at once. A lane keeps
 # together what shares build output (the C, Python and Go parts, then TLS, which uses what they
-# built) and never runs one language's parts for both servers at once. Each part's output goes
+# built) and never runs one binding's parts for both servers at once (they share its build
+# output); the Rust and fault parts keep apart by themselves. Each part's output goes
 # to target/test-logs/PART.log (printed whole when the part fails); the summary gives each part
 # its time and result, and the exit status is 1 when any part failed.
 set -uo pipefail
@@ -24,13 +25,14 @@ mkdir -p "$logs"
 rm -f "$logs"/*.result
 
 # The lanes, each a list of parts, balanced by the times of a run on 2 cores (2026-11-28, in
-# seconds): dist 493 (it builds the library again, as it ships), galera 291, rust 128-200,
-# python 140-151, faults 100-126, go 62-69, group-replication 80, java 72, c 46-51, tls 16-26,
+# seconds): dist 364 (it builds the library again, as it ships), galera 250, rust 110-192,
+# faults 106-153, python 135, go 62-93, group-replication 74, java 38-45, c 40, tls 8-14,
 # sql-client 4-10. The two cluster parts (galera, group-replication) share a lane: each starts
-# three servers, and one after the other they never load the machine together.
+# three servers, and one after the other they never load the machine together. The two fault
+# parts write to run directories of their own (scripts/test-faults.sh) and may overlap.
 lanes=(
-  "rust-mariadb sql-client-mariadb sql-client-mysql dist"
-  "rust-mysql faults-mariadb faults-mysql group-replication galera"
+  "rust-mariadb sql-client-mariadb sql-client-mysql faults-mysql dist"
+  "rust-mysql faults-mariadb group-replication galera"
   "c-mariadb c-mysql python-mariadb python-mysql go-mariadb go-mysql tls-mariadb tls-mysql java-mariadb java-mysql"
 )
 if [ "${TEST_LANES:-}" = 1 ]; then

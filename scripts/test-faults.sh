@@ -8,8 +8,9 @@
 #
 # Environment: FAULTS_SEED (both runs), FAULTS_N (faults of the first run, default 30),
 # FAULTS_SESSIONS_N (of the sessions run, default 20), FAULTS_LEASE (default 1500ms),
-# FAULTS_OUT (run directory, default target/faults/short; the sessions run's is
-# target/faults/short-sessions). The harness starts a throwaway mariadbd of its own
+# FAULTS_OUT (run directory, default target/faults/short, or target/faults/short-mysql when
+# MYSQLLEADER_TEST_KIND=mysql, so that the two servers' runs may go side by side; the sessions
+# run's is the same with -sessions). The harness starts a throwaway mariadbd of its own
 # (scripts/testdb.sh; server faults need it), whatever MYSQLLEADER_TEST_URL says. Exits non-zero
 # when the checker finds any violation in either run; the reports and the timeline pictures
 # stay in the run directories.
@@ -22,7 +23,11 @@ cd "$(dirname "$0")/.."
 cargo build --release --workspace --all-targets --quiet
 
 seed=${FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
-out=${FAULTS_OUT:-target/faults/short}
+if [ "${MYSQLLEADER_TEST_KIND:-mariadb}" = mysql ]; then
+  out=${FAULTS_OUT:-target/faults/short-mysql}
+else
+  out=${FAULTS_OUT:-target/faults/short}
+fi
 passed=0
 failed=0
 # run NAME OUT ARGS...: one harness run, counted.
