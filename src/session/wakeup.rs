@@ -25,8 +25,8 @@
 //!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
 //!    batched call. After a wait ended early they look once as the next wait begins: the
-//!    leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at again after 100 ms, doubling up to the
-//!    retry interval.
+//!    leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at
+//!    again after 100 ms, doubling up to the retry interval.
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
 //!    wake anyone (Galera: they are local to one node), or where the account may not learn
