@@ -22,10 +22,15 @@ BEGIN
             ALTER EVENT leader_election_expire DISABLE;
         END IF;
         SET v_tries = v_tries + 1;
-        -- The scheduler writes an event's status back when it starts a run (V5), from a copy it
-        -- read before: a run starting as the ALTER commits can undo it a moment later (measured
-        -- on MySQL 9.7 under load: 50 ms after the answer). So the status must read as switched
-        -- three times, 20 ms apart, before the answer; else the switch is made again.
+        -- The scheduler writes an event's status back with its last run's time, from the copy
+        -- it took when it picked the run (MariaDB when the run starts: V5; MySQL 9.7 too, after
+        -- waiting for the ALTER's lock): a run picked as the ALTER commits can undo it later,
+        -- by as long as the scheduler thread waits for a CPU (measured under load: 50 ms, then
+        -- more than 40 ms after three reads 20 ms apart). A run picked after the ALTER sees the
+        -- event as switched (the ALTER takes a disabled event off the queue), so a DISABLE that
+        -- reads as made for a whole period of the event (1 s: 21 reads, 50 ms apart) stays; an
+        -- ENABLE cannot be undone that way (a disabled event is never picked): three reads, 20
+        -- ms apart. Else the switch is made again.
         SET v_seen = 0;
         settle: LOOP
             SELECT COALESCE(MAX(STATUS = 'ENABLED'), 0) INTO v_enabled
@@ -35,10 +40,10 @@ BEGIN
                 LEAVE settle;
             END IF;
             SET v_seen = v_seen + 1;
-            IF v_seen >= 3 THEN
+            IF v_seen >= IF(p_enabled = 1, 3, 21) THEN
                 LEAVE settle;
             END IF;
-            DO SLEEP(0.02);
+            DO SLEEP(IF(p_enabled = 1, 0.02, 0.05));
         END LOOP settle;
         IF v_enabled = p_enabled OR v_tries >= 10 THEN
             LEAVE switch;
