@@ -58,16 +58,13 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
             }
         }
         batch.retain(|r| !r.reply.is_closed());
-        match batch.len() {
-            0 => {}
-            // 2. One.
-            1 => {
-                let r = batch.pop().expect("one request");
-                let answer = core.db.resign(0, &r.config).await;
-                let _ = r.reply.send(answer);
-            }
+        if batch.len() >= 2 {
             // 3. and 4. Many.
-            _ => resign_many(&core, batch).await,
+            resign_many(&core, batch).await;
+        } else if let Some(r) = batch.pop() {
+            // 2. One.
+            let answer = core.db.resign(0, &r.config).await;
+            let _ = r.reply.send(answer);
         }
     }
 }
