@@ -98,6 +98,46 @@ where
     })
 }
 
+/// How many times [`retry_conflicts`] runs a call that keeps losing to concurrent writes.
+pub const CONFLICT_TRIES: u32 = 3;
+/// The pause between two runs of [`retry_conflicts`]: long enough for the write it lost to (a
+/// leader's renew, say) to be applied everywhere, short beside any lease.
+const CONFLICT_PAUSE: Duration = Duration::from_millis(20);
+
+/// Runs `call` — one autocommit `CALL` through a pool, so each run is a transaction of its own —
+/// again when it loses to a concurrent write of the same seat: error 1213, a deadlock, or on
+/// Galera and Group Replication a certification conflict with a write another member committed
+/// first (a leader's renew of the seat an operator hands over, for instance). The server rolled
+/// the loser back whole, so nothing of that run took effect and running it again is safe.
+///
+/// 1. Run `call`.
+/// 2. Done when it succeeds, or fails with any error but 1213.
+/// 3. After a 1213: when [`CONFLICT_TRIES`] runs have been made, fail with that error, saying
+///    so; else wait [`CONFLICT_PAUSE`] and go back to 1.
+///
+/// The one-shot operator calls of the CLI and of the C ABI go through it. Never wrap a call
+/// made inside the caller's own transaction: a 1213 there ended the whole transaction, and only
+/// the caller can run it again.
+pub async fn retry_conflicts<T, F, Fut>(mut call: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let mut runs = 1;
+    loop {
+        match call().await {
+            Err(e) if e.server_code() == Some(1213) => {
+                if runs >= CONFLICT_TRIES {
+                    return Err(e.with_context(&format!("lost to a concurrent write of the seat {CONFLICT_TRIES} times")));
+                }
+                runs += 1;
+                tokio::time::sleep(CONFLICT_PAUSE).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// `sql` with each `?` replaced by its parameter as a literal that means exactly that value
 /// under every `sql_mode` and connection character set: text as `_utf8mb4 X'...'` (its bytes),
 /// integers as digits, NULL. The statements are the crate's own constants, whose only `?` are
@@ -1256,5 +1296,37 @@ mod tests {
                          "GRANT EXECUTE ON `shop\\_db`.* TO `ops`@`%`".to_string()];
         assert_eq!(grants_beyond_role(&admin, "shop", Role::Operator), vec!["GRANT ALL PRIVILEGES ON *.*".to_string()]);
         assert_eq!(grants_beyond_role(&admin, "shop_db", Role::Operator).len(), 2, "the escaped schema name is this one");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_that_lost_to_a_concurrent_write_runs_again_and_nothing_else_does() {
+        let conflict = || Error::from_server(1213, "40001", "Deadlock found when trying to get lock");
+        let runs = std::cell::Cell::new(0);
+        let won_third = retry_conflicts(|| {
+            runs.set(runs.get() + 1);
+            let n = runs.get();
+            async move { if n < 3 { Err(conflict()) } else { Ok(n) } }
+        })
+        .await;
+        assert_eq!(won_third.unwrap(), 3, "two conflicts, then the third run counts");
+
+        runs.set(0);
+        let always = retry_conflicts(|| {
+            runs.set(runs.get() + 1);
+            async { Err::<(), _>(conflict()) }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!((runs.get(), always.server_code()), (CONFLICT_TRIES, Some(1213)));
+        assert!(always.to_string().contains("3 times"), "{always}");
+
+        runs.set(0);
+        let refused = retry_conflicts(|| {
+            runs.set(runs.get() + 1);
+            async { Err::<(), _>(Error::from_server(1205, "HY000", "Lock wait timeout exceeded")) }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!((runs.get(), refused.server_code()), (1, Some(1205)), "a lock wait may have taken its whole budget: not run again");
     }
 }

@@ -756,6 +756,12 @@ async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
     let bad = cli(url, &["handover", "billing", "--to", ""]);
     assert_eq!(bad.code, 2, "{bad:?}");
     assert!(bad.stderr.contains("to_node"), "{}", bad.stderr);
+    // A service nobody ever campaigned for: exit 2, and no seat is made for it.
+    let unknown = cli(url, &["handover", "bilings", "--to", "web-2"]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(unknown.stderr.contains("unknown service 'bilings'") && unknown.stderr.contains("'billing'"), "{}", unknown.stderr);
+    let listed = cli(url, &["status", "--json"]);
+    assert!(listed.stdout.contains("billing") && !listed.stdout.contains("bilings"), "{}", listed.stdout);
     db.drop_db().await;
 }
 

@@ -193,8 +193,8 @@ async fn one_renew_for_a_thousand_seats_against_a_thousand_campaigns() {
 /// transaction, every listed seat that is vacant or expired, each at its next term with its
 /// history (the expired term closed 'expired' at its lease's end), and reports who leads the
 /// others; it leaves alone a seat held validly by another node, one a handover reserves for
-/// another node, one this node holds already (renew_seats renews it), one another transaction
-/// has locked, and one never created (campaign creates it).
+/// another node, one this node holds already (renew_seats renews it) and one another transaction
+/// has locked; a seat never created it creates and takes (at term 1).
 #[tokio::test]
 async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
     let db = TestDb::migrated("sessions_take").await;
@@ -218,13 +218,15 @@ async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
     let ids = ["expired", "vacant", "held", "mine", "reserved", "locked", "never"];
     let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &ids).await.expect("campaign_seats");
     let taken: Vec<(&str, u64)> = answer.iter().filter(|r| r.answer.is_leader).map(|r| (r.service_id.as_str(), r.answer.term)).collect();
-    assert_eq!(taken, [("expired", 2), ("vacant", 2)], "only the free seats are taken, each at its next term: {answer:?}");
+    assert_eq!(taken, [("expired", 2), ("never", 1), ("vacant", 2)], "only the free seats are taken, each at its next term: {answer:?}");
     assert!(answer.iter().filter(|r| r.answer.is_leader)
                   .all(|r| r.answer.leader_id.as_deref() == Some("a") && r.answer.lease_remaining > Duration::from_secs(29)), "{answer:?}");
     let others: Vec<(&str, Option<&str>)> = answer.iter().filter(|r| !r.answer.is_leader)
         .map(|r| (r.service_id.as_str(), r.answer.leader_id.as_deref())).collect();
-    assert_eq!(others, [("held", Some("c"))], "others' valid seats are reported; mine, reserved, locked and never are not: {answer:?}");
-    assert_eq!(history_rows(&mut c).await, before + 2, "one history row per term taken");
+    assert_eq!(others, [("held", Some("c"))], "others' valid seats are reported; mine, reserved and locked are not: {answer:?}");
+    assert_eq!(history_rows(&mut c).await, before + 3, "one history row per term taken");
+    let h = history(&mut c, "never").await;
+    assert_eq!(h.iter().map(|t| (t.term, t.leader_id.as_str(), t.began_how.as_str())).collect::<Vec<_>>(), [(1, "a", "elected")]);
     for s in ["expired", "vacant"] {
         let h = history(&mut c, s).await;
         assert_eq!(h.len(), 2, "{s}: {h:?}");
@@ -239,7 +241,6 @@ async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
     assert_eq!(seat(&mut c, "held").await.unwrap().leader_id.as_deref(), Some("c"));
     assert_eq!(seat(&mut c, "mine").await.unwrap().term, 1);
     assert_eq!(seat(&mut c, "reserved").await.unwrap().leader_id, None, "reserved for d: not a's");
-    assert!(seat(&mut c, "never").await.is_none(), "campaign_seats creates no seat");
     exec(&mut locker, "ROLLBACK").await;
     assert_eq!(seat(&mut c, "locked").await.unwrap().term, 1, "the locked seat was skipped, not waited for");
     // Once free of the lock, and for d the reserved one, a second call takes them.
@@ -265,6 +266,38 @@ async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
     db.drop_db().await;
 }
 
+/// A node's first start with many new services: two nodes create and take the same 300 new seats
+/// at the same moment, listed in opposite orders. Neither call fails (one creates the seats, the
+/// other waits for it and creates none), and every seat ends with one leader at term 1 and one
+/// history row.
+#[tokio::test]
+async fn two_nodes_creating_the_same_new_seats_at_once_each_get_one_leader() {
+    let db = TestDb::migrated("sessions_take_new").await;
+    let mut c = connect(&db.url).await;
+    let ids: Vec<String> = (0..300).map(|i| format!("new-{i:03}")).collect();
+    let forward: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let backward: Vec<&str> = forward.iter().rev().copied().collect();
+    let (a, b) = tokio::join!(
+        procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &forward),
+        procedures::campaign_seats(&db.pool, "b", Duration::from_secs(30), &backward),
+    );
+    let (a, b) = (a.expect("node a"), b.expect("node b"));
+    let led_by = |answers: &[procedures::SeatAnswer]| answers.iter().filter(|r| r.answer.is_leader).count();
+    println!("of 300 new seats created at once: a took {}, b took {}", led_by(&a), led_by(&b));
+    let rows: Vec<(i64, i64, i64)> = c
+        .query("SELECT COUNT(*), COALESCE(SUM(term = 1 AND leader_id IN ('a', 'b')), 0), \
+                (SELECT COUNT(*) FROM leader_election_history WHERE service_id LIKE 'new-%') FROM leader_election WHERE service_id LIKE 'new-%'")
+        .await
+        .unwrap();
+    // Both insert in the seats' key order: the second waits for the first's commit, finds the
+    // seats made (1062) and creates none; then each locks what it may, skipping what the other
+    // holds, so every seat is taken by exactly one of them.
+    assert_eq!(rows[0], (300, 300, 300), "(seats, seats led at term 1, history rows)");
+    assert_eq!(led_by(&a) + led_by(&b), 300, "each seat reported as taken by the node that took it, and by no other");
+    drop(c);
+    db.drop_db().await;
+}
+
 /// A limited account takes only seats inside its services: a free seat of another tenant is
 /// neither taken nor reported.
 #[tokio::test]
@@ -283,9 +316,16 @@ async fn campaign_seats_keeps_to_the_accounts_services() {
     }
     let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
     let pool = mysql_async::Pool::new(opts);
-    let taken = procedures::campaign_seats(&pool, "t", Duration::from_secs(30), &["billing_eu", "payroll"]).await.unwrap();
-    assert_eq!(taken.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(), [("billing_eu", true)]);
+    let taken = procedures::campaign_seats(&pool, "t", Duration::from_secs(30), &["billing_eu", "payroll", "billing_new", "payroll_new"])
+        .await
+        .unwrap();
+    assert_eq!(
+        taken.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(),
+        [("billing_eu", true), ("billing_new", true)],
+        "a new seat inside its services is created and taken"
+    );
     assert_eq!(seat(&mut admin, "payroll").await.unwrap().leader_id, None, "another tenant's free seat is left alone");
+    assert!(seat(&mut admin, "payroll_new").await.is_none(), "no seat is created outside its services");
     pool.disconnect().await.unwrap();
     exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
     db.drop_db().await;

@@ -106,7 +106,10 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
             exec(&mut b, "XA END 'tenant-b'; XA ROLLBACK 'tenant-b'").await;
         } else {
             let rows: Vec<mysql_async::Row> = answer.expect(setup).collect_and_drop().await.expect(setup);
-            assert!(rows.is_empty(), "{setup}: tenant_b renews nothing and sees nothing of billing_dos: {rows:?}");
+            // campaign_seats creates and takes tenant_b's own new seat billing_eu (b1 then leads it):
+            // only that seat may be in any answer.
+            let seen: Vec<String> = rows.iter().map(|r| r.get::<String, _>("service_id").unwrap()).collect();
+            assert!(seen.iter().all(|s| s == "billing_eu"), "{setup}: tenant_b renews nothing and sees nothing of billing_dos: {seen:?}");
             assert!(!in_transaction(&mut b).await, "{setup}: the call ended the transaction it opened");
         }
         assert_seat_free(&mut admin, &mut a, "billing_dos", &format!("{setup} / {sql}")).await;
@@ -554,7 +557,10 @@ async fn a_list_of_service_ids_is_refused_whole_unless_each_is_a_distinct_id() {
             })
             .await
             .expect("ids of 128 characters");
-        assert_eq!(rows, vec![(long.clone(), "n".to_string())], "{routine}: the seat of the 128-character id, led by n");
+        // campaign_seats creates "b" and takes it for m; renew_seats leaves a seat never created out.
+        let b_seat: &[(String, String)] = if routine == "campaign_seats" { &[("b".to_string(), "m".to_string())] } else { &[] };
+        let expected: Vec<(String, String)> = b_seat.iter().cloned().chain([(long.clone(), "n".to_string())]).collect();
+        assert_eq!(rows, expected, "{routine}: the seat of the 128-character id, led by n");
     }
     db.drop_db().await;
 }

@@ -167,6 +167,9 @@ BEGIN
                 -- Nothing half-done: a row this call created goes again.
                 IF v_rows = 0 THEN
                     DELETE FROM leader_election WHERE service_id = v_sid AND term = 0 AND leader_id IS NULL;
+                    -- Committed here: under autocommit off the DELETE would open a transaction
+                    -- that outlives the call (at the session's own isolation level, with its locks).
+                    COMMIT;
                 END IF;
                 RESIGNAL;
             END;

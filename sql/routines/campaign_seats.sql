@@ -5,8 +5,9 @@
 -- at its lease's end), the next term opened (term + 1, 'elected', began_by the session's
 -- account) and any reservation ended. It never waits for a seat another transaction has locked
 -- (it leaves that seat out), and it leaves to campaign what campaign alone decides: a seat
--- that has no row yet and a seat whose handover this node must acknowledge (it was the leader
--- the handover displaced). A service outside the account's patterns is left out before any
+-- whose handover this node must acknowledge (it was the leader the handover displaced). The
+-- seats of listed services that have none yet are created first, all in one statement (step 0:
+-- a node's first start with many new services takes them in one call, not one campaign each). A service outside the account's patterns is left out before any
 -- seat is read (sql/V14__access_by_account.sql); a list that is not one of distinct ids is
 -- refused (leader_election_check_ids). The caller sends campaign for each listed seat missing
 -- from the result.
@@ -37,9 +38,20 @@ BEGIN
     DECLARE v_sid      VARBINARY(512);
     DECLARE v_i        INT;
     DECLARE v_n        INT;
+    DECLARE v_new      LONGTEXT CHARACTER SET utf8mb4;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
+            -- Nothing half-done: the seats step 0 created go again, unless a node took one
+            -- meanwhile (under a lock wait of at most 1 s, set by then).
+            SET v_i = 0, v_n = COALESCE(JSON_LENGTH(v_new), 0);
+            WHILE v_i < v_n DO
+                DELETE FROM leader_election
+                 WHERE service_id = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_new, CONCAT('$[', v_i, ']'))) AS BINARY)
+                   AND term = 0 AND leader_id IS NULL;
+                SET v_i = v_i + 1;
+            END WHILE;
+            COMMIT;
             -- Not set yet when a check before it refused (MySQL refuses COALESCE over it: 1232).
             IF v_wait IS NOT NULL THEN
                 SET SESSION innodb_lock_wait_timeout = v_wait;
@@ -66,6 +78,31 @@ BEGIN
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
+    -- 0. Create the seats of the listed services that have none yet, in one statement, in the
+    --    seats' key order (so that two nodes creating the same seats at once wait for each other
+    --    instead of deadlocking), committed before any seat is locked. Which seats are new is a
+    --    plain read (no lock); the INSERT reads nothing but that list. When another transaction
+    --    creates one of them meanwhile (1062, or 1205/1213 while waiting for it), this call
+    --    creates none and goes on: the seats that exist by then are taken below, and the caller
+    --    campaigns for the rest one by one.
+    SELECT JSON_ARRAYAGG(j.sid) INTO v_new
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      LEFT JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.service_id IS NULL;
+    IF v_new IS NOT NULL THEN
+        BEGIN
+            DECLARE EXIT HANDLER FOR 1062, 1205, 1213 BEGIN
+                ROLLBACK;
+                SET v_new = NULL;
+            END;
+            INSERT INTO leader_election (service_id, term)
+            SELECT CAST(j.sid AS BINARY), 0
+              FROM JSON_TABLE(v_new, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+             ORDER BY 1;
+            COMMIT;
+        END;
+        CALL leader_election_begin(FALSE);
+    END IF;
     SET v_now = UTC_TIMESTAMP(6);
     -- 1. Lock the seats this node may take, skipping each that another transaction holds. The
     --    list drives the join (one primary-key lookup per listed service, never a scan: see
@@ -125,6 +162,7 @@ BEGIN
     -- The writes are committed before the answer is sent (a client slow to read it holds no
     -- lock); the answer is read in a read-only transaction of its own, which locks nothing.
     COMMIT;
+    SET v_new = NULL;
     CALL leader_election_begin(TRUE);
     -- The seats taken now (term_started_at = v_now), and the other listed seats another node leads.
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,

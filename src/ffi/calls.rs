@@ -109,7 +109,7 @@ pub unsafe extern "C" fn mysqlleader_campaign(
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let lease = arg_lease_ms(lease_ms, "lease_ms")?;
         let inner = &client.inner;
-        let c = inner.block_on(procedures::campaign(&inner.pool, service_id, node_id, lease))?;
+        let c = inner.block_on(procedures::retry_conflicts(|| procedures::campaign(&inner.pool, service_id, node_id, lease)))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn mysqlleader_force_leader(
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let lease = arg_lease_ms(lease_ms, "lease_ms")?;
         let inner = &client.inner;
-        let c = inner.block_on(procedures::force_leader(&inner.pool, service_id, node_id, lease))?;
+        let c = inner.block_on(procedures::retry_conflicts(|| procedures::force_leader(&inner.pool, service_id, node_id, lease)))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn mysqlleader_reelect(
         let result_out = arg_out(result_out, "result_out")?;
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let inner = &client.inner;
-        let r = inner.block_on(procedures::reelect(&inner.pool, service_id))?;
+        let r = inner.block_on(procedures::retry_conflicts(|| procedures::reelect(&inner.pool, service_id)))?;
         let result = mysqlleader_reelect_result { previous_leader_id: id_field(r.previous_leader_id.as_deref())?, term: r.term };
         unsafe { write_out(result_out, result) };
         Ok(())
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn mysqlleader_resign(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let node_id = unsafe { arg_id(node_id, "node_id") }?;
         let inner = &client.inner;
-        let r = inner.block_on(procedures::resign(&inner.pool, service_id, node_id))?;
+        let r = inner.block_on(procedures::retry_conflicts(|| procedures::resign(&inner.pool, service_id, node_id)))?;
         unsafe { write_out(result_out, mysqlleader_resign_result { resigned: r.resigned, term: r.term }) };
         Ok(())
     })
@@ -241,7 +241,7 @@ pub unsafe extern "C" fn mysqlleader_handover(
         let service_id = unsafe { arg_id(service_id, "service_id") }?;
         let to_node = unsafe { arg_id(to_node, "to_node") }?;
         let inner = &client.inner;
-        let c = inner.block_on(procedures::handover(&inner.pool, service_id, to_node))?;
+        let c = inner.block_on(procedures::retry_conflicts(|| procedures::handover(&inner.pool, service_id, to_node)))?;
         let result = campaign_result(&c)?;
         unsafe { write_out(result_out, result) };
         Ok(())

@@ -465,7 +465,7 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
 
 /// The error for a service that has no row, naming the services there are (when this account
 /// may read them).
-async fn unknown_service(db: &Db, service: &str) -> CliError {
+pub(crate) async fn unknown_service(db: &Db, service: &str) -> CliError {
     let known = procedures::service_statuses(&db.pool, None).await.unwrap_or_default();
     let mut names: Vec<String> = known.iter().take(10).map(|s| format!("'{}'", s.service_id)).collect();
     if known.len() > 10 {
@@ -483,7 +483,7 @@ async fn unknown_service(db: &Db, service: &str) -> CliError {
 }
 
 /// `e`, saying that the call changed nothing.
-fn changed_nothing(e: CliError) -> CliError {
+pub(crate) fn changed_nothing(e: CliError) -> CliError {
     CliError::new(format!("{e}; nothing was changed"))
 }
 
@@ -491,7 +491,7 @@ fn changed_nothing(e: CliError) -> CliError {
 
 pub async fn campaign(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let c = procedures::campaign(&db.pool, service, node, lease).await.map_err(|e| db.explain(e))?;
+        let c = procedures::retry_conflicts(|| procedures::campaign(&db.pool, service, node, lease)).await.map_err(|e| db.explain(e))?;
         if as_json {
             print_json(&json!({
                 "is_leader": flag(c.is_leader),
@@ -535,7 +535,7 @@ pub async fn am_i_leader(ctx: &Ctx, service: &str, node: &str, as_json: bool) ->
 
 pub async fn force(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let c = procedures::force_leader(&db.pool, service, node, lease).await.map_err(|e| db.explain(e))?;
+        let c = procedures::retry_conflicts(|| procedures::force_leader(&db.pool, service, node, lease)).await.map_err(|e| db.explain(e))?;
         if as_json {
             print_json(&json!({
                 "is_leader": flag(c.is_leader),
@@ -557,7 +557,7 @@ pub async fn force(ctx: &Ctx, service: &str, node: &str, lease: Duration, as_jso
 
 pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let r = procedures::reelect(&db.pool, service).await.map_err(|e| db.explain(e))?;
+        let r = procedures::retry_conflicts(|| procedures::reelect(&db.pool, service)).await.map_err(|e| db.explain(e))?;
         // Term 0: no node has ever led the service (a mistyped name, most likely); the call
         // changed nothing.
         if r.term == 0 {
@@ -581,7 +581,7 @@ pub async fn reelect(ctx: &Ctx, service: &str, as_json: bool) -> Result<Status, 
 
 pub async fn resign(ctx: &Ctx, service: &str, node: &str, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let r = procedures::resign(&db.pool, service, node).await.map_err(|e| db.explain(e))?;
+        let r = procedures::retry_conflicts(|| procedures::resign(&db.pool, service, node)).await.map_err(|e| db.explain(e))?;
         if r.term == 0 {
             return Err(changed_nothing(unknown_service(db, service).await));
         }

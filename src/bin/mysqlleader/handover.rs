@@ -17,7 +17,7 @@ use mysqlleader::procedures::{self, Campaign};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::commands::{with_db, Ctx, Db, Status};
+use crate::commands::{changed_nothing, unknown_service, with_db, Ctx, Db, Status};
 use crate::errors::CliError;
 use crate::output::{flag, human, print_json};
 use crate::say;
@@ -31,7 +31,13 @@ const WAIT_POLL: Duration = Duration::from_millis(20);
 pub async fn handover(ctx: &Ctx, service: &str, to: &str, wait: bool, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
         let started = Instant::now();
-        let c = procedures::handover(&db.pool, service, to).await.map_err(|e| db.explain(e))?;
+        // A seat nobody ever campaigned for is a typing error far more often than a plan: refuse
+        // it (exit 2, as `resign` does) rather than create a seat that `status` lists for ever.
+        // (`CALL handover` itself does create the seat, so that SQL can reserve a new service.)
+        if procedures::service_statuses(&db.pool, Some(service)).await.map_err(|e| db.explain(e))?.is_empty() {
+            return Err(changed_nothing(unknown_service(db, service).await));
+        }
+        let c = procedures::retry_conflicts(|| procedures::handover(&db.pool, service, to)).await.map_err(|e| db.explain(e))?;
         if c.is_leader {
             report(&c, as_json, None);
             if !as_json {
