@@ -48,7 +48,7 @@ mod throughput;
 #[path = "election/writes.rs"]
 mod writes;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 use serde_json::{json, Value};
@@ -318,6 +318,18 @@ async fn run(args: Args) -> Res<bool> {
                 });
             }
             if n >= 10_000 || args.quick {
+                targets.push(Target {
+                    name: format!("sessions: one node takes {n} new seats at start-up"),
+                    goal: "≤ 30 s at 10,000 services".into(),
+                    measured: r.startup.map_or("not within 300 s".into(), |d| format!("{:.2} s", d.as_secs_f64())),
+                    met: (n >= 10_000).then(|| r.startup.is_some_and(|d| d <= Duration::from_secs(30))),
+                });
+                targets.push(Target {
+                    name: format!("sessions: graceful shutdown of a session, {n} services"),
+                    goal: "every seat it led led by another within 2 s".into(),
+                    measured: format!("{} seats: {}", r.graceful.0, r.graceful.1.map_or("not within 120 s".into(), |d| format!("{:.2} s", d.as_secs_f64()))),
+                    met: Some(r.graceful.1.is_some_and(|d| d <= Duration::from_secs(2))),
+                });
                 let p99 = r.leader_p99_ms.max(r.follower_p99_ms);
                 targets.push(Target {
                     name: format!("sessions: renew_seats p99 at {n} services x 3 nodes"),

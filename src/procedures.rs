@@ -320,11 +320,16 @@ where
     seats_call(conn, "CALL campaign_seats(?, ?, ?)", node_id, lease, service_ids).await
 }
 
-/// One seat [`resign_seats`] gave up: the term that ended.
+/// One seat [`resign_seats`] found the node holding: given up, or skipped because locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatResigned {
     pub service_id: String,
-    /// The term that ended (`resigned` in the history, by this call's account).
+    /// True when its term ended; false when another transaction held the seat's lock (an
+    /// application's fence): the node still holds it, and [`resign`] (which waits for the lock)
+    /// can end it.
+    pub resigned: bool,
+    /// The term that ended (`resigned` in the history, by this call's account), or the one still
+    /// held.
     pub term: u64,
 }
 
@@ -332,9 +337,9 @@ pub struct SeatResigned {
 /// call (a [`Session`](crate::Session)'s shutdown). In one transaction it resigns every seat in
 /// `service_ids` that `node_id` holds with a valid lease, as [`resign`] does: the term ends
 /// `resigned` now and the seat is vacant for the next campaign. A seat another transaction has
-/// locked is left out (never waited for), and so is a service outside the account's limit: the
-/// answer lists the seats resigned, by service id. Stop acting as leader of every listed seat
-/// before calling it.
+/// locked is never waited for: it is answered `resigned: false`. The answer has one entry per
+/// listed seat the node held, by service id; a seat it did not hold, or a service outside the
+/// account's limit, has none. Stop acting as leader of every listed seat before calling it.
 pub async fn resign_seats<'a, 't: 'a, C>(conn: C, node_id: &str, service_ids: &[&str]) -> Result<Vec<SeatResigned>>
 where
     C: ToConnection<'a, 't> + 'a,
@@ -343,7 +348,9 @@ where
     let sql = inline_params("CALL resign_seats(?, ?)", &(node_id, ids).into())?;
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
-    rows.iter().map(|row| Ok(SeatResigned { service_id: col(row, "service_id")?, term: col(row, "term")? })).collect()
+    rows.iter()
+        .map(|row| Ok(SeatResigned { service_id: col(row, "service_id")?, resigned: flag(row, "resigned")?, term: col(row, "term")? }))
+        .collect()
 }
 
 /// One call of a procedure over many seats (`renew_seats`, `campaign_seats`): the list goes as

@@ -624,6 +624,51 @@ async fn fence_on_the_applications_own_transaction() {
     db.drop_db().await;
 }
 
+/// A process restarted with the same node id while its predecessor's lease is valid (kill -9 and
+/// a supervisor's restart; a StatefulSet's pod) leads at a term of its own: its first campaign is
+/// preceded by a resign that ends the predecessor's term (`resigned`), so the predecessor's fence
+/// at its old term (a process paused, not dead, that wakes with its term) is refused. Before, the
+/// new process renewed the predecessor's lease at the same term, and that fence passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_node_leads_at_a_term_of_its_own_and_its_predecessors_fence_fails() {
+    let db = common::TestDb::migrated("elincarnation").await;
+    let long = |pool: &mysql_async::Pool| {
+        Elector::builder(pool.clone(), "inc")
+            .node_id("web-1")
+            .lease(Duration::from_secs(60))
+            .renew_interval(Duration::from_secs(5))
+            .retry_interval(RETRY)
+            .resign_on_drop(false)
+            .start()
+            .unwrap()
+    };
+    let predecessor = long(&db.pool);
+    one_leader(&[&predecessor], Duration::from_secs(10)).await;
+    let term = predecessor.term();
+    // Its process dies: nothing resigns, the 60 s lease stays valid in the database.
+    predecessor.shutdown().await.unwrap();
+    let successor = long(&db.pool);
+    one_leader(&[&successor], Duration::from_secs(10)).await;
+    assert_eq!(successor.term(), term + 1, "the restarted node leads at a new term, not its predecessor's");
+    let mut conn = db.pool.get_conn().await.unwrap();
+    let terms = sql_support::history(&mut conn, "inc").await;
+    assert_eq!(
+        terms.iter().map(|t| (t.term, t.leader_id.as_str(), t.ended_how.as_deref())).collect::<Vec<_>>(),
+        [(term, "web-1", Some("resigned")), (term + 1, "web-1", None)]
+    );
+    // The predecessor wakes with its term and fences a transaction: refused.
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let refused = procedures::assert_leader(&mut tx, "inc", "web-1", term).await.unwrap_err();
+    assert_eq!((refused.kind(), refused.current_term()), (mysqlleader::ErrorKind::NotLeader, Some(term + 1)), "{refused}");
+    drop(tx);
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    assert_eq!(successor.fence(&mut tx).await.unwrap(), term + 1, "the successor's fence passes");
+    tx.commit().await.unwrap();
+    drop(conn);
+    successor.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loopback_url_connects_where_it_says_not_to_the_unix_socket() {
     // A proxy on loopback in front of the local server: the URL names the proxy's port, and the

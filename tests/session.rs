@@ -237,6 +237,60 @@ async fn a_session_elector_has_the_api_of_any_elector() {
     db.drop_db().await;
 }
 
+/// A session restarted with the same node id while its predecessor's leases are valid leads each
+/// seat at a term of its own: before its first campaigns its electors' resigns (batched in
+/// `resign_seats`) end the predecessor's terms, so the predecessor's fences fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_session_leads_at_terms_of_its_own() {
+    let db = TestDb::migrated("session_incarnation").await;
+    let ids = services(30);
+    let (user, pool) = app_account(&db, "sinc").await;
+    let lease = Duration::from_secs(60);
+    // The predecessor, on a runtime of its own so that it can die: nothing resigns, the leases
+    // stay valid in the database.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let predecessor: Vec<Elector> = {
+        let _in = runtime.enter();
+        let session = Session::builder(pool).node_id("node-a").lease(lease).start().unwrap();
+        ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect()
+    };
+    until(Duration::from_secs(20), "the predecessor leads every service", || predecessor.iter().all(Elector::is_leader)).await;
+    assert!(predecessor.iter().all(|e| e.term() == 1));
+    runtime.shutdown_background();
+    drop(predecessor);
+
+    // The successor, as a new process: a pool of its own.
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    let session = Session::builder(Pool::new(opts)).node_id("node-a").lease(lease).start().unwrap();
+    let successor: Vec<Elector> = ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    let all_led = tokio::time::timeout(Duration::from_secs(20), async {
+        while !successor.iter().all(Elector::is_leader) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    let states: Vec<_> = successor.iter().filter(|e| !e.is_leader()).map(|e| e.state()).take(3).collect();
+    assert!(all_led.is_ok(), "the successor leads every service: not within 20 s; {:?}; {states:?}", session.stats());
+    assert!(successor.iter().all(|e| e.term() == 2), "every seat at a new term: {:?}", successor.iter().map(Elector::term).collect::<Vec<_>>());
+    assert!(session.stats().resign_batches >= 1, "the predecessor's terms ended in batches: {:?}", session.stats());
+    let mut admin = db.conn().await;
+    let ended: i64 = admin
+        .query_first("SELECT COUNT(*) FROM leader_election_history WHERE term = 1 AND ended_how = 'resigned' AND service_id LIKE 'shard-%'")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended, 30);
+    let mut tx = admin.start_transaction(Default::default()).await.unwrap();
+    let refused = procedures::assert_leader(&mut tx, &ids[0], "node-a", 1).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::NotLeader, "the predecessor's fence: {refused}");
+    drop(tx);
+    drop(admin);
+    session.shutdown().await.unwrap();
+    drop(successor);
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}
+
 /// An account that may not call renew_seats or resign_seats (granted before they existed) still
 /// leads through a session: it campaigns one service at a time, and resigns so at its shutdown.
 #[tokio::test]

@@ -108,8 +108,8 @@ async fn resign_seats_gives_up_exactly_the_nodes_valid_seats_in_one_call() {
     let t0 = std::time::Instant::now();
     let resigned = procedures::resign_seats(&db.pool, "a", &["s1", "s2", "s3", "other", "lapsed", "never"]).await.expect("no lock wait");
     let took = t0.elapsed();
-    let got: Vec<(&str, u64)> = resigned.iter().map(|r| (r.service_id.as_str(), r.term)).collect();
-    assert_eq!(got, [("s1", 1), ("s3", 1)], "the fenced s2 and the seats a does not hold are left out");
+    let got: Vec<(&str, bool, u64)> = resigned.iter().map(|r| (r.service_id.as_str(), r.resigned, r.term)).collect();
+    assert_eq!(got, [("s1", true, 1), ("s2", false, 1), ("s3", true, 1)], "the fenced s2 answered still held; the seats a does not hold left out");
     assert!(took < Duration::from_secs(1), "the fenced seat is skipped, not waited for ({took:?})");
     assert!(!in_transaction(&mut c).await);
     for s in ["s1", "s3"] {
@@ -126,7 +126,7 @@ async fn resign_seats_gives_up_exactly_the_nodes_valid_seats_in_one_call() {
     exec(&mut fenced, "COMMIT").await;
     assert_eq!(seat(&mut c, "s2").await.unwrap().leader_id.as_deref(), Some("a"), "the fenced seat is still a's");
     let again = procedures::resign_seats(&db.pool, "a", &["s1", "s2", "s3"]).await.unwrap();
-    assert_eq!(again.iter().map(|r| r.service_id.as_str()).collect::<Vec<_>>(), ["s2"], "once the fence ended");
+    assert_eq!(again.iter().map(|r| (r.service_id.as_str(), r.resigned)).collect::<Vec<_>>(), [("s2", true)], "once the fence ended");
     drop((c, fenced));
     db.drop_db().await;
 }

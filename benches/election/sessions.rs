@@ -2,7 +2,8 @@
 //! (N = 1,000 and 10,000; --quick: 300), at the defaults (lease 10 s, renew 2 s, retry 1 s).
 //! Per N, one after the other:
 //!
-//! 1. Node n0 starts alone and takes every seat (the time is printed), then n1 and n2 start and
+//! 1. Node n0 starts alone and takes every seat, none of which exists yet (the time is
+//!    reported: the start-up of a node of N new services), then n1 and n2 start and
 //!    follow; once every follower has seen its leader, a window of the server's accounting as in
 //!    the `system` section: server CPU per service-second, statements, and the most connections
 //!    each node held at once (PROCESSLIST, per node's account... all three share one account,
@@ -12,6 +13,9 @@
 //! 3. Node n0 "crashes": its runtime stops with no resign, its sockets close (as `kill -9`
 //!    would close them). The time until every service has a leader in n1 or n2 is measured
 //!    from that instant; the target is lease + retry + 1 s.
+//! 4. n1, which leads about half of the seats by then, shuts down gracefully (`shutdown()`:
+//!    its seats resigned in `resign_seats` batches); the time until n2 leads every service is
+//!    measured from the call.
 
 use std::time::Duration;
 
@@ -30,6 +34,10 @@ pub struct SessionsResult {
     pub leader_p99_ms: f64,
     pub follower_p99_ms: f64,
     pub failover: Option<Duration>,
+    /// Step 1: n0 alone took all N new seats in this time (`None`: not within 300 s).
+    pub startup: Option<Duration>,
+    /// Step 4: the seats n1 led when it shut down, and how long until n2 led every service.
+    pub graceful: (usize, Option<Duration>),
 }
 
 /// The failover target: lease + retry interval + 1 s at the defaults.
@@ -74,6 +82,7 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let took = t0.elapsed();
+    let startup = (electors0.iter().all(|e| e.is_leader())).then_some(took);
     let mut others = Vec::new();
     let mut followers = Vec::new();
     for n in 1..3 {
@@ -127,6 +136,24 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     drop((session0, electors0));
+
+    // 4. n1 shuts down gracefully; n2 takes its seats.
+    let handed = followers[0].iter().filter(|e| e.is_leader()).count();
+    let closing = Instant::now();
+    let (session1, pool1) = others.remove(0);
+    let electors1 = followers.remove(0);
+    let closed = session1.shutdown().await;
+    let mut graceful = None;
+    while closing.elapsed() < Duration::from_secs(120) {
+        if followers[0].iter().all(|e| e.is_leader()) {
+            graceful = Some(closing.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    eprintln!("  sessions {services}: n1's shutdown ({closed:?}) with {handed} seats led: n2 led every service after {graceful:?}");
+    drop(electors1);
+    let _ = pool1.disconnect().await;
     for (session, pool) in others {
         let _ = session.shutdown().await;
         let _ = pool.disconnect().await;
@@ -143,6 +170,8 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
         leader_p99_ms: p(&leader_durations, 99.0),
         follower_p99_ms: p(&follower_durations, 99.0),
         failover,
+        startup,
+        graceful: (handed, graceful),
     })
     .map(|r| {
         eprintln!(
@@ -167,16 +196,18 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
     }
     let mut t = Table::new(
         "Sessions: N services x 3 nodes, one Session per node, at the defaults (lease 10 s)",
-        &["services", "server CPU ms per service-second", "connections per node", "renew_seats p99: leader", "renew_seats p99: followers", "failover of every service after a crash"],
+        &["services", "start-up: one node takes N new seats", "server CPU ms per service-second", "connections per node", "renew_seats p99: leader", "renew_seats p99: followers", "failover of every service after a crash", "graceful shutdown: seats it led, all led by another after"],
     );
     for r in &results {
         t.row(vec![
             r.services.to_string(),
+            r.startup.map_or("not within 300 s".into(), |d| format!("{:.2} s", d.as_secs_f64())),
             r.cpu_per_service_s.map_or("n/a (server not on this host)".into(), |c| format!("{:.4}", c * 1000.0)),
             format!("{:.1}", r.conns_per_node),
             format!("{:.1} ms", r.leader_p99_ms),
             format!("{:.1} ms", r.follower_p99_ms),
             r.failover.map_or("not within 120 s".into(), |d| format!("{:.2} s", d.as_secs_f64())),
+            format!("{}, {}", r.graceful.0, r.graceful.1.map_or("not within 120 s".into(), |d| format!("{:.2} s", d.as_secs_f64()))),
         ]);
     }
     t.note(format!(
@@ -184,7 +215,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
          work included), per service and second. connections: the most seen at once for the benchmark's database, divided \
          by the 3 nodes. renew_seats p99: the round trip of each session's batch calls in the window (the leader renews its \
          seats; the followers look at theirs). failover: from the crash of the leading node (its runtime stopped with no \
-         resign, its sockets closed) until every service had a leader among the other two; target lease + retry + 1 s = {:.0} s.",
+         resign, its sockets closed) until every service had a leader among the other two; target lease + retry + 1 s = {:.0} s. \
+         graceful shutdown: from n1's `shutdown()` until n2 led every service.",
         window.as_secs_f64(),
         FAILOVER_TARGET.as_secs_f64()
     ));
@@ -192,6 +224,8 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
         "services": r.services, "server_cpu_s_per_service_s": r.cpu_per_service_s, "connections_per_node": r.conns_per_node,
         "renew_seats_p99_ms_leader": r.leader_p99_ms, "renew_seats_p99_ms_followers": r.follower_p99_ms,
         "failover_s": r.failover.map(|d| d.as_secs_f64()),
+        "startup_s": r.startup.map(|d| d.as_secs_f64()),
+        "graceful_seats": r.graceful.0, "graceful_s": r.graceful.1.map(|d| d.as_secs_f64()),
     })).collect::<Vec<_>>());
     Ok((vec![t], value, results))
 }

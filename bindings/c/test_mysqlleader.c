@@ -897,6 +897,15 @@ static int find_event(recorder *r, int from, mysqlleader_event_kind kind) {
     return found;
 }
 
+/* find_event, waiting up to within_ms for the event: a callback runs on the elector's callback
+ * thread, after the state it reports has changed (a wait for leadership can return first). */
+static int wait_event(recorder *r, int from, mysqlleader_event_kind kind, long within_ms) {
+    long long until = now_ms() + within_ms;
+    int found;
+    while ((found = find_event(r, from, kind)) < 0 && now_ms() < until) sleep_ms(10);
+    return found;
+}
+
 static int event_count(recorder *r) {
     pthread_mutex_lock(&r->lock);
     int n = r->count;
@@ -1709,7 +1718,7 @@ static void test_sessions(mysqlleader_client *client) {
         CHECK_OK(mysqlleader_elector_wait_for_leadership(ea[i], SLACK_MS, &leading));
         CHECK(leading);
     }
-    CHECK(find_event(&r, 0, MYSQLLEADER_EVENT_STARTED_LEADING) >= 0);
+    CHECK(wait_event(&r, 0, MYSQLLEADER_EVENT_STARTED_LEADING, SLACK_MS) >= 0);
 
     /* The session's metrics: one exposition, HELP and TYPE once, a sample per service. */
     {

@@ -3,13 +3,15 @@
 -- service ids) that p_node_id holds with a valid lease, as resign would: each term ends
 -- 'resigned' now, by this session, and the seat is vacated, so the next campaign takes it at
 -- once. A seat another transaction has locked (an application's fence, a campaign in flight) is
--- left out, never waited for: the caller resigns it with resign, or lets its lease lapse. A
+-- not waited for: it is answered resigned 0 (the caller resigns it with resign, which waits for
+-- the lock, or lets its lease lapse). A
 -- service outside the account's patterns is left out before any seat is read
 -- (sql/V14__access_by_account.sql); a list that is not one of distinct ids is refused
 -- (leader_election_check_ids). The caller must have stopped acting as leader of every listed
 -- seat before it calls (a resign vacates the seat for the others at its commit).
--- Result: one row per seat resigned (none when there is none), in the order of service_id:
--- service_id, resigned (always 1), term (the term that ended).
+-- Result, in the order of service_id, one row per listed seat the node held with a valid lease:
+-- service_id, resigned (1: its term ended; 0: locked by another transaction, still held),
+-- term (the term that ended, or the one still held). No row for a seat the node did not hold.
 -- A transaction of its own, as resign: what the caller left open is committed first (inside an
 -- XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction. Each seat's resign (the seat and its history row) is one statement, as
@@ -28,6 +30,7 @@ BEGIN
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_held     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_sid      VARBINARY(512);
     DECLARE v_i        INT;
     DECLARE v_n        INT;
@@ -66,6 +69,7 @@ BEGIN
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+    SET v_held = v_mine;
     IF v_mine IS NOT NULL THEN
         SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
           FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
@@ -92,7 +96,8 @@ BEGIN
         END WHILE;
     END IF;
     -- The writes are committed before the answer is sent; the answer is read in a read-only
-    -- transaction of its own: the terms this call ended (by the history the trigger wrote).
+    -- transaction of its own: the terms this call ended (by the history the trigger wrote), and
+    -- the seats step 1a found held that step 1b skipped and that the node still holds.
     COMMIT;
     SET SESSION innodb_lock_wait_timeout = v_wait;
     CALL leader_election_begin(TRUE);
@@ -102,6 +107,14 @@ BEGIN
       FROM JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election_history h ON h.service_id = CAST(j.sid AS BINARY)
      WHERE h.ended_how = 'resigned' AND h.ended_at = v_now AND h.leader_id = v_nid
-     ORDER BY h.service_id;
+    UNION ALL
+    SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4),
+           0,
+           e.term
+      FROM JSON_TABLE(COALESCE(v_held, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+       AND NOT JSON_CONTAINS(COALESCE(v_mine, '[]'), JSON_QUOTE(j.sid))
+     ORDER BY service_id;
     COMMIT;
 END;

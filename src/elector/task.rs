@@ -26,6 +26,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Campaign>> + Send;
     fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<CurrentLeader>> + Send;
     fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send;
+    /// Before the elector's first campaign: ends the term a previous process with this node id
+    /// may still hold (`resign`, which does nothing when the node holds no valid lease).
+    fn end_predecessor(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send {
+        self.resign(server, config)
+    }
     /// `resign_to`: ends this node's term and reserves the seat for `to`.
     fn resign_to(&self, server: usize, config: &Arc<ElectorConfig>, to: &str) -> impl Future<Output = Result<Resign>> + Send;
     /// Tells the wake-up lock what this node does now.
@@ -94,11 +99,25 @@ impl Database {
             + Send
             + 'static,
     {
+        self.call_then(server, config, false, call).await
+    }
+
+    /// [`Database::call`]; with `keep`, the connection stays in the slot after a clean end even
+    /// when the backend is not sticky, for the next call (which then gives it back to the pool
+    /// as usual): two calls in a row on one connection, where taking a second from the pool
+    /// before the first is back in it would leave the pool one connection larger.
+    async fn call_then<T, F>(&self, server: usize, config: &Arc<ElectorConfig>, keep: bool, call: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut mysql_async::Conn, Arc<ElectorConfig>) -> CallFuture<'c, T>
+            + Send
+            + 'static,
+    {
         let mut slot = self.slots[server].clone().lock_owned().await;
         let pool = self.pools[server].clone();
         let config = Arc::clone(config);
         let bound = config.request_timeout.max(CALL_RUNS_OUT);
-        let sticky = self.sticky;
+        let sticky = self.sticky || keep;
         let task = tokio::spawn(async move {
             let (mut conn, guard) = match slot.take() {
                 Some(conn) => {
@@ -167,6 +186,14 @@ impl Backend for Database {
 
     async fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
         self.call(server, config, |conn, c| {
+            Box::pin(async move { procedures::resign(conn, &c.service_id, &c.node_id).await })
+        })
+        .await
+    }
+
+    /// A `resign` whose connection the first campaign, which follows at once, takes over.
+    async fn end_predecessor(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
+        self.call_then(server, config, true, |conn, c| {
             Box::pin(async move { procedures::resign(conn, &c.service_id, &c.node_id).await })
         })
         .await
@@ -290,6 +317,7 @@ pub(super) fn spawn_with<B: Backend>(
         metrics,
         pending: None,
         look_at: None,
+        predecessor_ended: false,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -379,6 +407,8 @@ struct Task<B: Backend> {
     pending: Option<Option<Command>>,
     /// When to call next instead of at once, once (set after a handover).
     look_at: Option<Instant>,
+    /// Whether the term a previous process with this node id may hold has been ended (step 1b).
+    predecessor_ended: bool,
 }
 
 impl<B: Backend> Task<B> {
@@ -482,6 +512,24 @@ impl<B: Backend> Task<B> {
         if seat.leading && !seat.leads_at(Instant::now()) {
             self.apply(Input::DeadlineReached);
         }
+        // 1b. The elector's first campaign is preceded by a `resign` of the seat, once: a process
+        //     restarted with the same node id within its predecessor's lease would otherwise renew
+        //     that lease at the same term, and the fencing token could not tell the two apart (a
+        //     predecessor paused, not dead, that wakes with a transaction in flight would pass the
+        //     fence of its successor). Until that resign succeeds the elector does not campaign;
+        //     its failure counts as a failed campaign (retried after the retry interval).
+        if !self.predecessor_ended {
+            match self.end_predecessor().await {
+                None => return Instant::now(),
+                Some(Ok(())) => self.predecessor_ended = true,
+                Some(Err((sent_at, e))) => {
+                    let result = Err(e);
+                    self.note(&result);
+                    self.metrics.observe_campaign(sent_at.elapsed(), false);
+                    return self.apply(Input::Campaigned { sent_at, result, watched: false }).unwrap_or_else(Instant::now);
+                }
+            }
+        }
         // 2. Send, bounded by the request timeout and, while leading, by the deadline: a renew in
         //    flight never outlives the deadline it would extend.
         let sent_at = Instant::now();
@@ -506,6 +554,26 @@ impl<B: Backend> Task<B> {
         let watched = self.backend.watching();
         let decision = self.apply(Input::Campaigned { sent_at, result, watched });
         decision.unwrap_or_else(Instant::now)
+    }
+
+    /// Step 1b: `None` when a resign or shutdown command came first; the failure with the
+    /// instant the call was sent.
+    async fn end_predecessor(&mut self) -> Option<std::result::Result<(), (Instant, Error)>> {
+        let config = self.config.clone();
+        let sent_at = Instant::now();
+        let limit = sent_at + config.request_timeout;
+        let call = timeout_at(limit, self.backend.end_predecessor(self.server, &config));
+        let result = call_or_command(call, &mut self.commands, &mut self.pending).await?;
+        Some(match result.unwrap_or_else(|_| Err(Error::timeout(config.request_timeout))) {
+            Ok(r) => {
+                if r.resigned {
+                    tracing::info!(service = %config.service_id, node = %config.node_id, term = r.term,
+                        "ended term {} that an earlier process with this node id held: this process leads only at terms of its own", r.term);
+                }
+                Ok(())
+            }
+            Err(e) => Err((sent_at, e)),
+        })
     }
 
     /// Steps 2–4 for a node that no longer campaigns: it only observes who leads.

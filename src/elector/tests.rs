@@ -47,6 +47,9 @@ struct Fake {
     wake: Notify,
     watching: std::sync::atomic::AtomicBool,
     state: OnceLock<watch::Receiver<State>>,
+    /// The answers to the elector's first resign (step 1b), each after its delay; once empty,
+    /// that resign answers at once "nothing held", and is not recorded in `calls`.
+    predecessor: Mutex<VecDeque<(Duration, Reply)>>,
 }
 
 #[derive(Clone)]
@@ -63,7 +66,15 @@ impl Fake {
             wake: Notify::new(),
             watching: std::sync::atomic::AtomicBool::new(false),
             state: OnceLock::new(),
+            predecessor: Mutex::new(VecDeque::new()),
         })
+    }
+
+    /// `script`, with `predecessor` as the answers to the elector's first resign.
+    fn with_predecessor(servers: usize, predecessor: Vec<(u64, Reply)>, script: Vec<(u64, Reply)>) -> Arc<Fake> {
+        let fake = Fake::new(servers, script);
+        *fake.predecessor.lock().unwrap() = predecessor.into_iter().map(|(d, r)| (ms(d), r)).collect();
+        fake
     }
 
     fn calls(&self) -> Vec<Call> {
@@ -120,6 +131,19 @@ impl Backend for FakeBackend {
 
     async fn resign(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<Resign> {
         match self.0.answer("resign", server).await {
+            Reply::Resigned { term } => Ok(Resign { resigned: true, term }),
+            Reply::Fail(e) => Err(e),
+            _ => panic!("the script answers a resign with a campaign"),
+        }
+    }
+
+    async fn end_predecessor(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<Resign> {
+        let next = self.0.predecessor.lock().unwrap().pop_front();
+        let Some((delay, reply)) = next else { return Ok(Resign { resigned: false, term: 0 }) };
+        let now = Instant::now();
+        self.0.calls.lock().unwrap().push(Call { at_ms: self.0.since_start(now), what: "end_predecessor", server, leading: false });
+        sleep(delay).await;
+        match reply {
             Reply::Resigned { term } => Ok(Resign { resigned: true, term }),
             Reply::Fail(e) => Err(e),
             _ => panic!("the script answers a resign with a campaign"),
@@ -201,6 +225,24 @@ async fn renews_on_time_from_the_send_time() {
     // Metrics: three campaigns, one transition (started leading), term 1.
     assert_eq!((elector.metrics().campaigns(), elector.metrics().transitions()), (3, 1));
     assert!(elector.metrics_text().contains("leader_election_master_status{name=\"svc\"} 1\n"));
+}
+
+/// Step 1b: the first campaign is preceded by a resign that ends a previous process's term; the
+/// elector campaigns only once that resign succeeded (a failed one counts as a failed campaign,
+/// retried after the retry interval), so it leads at a term of its own.
+#[tokio::test(start_paused = true)]
+async fn the_first_campaign_waits_until_a_predecessors_term_is_ended() {
+    let fake = Fake::with_predecessor(1, vec![(10, conn_error()), (10, Reply::Resigned { term: 7 })], vec![(10, won(8)), (10, won(8))]);
+    let (elector, mut events) = start(&fake, config());
+    sleep(ms(3_500)).await;
+    let calls: Vec<(u64, &str)> = fake.calls().iter().map(|c| (c.at_ms, c.what)).collect();
+    // The failed resign at 0 ms (answered at 10 ms), again one retry interval after that answer,
+    // then the campaign right after it, and the renew one renew interval later: no campaign
+    // before the resign.
+    assert_eq!(calls, vec![(0, "end_predecessor"), (1_010, "end_predecessor"), (1_020, "campaign"), (3_020, "campaign")]);
+    assert_eq!(elector.metrics().campaigns(), 3, "the failed resign counts as a failed campaign");
+    assert_eq!(drain(&mut events).iter().filter(|e| matches!(e, Event::StartedLeading { term: 8, .. })).count(), 1);
+    assert!(elector.is_leader());
 }
 
 #[tokio::test(start_paused = true)]

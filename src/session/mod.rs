@@ -388,6 +388,16 @@ impl SessionBackend {
         SessionBackend { core, queue, resigns, service_id, leading: AtomicBool::new(false), wakes }
     }
 
+    /// A resign through the session's resigner (src/session/resigns.rs); `may_hold`: whether the
+    /// node may hold the seat (its step 4).
+    async fn batched_resign(&self, config: &Arc<ElectorConfig>, may_hold: bool) -> Result<Resign> {
+        let (reply, answer) = oneshot::channel();
+        if self.resigns.send(resigns::ResignRequest { config: config.clone(), may_hold, reply }).is_err() {
+            return self.core.db.resign(0, config).await;
+        }
+        answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))
+    }
+
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
     /// this seat follows). Wakes received meanwhile stay: one may be newer than the answer (a
     /// stale one costs one more look at the seat, in a batch).
@@ -432,12 +442,14 @@ impl Backend for SessionBackend {
     /// Goes to the session's resigner, which batches the resigns that come together (a
     /// shutdown's) into one `resign_seats` (src/session/resigns.rs).
     async fn resign(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
-        let (reply, answer) = oneshot::channel();
-        let leading = self.leading.load(Ordering::SeqCst);
-        if self.resigns.send(resigns::ResignRequest { config: config.clone(), leading, reply }).is_err() {
-            return self.core.db.resign(0, config).await;
-        }
-        answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))
+        self.batched_resign(config, self.leading.load(Ordering::SeqCst)).await
+    }
+
+    /// Batched as any resign: a session of thousands of new electors sends one `resign_seats`
+    /// per batch before its first campaigns. The node may hold any of these seats (a previous
+    /// process's terms), so a seat the batch cannot settle gets its own `resign`.
+    async fn end_predecessor(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Resign> {
+        self.batched_resign(config, true).await
     }
 
     async fn resign_to(&self, _server: usize, config: &Arc<ElectorConfig>, to: &str) -> Result<Resign> {

@@ -9,13 +9,14 @@
 //!    one before, for at most a batch window, and at most [`BATCH_LIMIT`].
 //! 2. **One.** A resign alone is sent as `resign`, as a plain elector sends it.
 //! 3. **Many.** Several go in one `resign_seats`: a seat it resigned answers resigned, at the
-//!    term that ended. A seat it left out whose elector was leading (another transaction held
-//!    the seat, an application's fence: `resign_seats` skips it rather than wait) gets a
-//!    `resign` of its own, which waits for it as `resign` does; the other seats left out (their
-//!    electors followed) answer not resigned, as `resign` would have.
+//!    term that ended. A seat it skipped while the node still holds it (another transaction held
+//!    the seat, an application's fence: `resign_seats` answers it `resigned` 0 rather than wait)
+//!    gets a `resign` of its own, which waits for it as `resign` does; a seat it does not
+//!    mention was not the node's, and answers not resigned, as `resign` would have.
 //! 4. **Fallback.** When `resign_seats` fails (an account granted before it existed has no
-//!    EXECUTE on it; a server still on an older schema lacks it), each leader's seat gets its own
-//!    `resign`, as before it existed; followers answer not resigned.
+//!    EXECUTE on it; a server still on an older schema lacks it), each seat the node may hold
+//!    (its elector led, or it is an elector's first resign, which ends a predecessor's term)
+//!    gets its own `resign`, as before it existed; the others answer not resigned.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,8 +38,10 @@ pub(super) const QUIET: Duration = Duration::from_millis(5);
 /// One elector's resign, queued for a batch.
 pub(super) struct ResignRequest {
     pub(super) config: Arc<ElectorConfig>,
-    /// Whether the elector led when it stepped down to resign (step 3).
-    pub(super) leading: bool,
+    /// Whether the node may hold the seat (step 4): its elector led when it stepped down to
+    /// resign, or this is the elector's first resign, sent before its first campaign to end a
+    /// term a previous process with the node's id may still hold.
+    pub(super) may_hold: bool,
     pub(super) reply: oneshot::Sender<Result<Resign>>,
 }
 
@@ -83,17 +86,19 @@ async fn resign_many(core: &Core, batch: Vec<ResignRequest>) {
         })
         .await;
     core.count(|s| s.resign_batches += 1);
-    let resigned: HashMap<String, u64> = match answer {
-        Ok(seats) => seats.into_iter().map(|s| (s.service_id, s.term)).collect(),
+    let (answered, resigned): (bool, HashMap<String, (bool, u64)>) = match answer {
+        Ok(seats) => (true, seats.into_iter().map(|s| (s.service_id, (s.resigned, s.term))).collect()),
         Err(e) => {
-            tracing::debug!(node = %core.template.node_id, error = %e, "resign_seats failed: the leaders' seats resign one by one");
-            HashMap::new()
+            tracing::debug!(node = %core.template.node_id, error = %e, "resign_seats failed: the seats the node may hold resign one by one");
+            (false, HashMap::new())
         }
     };
     for r in batch {
         let answer = match resigned.get(&r.config.service_id) {
-            Some(&term) => Ok(Resign { resigned: true, term }),
-            None if r.leading => core.db.resign(0, &r.config).await,
+            Some(&(true, term)) => Ok(Resign { resigned: true, term }),
+            // Still held: locked by another transaction (step 3), or the batch failed (step 4).
+            Some(&(false, _)) => core.db.resign(0, &r.config).await,
+            None if !answered && r.may_hold => core.db.resign(0, &r.config).await,
             None => Ok(Resign { resigned: false, term: 0 }),
         };
         let _ = r.reply.send(answer);
