@@ -15,8 +15,9 @@
 //!    logged `stop` (or `exit`). A process that logs nothing more (SIGKILL, SIGSTOP, the end of
 //!    the run) ends at its largest logged deadline; nothing it logs later extends an interval
 //!    of a term whose `stop` or whose end it passed. Two intervals of one service that
-//!    intersect are a violation, unless they are the same node and the same term (a restarted
-//!    process resuming its own lease, as the contract allows for a node id) — and unless the
+//!    intersect are a violation, unless they are one process's, of one term (a process leading
+//!    its term again after its local deadline lapsed; a *restarted* process never resumes its
+//!    predecessor's term: its elector's first campaign is preceded by a resign) — and unless the
 //!    earlier term was ended early by an operator (`leader_election_history.ended_how` is
 //!    `reelected`, `forced_out` or `resigned`: the database revoked the lease before its end,
 //!    which no lease can protect against; only fencing can). Those are listed apart, with
@@ -403,7 +404,7 @@ fn overlaps(ivs: &[Interval], history: &HashMap<(String, u64), &HistoryRow>) -> 
         for j in 0..list.len() {
             for k in 0..j {
                 let (a, b) = (list[k], list[j]);
-                let same = a.node == b.node && a.term == b.term;
+                let same = a.node == b.node && a.term == b.term && a.pid == b.pid;
                 if b.start < a.end {
                     if same {
                         continue;
