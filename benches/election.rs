@@ -388,6 +388,9 @@ async fn run(args: Args) -> Res<bool> {
             "targets": report::targets_json(&targets),
             "tables": tables.iter().chain(std::iter::once(&tt)).map(report::table_json).collect::<Vec<_>>(),
         });
+        if let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
         std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")?;
         eprintln!("wrote {path}");
     }

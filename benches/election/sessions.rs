@@ -14,8 +14,9 @@
 //!    would close them). The time until every service has a leader in n1 or n2 is measured
 //!    from that instant; the target is lease + retry + 1 s.
 //! 4. n1, which leads about half of the seats by then, shuts down gracefully (`shutdown()`:
-//!    its seats resigned in `resign_seats` batches); the time until n2 leads every service is
-//!    measured from the call.
+//!    its seats resigned in `resign_seats` batches), one lease after n2's followers all know it
+//!    leads (so that n2 waits on n1's wake-up lock, as after any steady run); the time until n2
+//!    leads every service is measured from the call.
 
 use std::time::Duration;
 
@@ -137,7 +138,14 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
     }
     drop((session0, electors0));
 
-    // 4. n1 shuts down gracefully; n2 takes its seats.
+    // 4. n1 shuts down gracefully; n2 takes its seats. First the steady state after the
+    //    failover: n2's followers know n1 leads their seats, and one lease later their session
+    //    waits on n1's wake-up lock (as a node that has run for a while does).
+    let settled = Instant::now();
+    while !followers[1].iter().all(|e| e.is_leader() || e.leader_id().as_deref() == Some("n1")) && settled.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(10)).await;
     let handed = followers[0].iter().filter(|e| e.is_leader()).count();
     let closing = Instant::now();
     let (session1, pool1) = others.remove(0);
