@@ -10,6 +10,9 @@
 //! The loop, step by step (the same numbers mark the code in `task.rs`):
 //! 1. **Before sending**: a node that woke past its local deadline (a paused process, a
 //!    starved VM) steps down first, before it sends anything.
+//!    Before its first campaign (once), an elector resigns its seat: a term a previous process
+//!    with this node id still holds ends, so this process leads only at terms of its own and its
+//!    predecessor's fence fails. It does not campaign until that resign has succeeded.
 //! 2. **Send** one call, timing it from `sent_at = Instant::now()` (monotonic), taken *before*
 //!    the send: `campaign` while campaigning — bounded by `request_timeout` and, while leading, by
 //!    the current local deadline — else `current_leader` (an elector that resigned only observes).
