@@ -233,6 +233,7 @@ async fn status_of_every_service_and_of_one_with_its_terms() {
     assert!(lines[0].starts_with("SERVICE") && lines[0].contains("LEADER") && lines[0].contains("TERM"), "{}", out.stdout);
     assert!(lines[1].starts_with("billing") && lines[1].contains("web-2") && lines[1].contains("forced"), "{}", out.stdout);
     assert!(lines[2].starts_with("mailer") && lines[2].contains("(vacant)") && lines[2].contains("m-1 resigned"), "{}", out.stdout);
+    assert_eq!(lines.get(3).copied(), Some("2 services: 1 led by 1 node, 1 without a leader"), "{}", out.stdout);
 
     let j = cli(url, &["status", "--json"]).json();
     let services = j["services"].as_array().unwrap();
@@ -818,7 +819,8 @@ async fn status_shows_each_service_on_one_line_whatever_its_ids_hold() {
         .unwrap();
     let out = cli(url, &["status"]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.stdout.lines().count(), 2, "the header and billing's line: {}", out.stdout);
+    assert_eq!(out.stdout.lines().count(), 3, "the header, billing's line and the count: {}", out.stdout);
+    assert_eq!(out.stdout.lines().last(), Some("1 service: 1 led by 1 node, 0 without a leader"), "{}", out.stdout);
     assert!(out.stdout.contains("web-1\\u{a}ledger") && out.stdout.contains("\\u{1b}[2J"), "{}", out.stdout);
     let out = cli(url, &["status", "billing"]);
     assert_eq!(out.code, 0, "{out:?}");

@@ -382,6 +382,21 @@ fn status_row(s: &ServiceStatus) -> Vec<String> {
     }
 }
 
+/// The line under `status`'s table: how many services, how many led and by how many nodes, how
+/// many without a leader (a fleet's table is thousands of lines).
+fn status_summary(all: &[procedures::ServiceStatus]) -> String {
+    let leaders: std::collections::BTreeSet<&str> = all.iter().filter_map(|s| s.leader_id.as_deref()).collect();
+    let led = all.iter().filter(|s| s.leader_id.is_some()).count();
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {many}") };
+    format!(
+        "{}: {} led by {}, {} without a leader",
+        plural(all.len(), "service", "services"),
+        led,
+        plural(leaders.len(), "node", "nodes"),
+        all.len() - led
+    )
+}
+
 pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
         let Some(service) = service else {
@@ -396,6 +411,7 @@ pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<S
                     table.row(status_row(s));
                 }
                 print!("{}", table.render());
+                say!("{}", status_summary(&all));
             }
             return Ok(0);
         };
