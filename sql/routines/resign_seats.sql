@@ -114,7 +114,11 @@ BEGIN
       FROM JSON_TABLE(COALESCE(v_held, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
-       AND NOT JSON_CONTAINS(COALESCE(v_mine, '[]'), JSON_QUOTE(j.sid))
+       -- Not a seat this call resigned (one lookup in its history, not a search of v_mine: that
+       -- was quadratic in the batch, 165 ms for 500 seats on MySQL).
+       AND NOT EXISTS (SELECT 1 FROM leader_election_history h
+                        WHERE h.service_id = e.service_id AND h.ended_how = 'resigned'
+                          AND h.ended_at = v_now AND h.leader_id = v_nid)
      ORDER BY service_id;
     COMMIT;
 END;
