@@ -306,6 +306,7 @@ run_tls() {
   . "$dir/env"
   echo "testdb: throwaway TLS-only $kind server on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
   "$@" || status=$?
+  if crashed "$dir"; then status=1; fi
   exit "$status"
 }
 
@@ -335,6 +336,21 @@ stop() {
   rm -rf "$dir"
 }
 
+# crashed DIR: whether the server started in DIR crashed since its start (its error log names a
+# fatal signal or a failed assertion); prints that part of the log. A crash of the server the
+# tests share is a failure of the part, even when no test noticed it: the product must never
+# harm the database it runs on (a MariaDB 10.11 optimizer crash, signal 11, was found this way).
+crashed() {
+  local dir=$1 log
+  log=$dir/error.log
+  if [ -L "$dir/data" ]; then log="$MYSQL_ROOT/var/lib/mysqlleader/$(mysql_id "$dir").err"; fi
+  [ -f "$log" ] || return 1
+  grep -q -E "got signal [0-9]+|Assertion failure|got exception" "$log" || return 1
+  echo "testdb: the $kind server crashed; its log from there:" >&2
+  grep -n -E -A40 "got signal [0-9]+|Assertion failure|got exception" "$log" | head -80 >&2
+  return 0
+}
+
 run() {
   if [ "$kind" = mysql ] && [ -n "${MYSQLLEADER_TEST_MYSQL_URL:-}" ]; then
     export MYSQLLEADER_TEST_URL=$MYSQLLEADER_TEST_MYSQL_URL
@@ -351,6 +367,7 @@ run() {
   . "$dir/env"
   echo "testdb: throwaway $kind server on ${MYSQLLEADER_TEST_URL#*@} (data in $dir)" >&2
   "$@" || status=$?
+  if crashed "$dir"; then status=1; fi
   exit "$status"
 }
 

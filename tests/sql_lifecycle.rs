@@ -272,3 +272,106 @@ async fn the_migration_lock_fits_64_characters_for_the_longest_database_name() {
     pool.disconnect().await.unwrap();
     exec(&mut admin, &format!("DROP DATABASE `{name}`")).await;
 }
+
+/// An install never queues the election's calls behind a lock that an open transaction holds
+/// (issue "Upgrades ... never stop an election", item 1). An application's fenced transaction
+/// (it called `assert_leader`) and an idle reader of the history stay open while:
+/// 1. `install` must re-apply the trigger and `assert_leader` (their records changed, as in an
+///    upgrade): each attempt waits at most a second, so a renew of another seat waits no longer;
+///    with a budget of 4 s it gives up, naming the open transactions;
+/// 2. `install` again, with its default budget: it keeps trying, and finishes once the fence and
+///    the reader have ended;
+/// 3. the script is run again under the reader: it runs none of the versioned migrations' DDL a
+///    second time (V11's `ALTER TABLE leader_election_history` waited for the reader with every
+///    renew queued behind it, for as long as the reader stayed open). On MariaDB it finishes; on
+///    MySQL the trigger's `LOCK TABLES ... WRITE` waits for the reader, for a second at most,
+///    and stops the script there (it finishes once the reader has ended).
+/// Meanwhile a node renews another seat every 50 ms: no renew fails (but, on MySQL, those that
+/// land while the script re-creates `campaign`: README), none waits 3 s (before, every one
+/// waited until the fence ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_install_under_an_open_fence_and_reader_never_queues_renews() {
+    let db = TestDb::migrated("lifecycle_locks").await;
+    let mut admin = connect(&db.url).await;
+    let mariadb = is_mariadb(&mut admin).await;
+    let term = campaign(&mut admin, "fenced", "f1", 60_000).await.term();
+    campaign(&mut admin, "renewed", "r1", 60_000).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let renewer = {
+        let (url, stop) = (db.url.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut conn = connect(&url).await;
+            let (mut renews, mut longest, mut failures) = (0u64, std::time::Duration::ZERO, Vec::new());
+            while !stop.load(Ordering::SeqCst) {
+                let t0 = std::time::Instant::now();
+                match call_text(&mut conn, "CALL campaign('renewed', 'r1', 60000)").await {
+                    Ok(_) => {}
+                    // MySQL's script re-creates `campaign` (DROP, CREATE, re-grant; README).
+                    Err(e) if !mariadb && (e.code == 1305 || e.code == 1370) => {}
+                    Err(e) => failures.push(format!("{e:?}")),
+                }
+                longest = longest.max(t0.elapsed());
+                renews += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            (renews, longest, failures)
+        })
+    };
+    let mut fence = connect(&db.url).await;
+    let mut reader = connect(&db.url).await;
+    let hold = async |fence: &mut Conn, reader: &mut Conn| {
+        exec(fence, "START TRANSACTION").await;
+        assert_leader(fence, "fenced", "f1", term).await.expect("the fence");
+        exec(reader, "SET autocommit = 0").await;
+        exec(reader, "SELECT COUNT(*) FROM leader_election_history").await;
+    };
+    let forget = "UPDATE mysqlleader_routines SET checksum = 'changed' WHERE name IN ('leader_election_record_term', 'assert_leader')";
+
+    // 1.
+    hold(&mut fence, &mut reader).await;
+    exec(&mut admin, forget).await;
+    let refused = mysqlleader::install_within(&db.pool, std::time::Duration::from_secs(4)).await.expect_err("the locks are held");
+    let message = refused.to_string();
+    assert!(message.contains("applying trigger leader_election_record_term") && message.contains("1205"), "{message}");
+    for held in [fence.id(), reader.id()] {
+        assert!(message.contains(&format!("connection {held} ")), "the error names the open transaction {held}: {message}");
+    }
+
+    // 2.
+    let install = tokio::spawn({
+        let pool = db.pool.clone();
+        async move { mysqlleader::install(&pool).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(!install.is_finished(), "the install waits while the fence is open");
+    exec(&mut fence, "COMMIT").await;
+    exec(&mut reader, "COMMIT").await;
+    let installed = install.await.unwrap().expect("the install finishes once the transactions have ended");
+    assert_eq!(installed.routines, ["leader_election_record_term", "assert_leader"]);
+
+    // 3.
+    let script = install_script(&db.url).await;
+    exec(&mut reader, "SELECT COUNT(*) FROM leader_election_history").await;
+    let (url, name, text) = (db.url.clone(), db.name.clone(), script.clone());
+    let (ok, out, err) = tokio::task::spawn_blocking(move || run_client(&url, &name, &text)).await.unwrap();
+    if mariadb {
+        assert!(ok, "the script, run again under an open reader of the history:\n{err}\n{out}");
+    } else {
+        assert!(!ok && err.contains("ERROR 1205"), "MySQL's trigger swap waits for the reader, a second at most:\n{err}\n{out}");
+        let at: usize = err.split(" at line ").nth(1).and_then(|rest| rest.split(':').next()).and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no line in {err}"));
+        let trigger = script.lines().position(|l| l.starts_with("-- ---- trigger leader_election_record_term")).unwrap();
+        assert!(at > trigger, "the script stopped at line {at}, before the trigger (line {trigger}): a versioned statement waited");
+    }
+    exec(&mut reader, "COMMIT").await;
+    let (url, name) = (db.url.clone(), db.name.clone());
+    let (ok, out, err) = tokio::task::spawn_blocking(move || run_client(&url, &name, &script)).await.unwrap();
+    assert!(ok, "the script once the reader has ended:\n{err}\n{out}");
+
+    stop.store(true, Ordering::SeqCst);
+    let (renews, longest, failures) = renewer.await.unwrap();
+    println!("{renews} renews meanwhile, the longest {longest:?}");
+    assert!(failures.is_empty(), "{} renews failed, first: {}", failures.len(), failures[0]);
+    assert!(longest < std::time::Duration::from_secs(3), "a renew waited {longest:?} behind the installer");
+    db.drop_db().await;
+}

@@ -19,18 +19,19 @@
 //! edited: a change to a table is a new `V{n}__name.sql`; a change to a routine is an edit of
 //! its one file.
 
+mod locks;
 pub(crate) mod routines;
 mod script;
 
 use std::collections::HashMap;
 
-use mysql_async::prelude::Queryable;
 use mysql_async::Pool;
 use refinery_core::traits::r#async::{AsyncQuery, AsyncTransaction};
 
 use crate::error::{Error, Result};
 use crate::procedures;
 
+pub use locks::DEFAULT_LOCK_BUDGET;
 pub use routines::Server;
 pub use script::{install_sql, install_sql_for};
 
@@ -71,7 +72,17 @@ pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
     Ok(install(pool).await?.migrations)
 }
 
-/// Installs or upgrades the election schema in the database of `pool`:
+/// Installs or upgrades the election schema in the database of `pool`, waiting at most
+/// [`DEFAULT_LOCK_BUDGET`] in all for locks that open transactions hold ([`install_within`]).
+pub async fn install(pool: &Pool) -> Result<Installed> {
+    install_within(pool, DEFAULT_LOCK_BUDGET).await
+}
+
+/// Installs or upgrades the election schema in the database of `pool`. No statement of it
+/// queues the election's calls for more than a second: one that needs a lock an open
+/// transaction holds (an application's fence, an idle reader of the history) gives way after
+/// a second, lets the calls through, and tries again, until `lock_budget` is spent; then it
+/// fails naming the oldest open transactions (`locks`). Steps:
 /// 1. asks the server what it is (MariaDB replaces routines in place; MySQL cannot);
 /// 2. takes the migration lock, so that concurrent installers (several copies of a service
 ///    starting at once) run one after another; a lock that cannot be taken is an error, except
@@ -80,13 +91,13 @@ pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
 /// 4. applies every routine and view whose checksum is not the recorded one, and records it;
 /// 5. runs what the versioned migrations of step 3 deferred until the routines exist;
 /// 6. releases the lock, also after a failure.
-pub async fn install(pool: &Pool) -> Result<Installed> {
+pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration) -> Result<Installed> {
     // 1. Asked before the lock is taken, so that no early return leaves it held.
     let server = Server::from_version(&procedures::server_info(pool).await?.version);
     // 2.
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let locked = procedures::migration_lock(&mut conn, server).await?;
-    let outcome = install_locked(pool, &mut conn, server).await;
+    let outcome = install_locked(pool, &mut conn, server, lock_budget).await;
     // 6.
     if locked {
         let unlocked = procedures::migration_unlock(&mut conn, server).await;
@@ -97,9 +108,13 @@ pub async fn install(pool: &Pool) -> Result<Installed> {
     outcome
 }
 
-async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server) -> Result<Installed> {
+async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server, lock_budget: std::time::Duration)
+    -> Result<Installed> {
+    locks::bound_waits(conn).await?;
     // 3.
-    let mut target = Versioned { pool: pool.clone(), deferred: Vec::new() };
+    let mut versioned_conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
+    locks::bound_waits(&mut versioned_conn).await?;
+    let mut target = Versioned { pool: pool.clone(), conn: versioned_conn, budget: lock_budget, deferred: Vec::new() };
     let report = runner()
         .run_async(&mut target)
         .await
@@ -125,11 +140,10 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
         // One round trip: on MySQL the DROP, the CREATE and the re-grant follow each other
         // as closely as the server allows.
         let text = statements.iter().map(|s| format!("{s};")).collect::<Vec<_>>().join("\n");
-        if let Err(e) = conn.query_drop(text).await {
-            if routine.kind == routines::Kind::Trigger {
-                // MySQL: a failure after LOCK TABLES must not leave the election's tables locked.
-                let _ = conn.query_drop("UNLOCK TABLES").await;
-            }
+        // MySQL: a failure after LOCK TABLES must not leave the election's tables locked.
+        let unlock = (routine.kind == routines::Kind::Trigger && server == Server::MySql).then_some("UNLOCK TABLES");
+        let what = format!("applying {} {}", routine.kind.name(), routine.name);
+        if let Err(e) = locks::run_bounded(conn, &text, &what, lock_budget, unlock).await {
             // 1419: binary logging is on, and creating a trigger then needs more than TRIGGER.
             let hint = match &e {
                 mysql_async::Error::Server(s) if s.code == 1419 => {
@@ -147,19 +161,24 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
     }
     // 5.
     for statement in &target.deferred {
-        conn.query_drop(statement.as_str()).await.map_err(|e| Error::Migration {
+        locks::run_bounded(conn, statement, "after the routines", lock_budget, None).await.map_err(|e| Error::Migration {
             message: format!("after the routines: {}", crate::error::redact(&e.to_string())),
         })?;
     }
     Ok(Installed { migrations, routines: applied })
 }
 
-/// The database as Refinery sees it: the pool, except that a versioned migration runs without
-/// the statements that define, drop or replace a repeatable object, and its calls of repeatable
-/// routines are kept for after the routines are applied ([`routines::versioned_statements`]).
-/// Refinery records the checksum of the file as written.
+/// The database as Refinery sees it: one connection of the installer's, whose waits for locks
+/// are bounded (`locks`); a versioned migration runs statement by statement (each can run
+/// again: `locks::run_bounded` retries one), without the statements that define, drop or
+/// replace a repeatable object, and its calls of repeatable routines are kept for after the
+/// routines are applied ([`routines::versioned_statements`]). Refinery records the checksum of
+/// the file as written; its record is written last, after every statement of the migration.
 struct Versioned {
+    /// Reads Refinery's record of applied migrations (a plain read).
     pool: Pool,
+    conn: mysql_async::Conn,
+    budget: std::time::Duration,
     deferred: Vec<String>,
 }
 
@@ -167,15 +186,16 @@ impl AsyncTransaction for Versioned {
     type Error = mysql_async::Error;
 
     async fn execute<'a, T: Iterator<Item = &'a str> + Send + 'a>(&'a mut self, queries: T) -> std::result::Result<usize, Self::Error> {
-        let mut texts = Vec::new();
+        let mut count = 0;
         for query in queries {
             let v = routines::versioned_statements(query);
             self.deferred.extend(v.deferred);
-            if !v.run.is_empty() {
-                texts.push(v.run.join("\n"));
+            for statement in &v.run {
+                locks::run_bounded(&mut self.conn, statement, "a versioned migration", self.budget, None).await?;
             }
+            count += 1;
         }
-        self.pool.execute(texts.iter().map(String::as_str)).await
+        Ok(count)
     }
 }
 

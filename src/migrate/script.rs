@@ -83,6 +83,7 @@ pub fn install_sql_for(server: Server) -> String {
     out.push_str(&format!("-- ---- this script is for {} ----\n", server.name()));
     push_chunks(&mut out, &procedures::server_check_sql(server == Server::MariaDb, &format!("mysqlleader sql --server {other}")));
     out.push('\n');
+    out.push_str(LOCK_WAIT_PREAMBLE);
     out.push_str(&procedures::schema_history_ddl(super::MIGRATION_TABLE));
     out.push_str("\n\n");
     let mut deferred = Vec::new();
@@ -92,7 +93,12 @@ pub fn install_sql_for(server: Server) -> String {
     for migration in &migrations {
         let v = versioned_statements(migration.sql().unwrap_or_default());
         out.push_str(&format!("-- ---- migration V{}__{} ----\n", migration.version(), migration.name()));
-        push_chunks(&mut out, &v.run.join("\n"));
+        for statement in &v.run {
+            match once_only(statement, migration.version()) {
+                Some(guarded) => out.push_str(&guarded),
+                None => push_chunks(&mut out, statement),
+            }
+        }
         deferred.extend(v.deferred);
         out.push_str(&procedures::record_migration_sql(
             super::MIGRATION_TABLE,
@@ -115,6 +121,49 @@ pub fn install_sql_for(server: Server) -> String {
         push_chunks(&mut out, &deferred.join("\n"));
     }
     out
+}
+
+/// Set at the top of the script: no statement of it waits more than a second for a lock that an
+/// open transaction holds (the server's default is a year), because every election call that
+/// touches the same table or routine queues behind a statement that waits. Such a statement
+/// fails instead (1205) and the client stops there; run the script again once that transaction
+/// has ended (`mysqlleader migrate` tries again by itself: src/migrate/locks.rs).
+const LOCK_WAIT_PREAMBLE: &str = "\
+-- No statement waits more than 1 s for a lock another session holds (an application's open
+-- transaction on the election's tables or routines): the election's calls would queue behind
+-- it. Such a statement fails (ERROR 1205) and the script stops there; run it again once that
+-- transaction has ended. Open transactions, oldest first:
+--   SELECT trx_mysql_thread_id, trx_started FROM information_schema.INNODB_TRX ORDER BY trx_started;
+SET SESSION lock_wait_timeout = 1;
+
+";
+
+/// A statement of versioned migration `version` that changes what is there (ALTER TABLE, a
+/// CALL of the migration's own procedure, a write), written to run only when the migration is
+/// not recorded as applied yet: a re-run of the script then skips it, and takes no lock. (V11's
+/// `ALTER TABLE ... MODIFY ended_how` changed nothing the second time, but waited for every
+/// open reader of the history with every renew queued behind it.) The statement goes to the
+/// server as a prepared statement from its bytes in hex, so no quoting and no `sql_mode` can
+/// change it. None for a statement that needs no guard (`CREATE TABLE IF NOT EXISTS`, `CREATE
+/// EVENT IF NOT EXISTS`, the creation and drop of a migration's own procedure) or cannot be
+/// prepared.
+fn once_only(statement: &str, version: i32) -> Option<String> {
+    let text = statement.trim().strip_suffix(';')?;
+    let upper = text.to_ascii_uppercase();
+    let guarded = ["ALTER TABLE ", "CALL ", "INSERT ", "UPDATE ", "DELETE ", "CREATE INDEX ", "DROP INDEX ", "DROP TABLE ", "RENAME TABLE "];
+    if !guarded.iter().any(|p| upper.starts_with(p)) || upper.contains("IF NOT EXISTS") {
+        return None;
+    }
+    let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+    let table = super::MIGRATION_TABLE;
+    Some(format!(
+        "-- Only when V{version} is not applied yet:\n{}\n\
+         SET @mysqlleader_step = IF(EXISTS (SELECT 1 FROM {table} WHERE version = {version}), 'DO 0', CONVERT(X'{hex}' USING utf8mb4));\n\
+         PREPARE mysqlleader_step FROM @mysqlleader_step;\n\
+         EXECUTE mysqlleader_step;\n\
+         DEALLOCATE PREPARE mysqlleader_step;\n",
+        text.lines().map(|l| format!("--   {l}")).collect::<Vec<_>>().join("\n"),
+    ))
 }
 
 /// Appends the statements of `sql`, compound ones between `DELIMITER` lines.
@@ -152,6 +201,31 @@ mod tests {
             Chunk::Simple("DROP PROCEDURE IF EXISTS p;".into()),
             Chunk::Compound("CREATE PROCEDURE p()\nBEGIN\n    SELECT 1;\n    BEGIN\n    END;\nEND;".into()),
         ]);
+    }
+
+    /// A re-run of the script takes no lock for a migration already applied: each statement that
+    /// changes what is there runs, as a prepared statement of its own bytes, only while its
+    /// migration is unrecorded; the others are as written.
+    #[test]
+    fn the_script_runs_a_migrations_changes_only_until_it_is_recorded() {
+        let alter = "ALTER TABLE leader_election_history\n    MODIFY ended_how ENUM('expired', 'it''s') NULL;";
+        let guarded = once_only(alter, 11).expect("an ALTER TABLE is guarded");
+        let text = alter.strip_suffix(';').unwrap();
+        let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+        assert!(guarded.contains(&format!(
+            "SET @mysqlleader_step = IF(EXISTS (SELECT 1 FROM mysqlleader_schema_history WHERE version = 11), 'DO 0', CONVERT(X'{hex}' USING utf8mb4));")));
+        assert!(guarded.contains("\nEXECUTE mysqlleader_step;\n"));
+        assert!(guarded.lines().filter(|l| !l.starts_with("--")).all(|l| !l.contains("ALTER")), "the statement itself only in hex and comments");
+        assert!(once_only("CALL leader_election_v11_add_reservation();", 11).is_some());
+        assert!(once_only("INSERT INTO t SELECT 1;", 14).is_some());
+        for left in ["CREATE TABLE IF NOT EXISTS t (a INT);", "DROP PROCEDURE IF EXISTS p;", "CREATE EVENT IF NOT EXISTS e ON SCHEDULE EVERY 1 SECOND DO SELECT 1;"] {
+            assert_eq!(once_only(left, 3), None, "{left}");
+        }
+        for server in [Server::MariaDb, Server::MySql] {
+            let script = install_sql_for(server);
+            assert!(script.find("SET SESSION lock_wait_timeout = 1;").unwrap() < script.find("-- ---- migration V1__").unwrap());
+            assert!(!script.lines().any(|l| l.starts_with("ALTER TABLE")), "{server:?}: no ALTER TABLE runs unguarded");
+        }
     }
 
     /// The script creates each routine exactly once, as its file defines it, between DELIMITER
