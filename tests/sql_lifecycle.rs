@@ -278,7 +278,8 @@ async fn the_migration_lock_fits_64_characters_for_the_longest_database_name() {
 /// (it called `assert_leader`) and an idle reader of the history stay open while:
 /// 1. `install` must re-apply the trigger and `assert_leader` (their records changed, as in an
 ///    upgrade): each attempt waits at most a second, so a renew of another seat waits no longer;
-///    with a budget of 4 s it gives up, naming the open transactions;
+///    each wait is told as it happens, and with a budget of 4 s it gives up, naming the open
+///    transactions;
 /// 2. `install` again, with its default budget: it keeps trying, and finishes once the fence and
 ///    the reader have ended;
 /// 3. the script is run again under the reader: it runs none of the versioned migrations' DDL a
@@ -330,7 +331,14 @@ async fn an_install_under_an_open_fence_and_reader_never_queues_renews() {
     // 1.
     hold(&mut fence, &mut reader).await;
     exec(&mut admin, forget).await;
-    let refused = mysqlleader::install_within(&db.pool, std::time::Duration::from_secs(4)).await.expect_err("the locks are held");
+    let said = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let heard: mysqlleader::OnLockWait = {
+        let said = said.clone();
+        Arc::new(move |sentence: &str| said.lock().unwrap().push(sentence.to_string()))
+    };
+    let refused = mysqlleader::install_within(&db.pool, std::time::Duration::from_secs(4), Some(heard)).await.expect_err("the locks are held");
+    let said = said.lock().unwrap().clone();
+    assert!(!said.is_empty() && said.iter().all(|s| s.contains(&format!("connection {} ", fence.id()))), "each wait is told: {said:?}");
     let message = refused.to_string();
     assert!(message.contains("applying trigger leader_election_record_term") && message.contains("1205"), "{message}");
     for held in [fence.id(), reader.id()] {

@@ -39,6 +39,15 @@ pub const DEFAULT_LOCK_BUDGET: Duration = Duration::from_secs(120);
 const FIRST_PAUSE: Duration = Duration::from_secs(1);
 const MAX_PAUSE: Duration = Duration::from_secs(8);
 
+/// What a wait may cost and whom it is told: the budget of one statement's attempts, and a
+/// function that hears each wait as a sentence (the CLI prints it; it is logged as a warning in
+/// any case).
+#[derive(Clone)]
+pub(crate) struct LockWaits {
+    pub budget: Duration,
+    pub report: Option<std::sync::Arc<dyn Fn(&str) + Send + Sync>>,
+}
+
 /// Sets the installer session's bounded wait for metadata locks (and row locks, which the
 /// installer's own writes to its record tables may meet).
 pub(crate) async fn bound_waits(conn: &mut Conn) -> Result<()> {
@@ -49,10 +58,10 @@ pub(crate) async fn bound_waits(conn: &mut Conn) -> Result<()> {
 
 /// Runs `sql` (one statement, or several in one round trip that can each run again) on `conn`,
 /// whose waits [`bound_waits`] has bounded, as the module documentation's loop says. `what`
-/// names it in logs and errors; `after_failure`, when given, runs after each failed attempt
+/// names it in logs and errors; `waits` bounds the attempts; `after_failure`, when given, runs after each failed attempt
 /// (MySQL's `UNLOCK TABLES` after a trigger's `LOCK TABLES`). Errors other than 1205 are
 /// returned at once, as the server gave them.
-pub(crate) async fn run_bounded(conn: &mut Conn, sql: &str, what: &str, budget: Duration,
+pub(crate) async fn run_bounded(conn: &mut Conn, sql: &str, what: &str, waits: &LockWaits,
                                 after_failure: Option<&str>) -> std::result::Result<(), mysql_async::Error> {
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
@@ -71,7 +80,7 @@ pub(crate) async fn run_bounded(conn: &mut Conn, sql: &str, what: &str, budget: 
                 // 3.
                 let holders = open_transactions(conn).await;
                 // 4.
-                if started.elapsed() + pause > budget {
+                if started.elapsed() + pause > waits.budget {
                     return Err(mysql_async::Error::Server(mysql_async::ServerError {
                         code: e.code,
                         state: e.state.clone(),
@@ -82,8 +91,12 @@ pub(crate) async fn run_bounded(conn: &mut Conn, sql: &str, what: &str, budget: 
                             started.elapsed().as_secs_f64()),
                     }));
                 }
-                tracing::warn!(statement = what, attempts, "migrate: waiting for a lock that other sessions hold: {holders}; \
-                                trying again in {:.0} s", pause.as_secs_f64());
+                let sentence = format!("{what}: waiting for a lock that other sessions hold ({holders}); \
+                                        trying again in {:.0} s", pause.as_secs_f64());
+                tracing::warn!(attempts, "migrate: {sentence}");
+                if let Some(report) = &waits.report {
+                    report(&sentence);
+                }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(MAX_PAUSE);
                 attempts += 1;

@@ -75,14 +75,19 @@ pub async fn migrate(pool: &Pool) -> Result<Vec<AppliedMigration>> {
 /// Installs or upgrades the election schema in the database of `pool`, waiting at most
 /// [`DEFAULT_LOCK_BUDGET`] in all for locks that open transactions hold ([`install_within`]).
 pub async fn install(pool: &Pool) -> Result<Installed> {
-    install_within(pool, DEFAULT_LOCK_BUDGET).await
+    install_within(pool, DEFAULT_LOCK_BUDGET, None).await
 }
+
+/// Hears each wait of [`install_within`] for a lock that open transactions hold, as a sentence
+/// that names them.
+pub type OnLockWait = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Installs or upgrades the election schema in the database of `pool`. No statement of it
 /// queues the election's calls for more than a second: one that needs a lock an open
 /// transaction holds (an application's fence, an idle reader of the history) gives way after
 /// a second, lets the calls through, and tries again, until `lock_budget` is spent; then it
-/// fails naming the oldest open transactions (`locks`). Steps:
+/// fails naming the oldest open transactions (`locks`). `on_wait` hears each such wait (it is
+/// logged as a warning in any case). Steps:
 /// 1. asks the server what it is (MariaDB replaces routines in place; MySQL cannot);
 /// 2. takes the migration lock, so that concurrent installers (several copies of a service
 ///    starting at once) run one after another; a lock that cannot be taken is an error, except
@@ -91,13 +96,14 @@ pub async fn install(pool: &Pool) -> Result<Installed> {
 /// 4. applies every routine and view whose checksum is not the recorded one, and records it;
 /// 5. runs what the versioned migrations of step 3 deferred until the routines exist;
 /// 6. releases the lock, also after a failure.
-pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration) -> Result<Installed> {
+pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration, on_wait: Option<OnLockWait>) -> Result<Installed> {
+    let waits = locks::LockWaits { budget: lock_budget, report: on_wait };
     // 1. Asked before the lock is taken, so that no early return leaves it held.
     let server = Server::from_version(&procedures::server_info(pool).await?.version);
     // 2.
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let locked = procedures::migration_lock(&mut conn, server).await?;
-    let outcome = install_locked(pool, &mut conn, server, lock_budget).await;
+    let outcome = install_locked(pool, &mut conn, server, &waits).await;
     // 6.
     if locked {
         let unlocked = procedures::migration_unlock(&mut conn, server).await;
@@ -108,13 +114,13 @@ pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration) -> Re
     outcome
 }
 
-async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server, lock_budget: std::time::Duration)
+async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server, waits: &locks::LockWaits)
     -> Result<Installed> {
     locks::bound_waits(conn).await?;
     // 3.
     let mut versioned_conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     locks::bound_waits(&mut versioned_conn).await?;
-    let mut target = Versioned { pool: pool.clone(), conn: versioned_conn, budget: lock_budget, deferred: Vec::new() };
+    let mut target = Versioned { pool: pool.clone(), conn: versioned_conn, waits: waits.clone(), deferred: Vec::new() };
     let report = runner()
         .run_async(&mut target)
         .await
@@ -143,7 +149,7 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
         // MySQL: a failure after LOCK TABLES must not leave the election's tables locked.
         let unlock = (routine.kind == routines::Kind::Trigger && server == Server::MySql).then_some("UNLOCK TABLES");
         let what = format!("applying {} {}", routine.kind.name(), routine.name);
-        if let Err(e) = locks::run_bounded(conn, &text, &what, lock_budget, unlock).await {
+        if let Err(e) = locks::run_bounded(conn, &text, &what, waits, unlock).await {
             // 1419: binary logging is on, and creating a trigger then needs more than TRIGGER.
             let hint = match &e {
                 mysql_async::Error::Server(s) if s.code == 1419 => {
@@ -161,7 +167,7 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
     }
     // 5.
     for statement in &target.deferred {
-        locks::run_bounded(conn, statement, "after the routines", lock_budget, None).await.map_err(|e| Error::Migration {
+        locks::run_bounded(conn, statement, "after the routines", waits, None).await.map_err(|e| Error::Migration {
             message: format!("after the routines: {}", crate::error::redact(&e.to_string())),
         })?;
     }
@@ -178,7 +184,7 @@ struct Versioned {
     /// Reads Refinery's record of applied migrations (a plain read).
     pool: Pool,
     conn: mysql_async::Conn,
-    budget: std::time::Duration,
+    waits: locks::LockWaits,
     deferred: Vec<String>,
 }
 
@@ -191,7 +197,7 @@ impl AsyncTransaction for Versioned {
             let v = routines::versioned_statements(query);
             self.deferred.extend(v.deferred);
             for statement in &v.run {
-                locks::run_bounded(&mut self.conn, statement, "a versioned migration", self.budget, None).await?;
+                locks::run_bounded(&mut self.conn, statement, "a versioned migration", &self.waits, None).await?;
             }
             count += 1;
         }

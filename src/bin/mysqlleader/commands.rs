@@ -119,7 +119,12 @@ where
 
 pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
     with_db(ctx, async |db| {
-        let installed = mysqlleader::install(&db.pool).await.map_err(|e| db.explain(e))?;
+        // A wait for a lock that an open transaction holds is said as it happens (the installer
+        // waits 1 s at a time, up to its budget, so that the election's calls never queue long).
+        let on_wait: mysqlleader::OnLockWait = std::sync::Arc::new(|sentence: &str| eprintln!("mysqlleader: migrate: {sentence}"));
+        let installed = mysqlleader::install_within(&db.pool, mysqlleader::DEFAULT_LOCK_BUDGET, Some(on_wait))
+            .await
+            .map_err(|e| db.explain(e))?;
         for m in &installed.migrations {
             say!("applied migration V{}__{}", m.version, m.name);
         }
