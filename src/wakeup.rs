@@ -24,6 +24,12 @@
 //! resigns or closes) is ended on the server with `KILL QUERY` over a short-lived connection of
 //! its own, so closing never waits out a wait, leaves no wait running on the server, and leaves
 //! the pool no bigger than it was.
+//!
+//! Each lock connection is a connection of the elector's pool, kept for as long as the elector
+//! runs. So that electors sharing one pool never take every connection from the calls that renew
+//! their seats (150 electors on a pool of 100 lost every seat: no renew got a connection), at
+//! most half of a pool's connections serve wake-up locks ([`PoolShare`]); an elector beyond that
+//! runs without the accelerator, its followers polling, and one warning per pool says so.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -109,8 +115,37 @@ struct Shared {
     watching: Arc<AtomicBool>,
 }
 
+/// The wake-up connections of the pools of this process: per pool (told apart by its metrics,
+/// one allocation per pool for its lifetime), permits for half its connections at most.
+struct PoolShare {
+    pool: std::sync::Weak<mysql_async::Metrics>,
+    permits: Arc<tokio::sync::Semaphore>,
+    warned: AtomicBool,
+}
+
+static POOL_SHARES: std::sync::Mutex<Vec<Arc<PoolShare>>> = std::sync::Mutex::new(Vec::new());
+
+/// The share of `pool`, whose connections number at most `max`: created at its first use, and
+/// forgotten once the pool is gone.
+fn pool_share(pool: &Pool, max: usize) -> Arc<PoolShare> {
+    let metrics = pool.metrics();
+    let mut shares = POOL_SHARES.lock().unwrap_or_else(|e| e.into_inner());
+    shares.retain(|s| s.pool.strong_count() > 0);
+    if let Some(share) = shares.iter().find(|s| s.pool.upgrade().is_some_and(|m| Arc::ptr_eq(&m, &metrics))) {
+        return share.clone();
+    }
+    let share = Arc::new(PoolShare {
+        pool: Arc::downgrade(&metrics),
+        permits: Arc::new(tokio::sync::Semaphore::new((max / 2).max(1))),
+        warned: AtomicBool::new(false),
+    });
+    shares.push(share.clone());
+    share
+}
+
 /// The task: serve the lock; after an error, let the elector poll for a pause, then serve again.
-/// Ends when the elector is gone, or where named locks cannot wake anyone (Galera).
+/// Ends when the elector is gone, where named locks cannot wake anyone (Galera), or where the
+/// pool's share of wake-up connections is taken by other electors.
 async fn run(pool: Pool, service_id: String, retry_interval: Duration, mut role: watch::Receiver<Role>, shared: Shared) {
     let mut pause = RESTART_FIRST;
     loop {
@@ -150,6 +185,20 @@ async fn serve(
     shared: &Shared,
 ) -> crate::Result<()> {
     let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
+    let pool_max = conn.opts().pool_opts().constraints().max();
+    let share = pool_share(pool, pool_max);
+    let Ok(_permit) = share.permits.clone().try_acquire_owned() else {
+        drop(conn);
+        if !share.warned.swap(true, Ordering::SeqCst) {
+            tracing::warn!(service = %service_id, pool_max,
+                           "half of this pool's connections already serve other electors' wake-up locks: this elector \
+                            and any more on the pool run without one (their followers poll); to lead many services from \
+                            one process, use a Session (2 connections for all of them)");
+        } else {
+            tracing::debug!(service = %service_id, "wake-up lock off: the pool's share of connections is taken");
+        }
+        return Ok(());
+    };
     if !procedures::wakeup_lock_supported(&mut conn).await? {
         tracing::info!(service = %service_id, "named locks are local to one Galera node or Group Replication member: wake-up lock off");
         let _ = conn.disconnect().await;

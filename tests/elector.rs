@@ -974,3 +974,37 @@ async fn an_elector_reports_what_retrying_cannot_fix_and_recovers_when_mended() 
     elector.shutdown().await.unwrap();
     db.drop_db().await;
 }
+
+/// More electors than their pool has connections (issue "Fleets", item 2): each leader's
+/// wake-up lock keeps a connection of the pool, and with one per elector they took every
+/// connection, so that no renew got one and every seat was lost after a lease, with nothing but
+/// warnings in the log. Now at most half of a pool's connections serve wake-up locks; the
+/// electors beyond run without one (polling). 18 electors, each alone on its service, share a
+/// pool of at most 12 connections: every one leads, and still leads three leases later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_electors_than_pool_connections_keep_every_seat() {
+    let db = common::TestDb::migrated("elcrowd").await;
+    let opts = mysql_async::OptsBuilder::from_opts(mysql_async::Opts::from_url(&db.url).unwrap()).pool_opts(
+        mysql_async::PoolOpts::default().with_constraints(mysql_async::PoolConstraints::new(0, 12).unwrap()),
+    );
+    let pool = mysql_async::Pool::new(opts);
+    let electors: Vec<Elector> = (0..18).map(|i| elector(&pool, &format!("crowd-{i:02}"), "n1")).collect();
+    let leading = async |electors: &[Elector]| -> Vec<usize> {
+        (0..electors.len()).filter(|&i| electors[i].is_leader()).collect()
+    };
+    let until = Instant::now() + LEASE + SLACK * 2;
+    while leading(&electors).await.len() < electors.len() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(leading(&electors).await.len(), electors.len(), "every elector leads its service");
+    tokio::time::sleep(LEASE * 3).await;
+    let all: Vec<usize> = (0..electors.len()).collect();
+    assert_eq!(leading(&electors).await, all, "every elector still leads three leases later: its renews got connections");
+    let in_use = pool.metrics().connection_count.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(in_use <= 12, "the pool holds {in_use} connections");
+    for e in electors {
+        e.shutdown().await.unwrap();
+    }
+    pool.disconnect().await.unwrap();
+    db.drop_db().await;
+}
