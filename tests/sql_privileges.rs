@@ -210,3 +210,58 @@ async fn the_readme_install_privileges_are_enough_to_install_and_run_every_call(
     drop_account(&mut admin, &name).await;
     db.drop_db().await;
 }
+
+/// The script stops before it changes anything when its installer lacks a privilege it needs
+/// (issue "Upgrades", item 2): an installer without TRIGGER (the README's list but that) ran the
+/// whole script with `--force` and installed every routine without the trigger, and from then
+/// on no term change was recorded in the history. Now its first refusal is the trial trigger's,
+/// before any table or routine of the election exists; with TRIGGER granted the same script
+/// installs, and leaves no trial object behind.
+#[tokio::test]
+async fn the_script_stops_before_any_change_when_its_installer_lacks_a_privilege() {
+    let db = TestDb::empty("privileges_script").await;
+    let mut admin = connect(&db.url).await;
+    let mariadb = is_mariadb(&mut admin).await;
+    let name: String = format!("scr_{}", db.name.trim_start_matches("ml_")).chars().take(32).collect();
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{name}'@'%' IDENTIFIED BY 'scr-secret'")).await;
+    let lock_tables = if mariadb { "" } else { ", LOCK TABLES" };
+    exec(&mut admin, &format!(
+        "GRANT CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE, EVENT, CREATE VIEW, SELECT, INSERT, UPDATE, DELETE{lock_tables} \
+         ON `{}`.* TO '{name}'@'%'", db.name)).await;
+    let a = client_args(&db.url);
+    let url = format!("mysql://{name}:scr-secret@{}:{}/{}", a.host, a.port, db.name);
+    let script = install_script(&db.url).await;
+    let objects = async |admin: &mut Conn| -> Vec<String> {
+        admin.query(format!(
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{0}' \
+             UNION ALL SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '{0}' \
+             UNION ALL SELECT EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = '{0}'", db.name)).await.unwrap()
+    };
+
+    if !mariadb && admin.query_first::<i64, _>("SELECT @@GLOBAL.log_bin_trust_function_creators").await.unwrap() == Some(0) {
+        // MySQL's binary log: a trigger also needs SUPER or the server's setting (README), and
+        // MySQL checks that first: the trial trigger's refusal says so, before any change.
+        let (ok, _, err) = run_client(&url, &db.name, &script);
+        assert!(!ok && err.contains("ERROR 1419"), "{err}");
+        assert_eq!(objects(&mut admin).await, ["mysqlleader_install_probe"]);
+        // SUPER for this installer (the setting is global: tests beside this one rely on it).
+        exec(&mut admin, &format!("GRANT SUPER ON *.* TO '{name}'@'%'")).await;
+    }
+    let (ok, out, err) = run_client(&url, &db.name, &script);
+    assert!(!ok, "the script ran without TRIGGER:\n{out}");
+    assert!(err.contains("TRIGGER command denied"), "the refusal names the privilege: {err}");
+    assert_eq!(objects(&mut admin).await, ["mysqlleader_install_probe"], "nothing but the trial table exists");
+
+    exec(&mut admin, &format!("GRANT TRIGGER ON `{}`.* TO '{name}'@'%'", db.name)).await;
+    let (ok, out, err) = run_client(&url, &db.name, &script);
+    assert!(ok, "the script with every privilege:\n{err}\n{out}");
+    let left = objects(&mut admin).await;
+    assert!(left.iter().any(|o| o == "campaign") && !left.iter().any(|o| o.starts_with("mysqlleader_install_probe")), "{left:?}");
+    let triggers: i64 = admin.query_first(format!(
+        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '{}' AND TRIGGER_NAME = 'leader_election_record_term'",
+        db.name)).await.unwrap().unwrap();
+    assert_eq!(triggers, 1);
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    db.drop_db().await;
+}

@@ -73,17 +73,30 @@ pub fn install_sql_for(server: Server) -> String {
         "-- mysqlleader {} installation script for {}.\n\
          -- Apply with the mysql or mariadb client to the database the services use, e.g.\n\
          --   mariadb --database=app < mysqlleader.sql\n\
-         -- as an account that may create tables, views, routines and events. Running it again is safe:\n\
-         -- it changes nothing that is current. It records each migration in {}\n\
+         -- as an account with, on that database: CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE,\n\
+         -- EVENT, CREATE VIEW, TRIGGER, SELECT, INSERT, UPDATE, DELETE{}.\n\
+         -- It checks them before it changes anything (a trial table, trigger, view and event, created\n\
+         -- and dropped) and stops at the first it lacks. Never apply it with --force: a statement\n\
+         -- refused would be skipped and the rest installed without it (without the trigger, no term\n\
+         -- change would be recorded in the history). Running it again is safe: it changes nothing\n\
+         -- that is current. It records each migration in {}\n\
          -- and each routine in mysqlleader_routines, so `mysqlleader migrate` sees them as applied.\n\n",
         env!("CARGO_PKG_VERSION"),
         server.name(),
+        match server {
+            Server::MariaDb => "",
+            Server::MySql => ", LOCK TABLES (the trigger is replaced under LOCK TABLES);\n\
+                              -- with binary logging on, also SUPER or the server's log_bin_trust_function_creators=ON\n\
+                              -- (for the trigger), and GRANT OPTION to upgrade a schema with granted accounts",
+        },
         super::MIGRATION_TABLE,
     ));
     out.push_str(&format!("-- ---- this script is for {} ----\n", server.name()));
     push_chunks(&mut out, &procedures::server_check_sql(server == Server::MariaDb, &format!("mysqlleader sql --server {other}")));
     out.push('\n');
     out.push_str(LOCK_WAIT_PREAMBLE);
+    push_chunks(&mut out, &privilege_probe(server));
+    out.push('\n');
     out.push_str(&procedures::schema_history_ddl(super::MIGRATION_TABLE));
     out.push_str("\n\n");
     let mut deferred = Vec::new();
@@ -137,6 +150,42 @@ const LOCK_WAIT_PREAMBLE: &str = "\
 SET SESSION lock_wait_timeout = 1;
 
 ";
+
+/// The privileges the script needs, tried before it changes anything: a trial table with a
+/// trigger, a view and an event, each created and dropped again (a trial routine was created
+/// and dropped by the server check before). The client stops at the first refusal, with the
+/// server's message naming the privilege; the trial objects it leaves are named
+/// `mysqlleader_install_probe*` and are dropped by the next run. An installer without TRIGGER
+/// otherwise installed everything else, and no term change was recorded in the history from
+/// then on. On MySQL, LOCK TABLES too (the trigger is replaced under it).
+fn privilege_probe(server: Server) -> String {
+    let lock = match server {
+        Server::MariaDb => "",
+        Server::MySql => "LOCK TABLES mysqlleader_install_probe WRITE;\nUNLOCK TABLES;\n",
+    };
+    format!(
+        "-- ---- the privileges this script needs, tried before it changes anything ----\n\
+         DROP TRIGGER IF EXISTS mysqlleader_install_probe_trigger;\n\
+         DROP VIEW IF EXISTS mysqlleader_install_probe_view;\n\
+         DROP EVENT IF EXISTS mysqlleader_install_probe_event;\n\
+         DROP TABLE IF EXISTS mysqlleader_install_probe;\n\
+         CREATE TABLE mysqlleader_install_probe (id INT PRIMARY KEY);\n\
+         ALTER TABLE mysqlleader_install_probe ADD COLUMN probe INT NULL;\n\
+         INSERT INTO mysqlleader_install_probe (id) VALUES (1);\n\
+         UPDATE mysqlleader_install_probe SET probe = 1;\n\
+         DELETE FROM mysqlleader_install_probe;\n\
+         {lock}\
+         CREATE TRIGGER mysqlleader_install_probe_trigger BEFORE UPDATE ON mysqlleader_install_probe FOR EACH ROW\n\
+         BEGIN\n\
+         END;\n\
+         DROP TRIGGER mysqlleader_install_probe_trigger;\n\
+         CREATE SQL SECURITY INVOKER VIEW mysqlleader_install_probe_view AS SELECT id FROM mysqlleader_install_probe;\n\
+         DROP VIEW mysqlleader_install_probe_view;\n\
+         CREATE EVENT mysqlleader_install_probe_event ON SCHEDULE EVERY 1 DAY DISABLE DO DELETE FROM mysqlleader_install_probe;\n\
+         DROP EVENT mysqlleader_install_probe_event;\n\
+         DROP TABLE mysqlleader_install_probe;\n"
+    )
+}
 
 /// A statement of versioned migration `version` that changes what is there (ALTER TABLE, a
 /// CALL of the migration's own procedure, a write), written to run only when the migration is
@@ -224,7 +273,15 @@ mod tests {
         for server in [Server::MariaDb, Server::MySql] {
             let script = install_sql_for(server);
             assert!(script.find("SET SESSION lock_wait_timeout = 1;").unwrap() < script.find("-- ---- migration V1__").unwrap());
-            assert!(!script.lines().any(|l| l.starts_with("ALTER TABLE")), "{server:?}: no ALTER TABLE runs unguarded");
+            // The privileges are tried before the first change (the record table).
+            let first_change = script.find("CREATE TABLE IF NOT EXISTS mysqlleader_schema_history").unwrap();
+            for trial in ["CREATE TRIGGER mysqlleader_install_probe_trigger", "CREATE EVENT mysqlleader_install_probe_event",
+                          "CREATE SQL SECURITY INVOKER VIEW mysqlleader_install_probe_view"] {
+                assert!(script.find(trial).unwrap() < first_change, "{server:?}: {trial}");
+            }
+            assert_eq!(script.contains("LOCK TABLES mysqlleader_install_probe WRITE;"), server == Server::MySql);
+            assert!(!script.lines().any(|l| l.starts_with("ALTER TABLE") && !l.contains("mysqlleader_install_probe")),
+                    "{server:?}: no ALTER TABLE of the election runs unguarded");
         }
     }
 
@@ -258,7 +315,7 @@ mod tests {
                     // The trigger is swapped under the table lock, and the lock ends before the record.
                     let lock = script.find("LOCK TABLES `leader_election` WRITE").unwrap();
                     let create = script.find("CREATE TRIGGER leader_election_record_term").unwrap();
-                    let unlock = script.find("UNLOCK TABLES;").unwrap();
+                    let unlock = lock + script[lock..].find("UNLOCK TABLES;").unwrap();
                     let record = script.find("VALUES ('leader_election_record_term'").unwrap();
                     assert!(lock < create && create < unlock && unlock < record);
                     assert_eq!(script.matches("CALL leader_election_regrant('campaign');").count(), 2);
