@@ -453,3 +453,90 @@ async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
     drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
     db.drop_db().await;
 }
+
+/// What this process's log said: (level, the `node` field, the message), from the first use of
+/// [`captured_log`] on (a subscriber for the whole test binary: other tests' lines are told
+/// apart by their node).
+fn captured_log() -> &'static std::sync::Mutex<Vec<(tracing::Level, String, String)>> {
+    struct Capture(&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>);
+    #[derive(Default)]
+    struct Fields { node: String, message: String }
+    impl tracing::field::Visit for Fields {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            match field.name() {
+                "node" => self.node = format!("{value:?}"),
+                "message" => self.message = format!("{value:?}"),
+                _ => {}
+            }
+        }
+    }
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+            metadata.target().starts_with("mysqlleader") && *metadata.level() <= tracing::Level::INFO
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            self.0.lock().unwrap().push((*event.metadata().level(), fields.node, fields.message));
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+    static LOG: std::sync::OnceLock<&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let log: &'static std::sync::Mutex<Vec<_>> = Box::leak(Box::default());
+        tracing::subscriber::set_global_default(Capture(log)).expect("no other subscriber in this test binary");
+        log
+    })
+}
+
+/// A session logs an incident once for all its seats, not once per seat (issue "Fleets", logs
+/// per incident): 30 seats, then every call refused (EXECUTE revoked) until each seat's term
+/// ends for lack of a renew, then the grant back and every seat led again. Before, that was 30
+/// errors for the failed calls and 30 warnings for the lost terms, and 60 lines more when it
+/// cleared; now one error, one warning per second in which terms stopped, and a few lines when
+/// it clears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_logs_an_incident_once_for_all_its_seats() {
+    let log = captured_log();
+    let db = TestDb::migrated("session_log").await;
+    let (user, pool) = app_account(&db, "slog").await;
+    let node = format!("node-log-{}", std::process::id());
+    let session = Session::builder(pool).node_id(node.as_str()).lease(Duration::from_secs(1)).start().unwrap();
+    let electors: Vec<Elector> = services(30).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
+
+    let mut admin = db.conn().await;
+    for procedure in ["campaign", "renew_seats", "campaign_seats"] {
+        admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.{procedure} FROM '{user}'@'%'", db.name)).await.unwrap();
+    }
+    until(Duration::from_secs(10), "every seat steps down", || electors.iter().all(|e| !e.is_leader())).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()]).await.unwrap();
+    until(Duration::from_secs(10), "the node leads every service again", || electors.iter().all(Elector::is_leader)).await;
+    // The incident ends with the first whole second of calls without a failure.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    session.shutdown().await.unwrap();
+
+    let node_field = format!("{node:?}");
+    let lines: Vec<(tracing::Level, String)> = log.lock().unwrap().iter()
+        .filter(|(_, n, _)| *n == node_field || n.trim_matches('"') == node)
+        .map(|(level, _, message)| (*level, message.clone()))
+        .collect();
+    let loud: Vec<&(tracing::Level, String)> = lines.iter().filter(|(level, _)| *level <= tracing::Level::WARN).collect();
+    assert!(loud.iter().any(|(level, m)| *level == tracing::Level::ERROR && m.contains("election calls fail")), "{lines:#?}");
+    let stopped: u64 = loud.iter().filter_map(|(_, m)| m.strip_prefix("stopped leading ")?.split(' ').next()?.parse::<u64>().ok()).sum();
+    assert_eq!(stopped, 30, "every lost term is counted: {lines:#?}");
+    assert!(loud.len() <= 6, "{} warnings and errors for one incident: {loud:#?}", loud.len());
+    assert!(lines.iter().any(|(_, m)| m.contains("election calls succeed again")), "{lines:#?}");
+    assert!(lines.len() <= 14, "{} lines in all: {lines:#?}", lines.len());
+    drop(admin);
+    drop(electors);
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}

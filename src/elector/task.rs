@@ -40,6 +40,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// True while a follower's wake-up wait is on a lock a leader holds: a resign or crash of
     /// that leader wakes this node, so it need not poll until the lease it saw can end.
     fn watching(&self) -> bool;
+    /// Where the elector reports its failed calls and its terms instead of logging each one: a
+    /// session's log, which says an incident once for all its seats. None: the elector logs.
+    fn incidents(&self) -> Option<&crate::session::incidents::Incidents> {
+        None
+    }
 }
 
 /// The real backend: the pools of the servers, the optional wake-up lock, and per server the
@@ -413,7 +418,12 @@ struct Task<B: Backend> {
 
 impl<B: Backend> Task<B> {
     async fn run(mut self) {
-        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
+        // A session's electors start and stop by the thousand: each is news only at DEBUG.
+        if self.backend.incidents().is_some() {
+            tracing::debug!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
+        } else {
+            tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector started");
+        }
         loop {
             let campaigning = self.state.borrow().campaigning;
             // After a handover: the first look at the seat a little later, when the named node
@@ -614,7 +624,8 @@ impl<B: Backend> Task<B> {
             }
             Err(e) => {
                 // Worth a warning only from a node that led: a follower's resign has no lease to end.
-                if was_leading {
+                // (A session's log counts the failed call with the others.)
+                if was_leading && self.backend.incidents().is_none() {
                     tracing::warn!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed; the lease will lapse");
                 } else {
                     tracing::debug!(service = %config.service_id, node = %config.node_id, error = %e, "resign failed (this node did not lead)");
@@ -664,7 +675,11 @@ impl<B: Backend> Task<B> {
             s.campaigning = false;
             s.running = false;
         });
-        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector stopped");
+        if self.backend.incidents().is_some() {
+            tracing::debug!(service = %self.config.service_id, node = %self.config.node_id, "elector stopped");
+        } else {
+            tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "elector stopped");
+        }
         let _ = self.events.send(Event::ElectorStopped { error });
     }
 
@@ -689,16 +704,18 @@ impl<B: Backend> Task<B> {
             }
         });
         for event in events {
-            match &event {
-                Event::StartedLeading { term, .. } => {
+            match (&event, self.backend.incidents()) {
+                (Event::StartedLeading { .. }, Some(log)) => log.started_leading(&self.config.service_id),
+                (Event::StoppedLeading { reason, .. }, Some(log)) => log.stopped_leading(&self.config.service_id, *reason),
+                (Event::StartedLeading { term, .. }, None) => {
                     tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, "started leading")
                 }
                 // Losing a term for lack of a renew (the database unreachable or slow) or a failure
                 // is a warning; a resign, handover, shutdown or another node's takeover is news.
-                Event::StoppedLeading { term, reason: reason @ (StopReason::DeadlinePassed | StopReason::Failed) } => {
+                (Event::StoppedLeading { term, reason: reason @ (StopReason::DeadlinePassed | StopReason::Failed) }, None) => {
                     tracing::warn!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading")
                 }
-                Event::StoppedLeading { term, reason } => {
+                (Event::StoppedLeading { term, reason }, None) => {
                     tracing::info!(service = %self.config.service_id, node = %self.config.node_id, term, ?reason, "stopped leading")
                 }
                 _ => {}
@@ -714,7 +731,10 @@ impl<B: Backend> Task<B> {
     fn note<T>(&mut self, result: &Result<T>) {
         match result {
             Ok(_) => {
-                if self.condition.take().is_some() {
+                if let Some(log) = self.backend.incidents() {
+                    self.condition = None;
+                    log.call_succeeded();
+                } else if self.condition.take().is_some() {
                     tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "calls succeed again");
                 }
                 self.state.send_modify(|s| {
@@ -725,7 +745,9 @@ impl<B: Backend> Task<B> {
             Err(e) => {
                 let condition = (e.kind(), e.server_code());
                 let changed = self.condition != Some(condition);
-                if changed && e.is_permanent() {
+                if let Some(log) = self.backend.incidents() {
+                    log.call_failed(e);
+                } else if changed && e.is_permanent() {
                     tracing::error!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
                         "election call failed, and retrying cannot fix it: this node cannot lead until the set-up is mended");
                 } else if changed {

@@ -60,6 +60,7 @@
 //! Not in this version: Galera fallback servers (one server per session).
 
 mod batcher;
+pub(crate) mod incidents;
 mod resigns;
 pub(crate) mod wakeup;
 
@@ -134,6 +135,7 @@ impl SessionBuilder {
         let (hub, pokes) = Hub::new(&template.node_id);
         let (alive, alive_rx) = watch::channel(());
         let (wakeup_on, retry_interval) = (template.wakeup_lock, template.retry_interval);
+        let template_node = template.node_id.clone();
         let core = Arc::new(Core {
             db: Database::sticky(vec![pool.clone()]),
             template: Arc::new(template),
@@ -144,6 +146,7 @@ impl SessionBuilder {
             stats: Mutex::default(),
             running: AtomicUsize::new(0),
             hub: wakeup_on.then(|| hub.clone()),
+            incidents: incidents::Incidents::start(&template_node),
             _alive: alive,
         });
         let (queue, requests) = mpsc::unbounded_channel();
@@ -261,6 +264,8 @@ impl Session {
                 first_error.get_or_insert(e);
             }
         }
+        // The terms the shutdown ended, said now rather than within the next second.
+        self.core.incidents.write();
         first_error.map_or(Ok(()), Err)
     }
 
@@ -341,6 +346,8 @@ struct Core {
     running: AtomicUsize,
     /// The wake-up lock's side, when it is on.
     hub: Option<Arc<Hub>>,
+    /// The session's log: its electors report to it, it writes one line per incident.
+    incidents: Arc<incidents::Incidents>,
     /// Dropped with the core: ends the wake-up lock's task.
     _alive: watch::Sender<()>,
 }
@@ -421,6 +428,10 @@ impl Drop for SessionBackend {
 impl Backend for SessionBackend {
     fn servers(&self) -> usize {
         1
+    }
+
+    fn incidents(&self) -> Option<&incidents::Incidents> {
+        Some(&self.core.incidents)
     }
 
     async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Campaign> {

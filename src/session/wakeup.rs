@@ -24,8 +24,8 @@
 //!    [`BUSY_WAIT_S`] and changes wait for their end instead of a `KILL` each.
 //!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
-//!    batched call. After a wait ended early they look once as the next wait begins: the
-//!    leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at
+//!    batched call. After a wait ended early or ran out they look once as the next wait begins:
+//!    the leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at
 //!    again after 100 ms, doubling up to the retry interval.
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
@@ -418,7 +418,13 @@ async fn serve(
                 busy_since = Some(Instant::now());
                 gap = true;
             } else if !got {
+                // The wait ran out with the lock still held: a blink of the leader between this
+                // wait and the next (a release and a take back within a round trip) would wake
+                // nobody, so the next wait's followers look once too (one batched call per wait:
+                // every second while busy, every FOLLOW_WAIT_S otherwise). Seen on MySQL under
+                // load: a handover in that gap left the named node waiting for its retry interval.
                 still_held = Some(name.clone());
+                gap = true;
             }
             if got {
                 procedures::wakeup_lock_release(&mut conn, &name).await?;
