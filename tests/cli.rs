@@ -828,3 +828,54 @@ async fn status_shows_each_service_on_one_line_whatever_its_ids_hold() {
     drop(admin);
     db.drop_db().await;
 }
+
+/// `handover` of a service no node has ever led (a typo, most likely) is refused as `resign`'s
+/// is: exit 2, a message naming the service (and the known ones), nothing on standard output,
+/// and no seat written, so that `status` does not list it afterwards. With `--json` and
+/// `--wait` too, and in a database with no service at all.
+#[tokio::test]
+async fn handover_of_an_unknown_service_exits_2_and_creates_no_seat() {
+    let db = common::TestDb::migrated("cli_handover_unknown").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+
+    // No service at all yet.
+    let out = cli(url, &["handover", "payroll", "--to", "web-2"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("unknown service 'payroll'"), "{}", out.stderr);
+    assert!(out.stderr.contains("nothing was changed"), "{}", out.stderr);
+    assert_eq!(out.stdout, "", "nothing on standard output");
+    let listed = cli(url, &["status"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    assert!(listed.stdout.contains("no services yet"), "{}", listed.stdout);
+
+    assert_eq!(cli(url, &["campaign", "billing", "web-1", "--lease", "30s"]).code, 0);
+    for args in [
+        vec!["handover", "biling", "--to", "web-2"],
+        vec!["handover", "biling", "--to", "web-2", "--json"],
+        vec!["handover", "biling", "--to", "web-2", "--wait"],
+    ] {
+        let out = cli(url, &args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(out.stderr.contains("unknown service 'biling'"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("'billing'"), "names the known services: {}", out.stderr);
+        assert!(out.stderr.contains("nothing was changed"), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{args:?}: nothing on standard output");
+    }
+    let rows: Option<i64> =
+        admin.query_first("SELECT COUNT(*) FROM leader_election WHERE service_id IN ('biling', 'payroll')").await.unwrap();
+    assert_eq!(rows, Some(0), "the refused handovers wrote no seat");
+
+    // `status` lists billing alone, in its table and its JSON.
+    let out = cli(url, &["status"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!out.stdout.contains("biling") && !out.stdout.contains("payroll"), "{}", out.stdout);
+    assert_eq!(out.stdout.lines().last(), Some("1 service: 1 led by 1 node, 0 without a leader"), "{}", out.stdout);
+    let j = cli(url, &["status", "--json"]).json();
+    let ids: Vec<&str> = j["services"].as_array().unwrap().iter().map(|s| s["service_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["billing"]);
+    // The leader was not disturbed.
+    assert_eq!(cli(url, &["am-i-leader", "billing", "web-1"]).code, 0);
+    drop(admin);
+    db.drop_db().await;
+}
