@@ -879,3 +879,106 @@ async fn handover_of_an_unknown_service_exits_2_and_creates_no_seat() {
     drop(admin);
     db.drop_db().await;
 }
+
+/// Six services for the `status` tests: alpha and beta led by web-1, gamma by web-2; delta
+/// vacant (its leader resigned), epsilon expired (a 1 ms lease), zeta never led (a seat that
+/// `CALL handover` made, reserved for web-3).
+async fn a_fleet_of_six(db: &common::TestDb) {
+    let url = Some(db.url.as_str());
+    for (service, node, lease) in
+        [("alpha", "web-1", "1m"), ("beta", "web-1", "1m"), ("gamma", "web-2", "1m"), ("delta", "web-2", "1m"), ("epsilon", "web-3", "1ms")]
+    {
+        let out = cli(url, &["campaign", service, node, "--lease", lease]);
+        assert_eq!(out.code, 0, "{service}: {out:?}");
+    }
+    assert_eq!(cli(url, &["resign", "delta", "web-2"]).code, 0);
+    let mut admin = db.conn().await;
+    admin.query_drop("CALL handover('zeta', 'web-3')").await.unwrap();
+    drop(admin);
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+/// The services of `status`'s table (the first cell of each line between the header and the
+/// count line), and the count line.
+fn status_table(out: &cli_support::Out) -> (Vec<String>, String) {
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.len() >= 2 && lines[0].starts_with("SERVICE"), "{}", out.stdout);
+    let services = lines[1..lines.len() - 1].iter().map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
+    (services, lines[lines.len() - 1].to_string())
+}
+
+/// The `service_id`s of `status --json`, checking that the object has no key but `services`.
+fn status_json_ids(out: &cli_support::Out) -> Vec<String> {
+    assert_eq!(out.code, 0, "{out:?}");
+    let j = out.json();
+    assert_eq!(keys(&j), strs(&["services"]), "{j}");
+    j["services"].as_array().unwrap().iter().map(|s| s["service_id"].as_str().unwrap().to_string()).collect()
+}
+
+/// `status` of every service ends with a line that counts them: led (a valid lease), by how many
+/// nodes, and without a leader (vacant, expired, never led alike).
+#[tokio::test]
+async fn status_counts_led_and_vacant_services() {
+    let db = common::TestDb::migrated("cli_status_count").await;
+    let url = Some(db.url.as_str());
+    a_fleet_of_six(&db).await;
+
+    let (services, count) = status_table(&cli(url, &["status"]));
+    assert_eq!(services, strs(&["alpha", "beta", "delta", "epsilon", "gamma", "zeta"]));
+    assert_eq!(count, "6 services: 3 led by 2 nodes, 3 without a leader");
+    assert_eq!(status_json_ids(&cli(url, &["status", "--json"])).len(), 6, "--json: the same object, every service");
+    db.drop_db().await;
+}
+
+/// `status --leader`, `--node NODE` and `--vacant` list only some services (with `--json` too,
+/// in the same object), and the count line says how many of all it shows; a filter that keeps
+/// nothing says so and counts all; filters go with every service only.
+#[tokio::test]
+async fn status_filters_leader_node_and_vacant() {
+    let db = common::TestDb::migrated("cli_status_filter").await;
+    let url = Some(db.url.as_str());
+    a_fleet_of_six(&db).await;
+
+    let (services, count) = status_table(&cli(url, &["status", "--leader"]));
+    assert_eq!(services, strs(&["alpha", "beta", "gamma"]));
+    assert_eq!(count, "3 of 6 services: 3 led by 2 nodes, 0 without a leader");
+    assert_eq!(status_json_ids(&cli(url, &["status", "--leader", "--json"])), strs(&["alpha", "beta", "gamma"]));
+
+    let (services, count) = status_table(&cli(url, &["status", "--node", "web-1"]));
+    assert_eq!(services, strs(&["alpha", "beta"]));
+    assert_eq!(count, "2 of 6 services: 2 led by 1 node, 0 without a leader");
+    assert_eq!(status_json_ids(&cli(url, &["status", "--json", "--node", "web-2"])), strs(&["gamma"]));
+    // web-3's lease on epsilon has run out: it leads nothing. --leader adds nothing to --node.
+    assert_eq!(status_json_ids(&cli(url, &["status", "--node", "web-3", "--json"])), Vec::<String>::new());
+    assert_eq!(status_json_ids(&cli(url, &["status", "--node", "web-1", "--leader", "--json"])), strs(&["alpha", "beta"]));
+
+    let (services, count) = status_table(&cli(url, &["status", "--vacant"]));
+    assert_eq!(services, strs(&["delta", "epsilon", "zeta"]));
+    assert_eq!(count, "3 of 6 services: 0 led by 0 nodes, 3 without a leader");
+    let j = cli(url, &["status", "--vacant", "--json"]).json();
+    let vacant = j["services"].as_array().unwrap();
+    assert_eq!(vacant.len(), 3, "{j}");
+    assert!(vacant.iter().all(|s| s["leader_id"].is_null() && s["lease_remaining_ms"] == 0), "{j}");
+
+    // Nothing kept: one sentence, with the count of all, and exit 0.
+    let out = cli(url, &["status", "--node", "web-9"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.trim_end(), "no service is led by web-9 (6 services: 3 led by 2 nodes, 3 without a leader)");
+
+    // Mistakes: a filter with one SERVICE, --vacant with --leader or --node, an empty node.
+    for args in [
+        vec!["status", "alpha", "--vacant"],
+        vec!["status", "alpha", "--leader"],
+        vec!["status", "alpha", "--node", "web-1"],
+        vec!["status", "--leader", "--vacant"],
+        vec!["status", "--node", "web-1", "--vacant"],
+        vec!["status", "--node", ""],
+    ] {
+        let out = cli(url, &args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert_eq!(out.stdout, "", "{args:?}");
+    }
+    assert!(cli(url, &["status", "--node", ""]).stderr.contains("--node"));
+    db.drop_db().await;
+}

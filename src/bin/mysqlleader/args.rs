@@ -66,10 +66,20 @@ pub enum Command {
         #[arg(long, value_name = "NAME", conflicts_with = "apply")]
         database: Option<String>,
     },
-    /// Who leads every service, or one service and its recent terms.
+    /// Who leads every service (a table, then a line that counts them; --leader, --node or
+    /// --vacant lists only some), or one service and its recent terms.
     Status {
         /// One service: its seat and its recent terms.
         service: Option<String>,
+        /// Only the services that have a leader now (a valid lease).
+        #[arg(long, conflicts_with_all = ["service", "vacant"])]
+        leader: bool,
+        /// Only the services NODE leads now (a valid lease).
+        #[arg(long, value_name = "NODE", conflicts_with_all = ["service", "vacant"])]
+        node: Option<String>,
+        /// Only the services with no leader now: vacant, expired, or never led.
+        #[arg(long, conflicts_with = "service")]
+        vacant: bool,
         #[arg(long)]
         json: bool,
     },

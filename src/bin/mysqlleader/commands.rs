@@ -387,36 +387,85 @@ fn status_row(s: &ServiceStatus) -> Vec<String> {
     }
 }
 
+/// Which services `status` (of every service) lists: `--leader`, `--node NODE`, `--vacant`.
+/// "Led" means a valid lease now, as the LEADER column shows it; a seat whose lease has run out
+/// is vacant even before a campaign or the expiry event closes its term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusFilter {
+    All,
+    /// `--leader`: the services that have a leader.
+    Led,
+    /// `--node NODE`: the services NODE leads.
+    LedBy(String),
+    /// `--vacant`: the services without a leader (vacant, expired, or never led).
+    Vacant,
+}
+
+impl StatusFilter {
+    fn keeps(&self, s: &ServiceStatus) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::Led => s.leader_id.is_some(),
+            StatusFilter::LedBy(node) => s.leader_id.as_deref() == Some(node.as_str()),
+            StatusFilter::Vacant => s.leader_id.is_none(),
+        }
+    }
+
+    /// What a service the filter keeps is, for the sentence when it keeps none.
+    fn words(&self) -> String {
+        match self {
+            StatusFilter::All => "exists".into(),
+            StatusFilter::Led => "has a leader".into(),
+            StatusFilter::LedBy(node) => format!("is led by {node}"),
+            StatusFilter::Vacant => "is without a leader".into(),
+        }
+    }
+}
+
 /// The line under `status`'s table: how many services, how many led and by how many nodes, how
-/// many without a leader (a fleet's table is thousands of lines).
-fn status_summary(all: &[procedures::ServiceStatus]) -> String {
-    let leaders: std::collections::BTreeSet<&str> = all.iter().filter_map(|s| s.leader_id.as_deref()).collect();
-    let led = all.iter().filter(|s| s.leader_id.is_some()).count();
+/// many without a leader (a fleet's table is thousands of lines). With a filter, `of` is the
+/// number of all services, and the line says `N of M services`.
+fn status_summary(shown: &[&ServiceStatus], of: Option<usize>) -> String {
+    let leaders: std::collections::BTreeSet<&str> = shown.iter().filter_map(|s| s.leader_id.as_deref()).collect();
+    let led = shown.iter().filter(|s| s.leader_id.is_some()).count();
     let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {many}") };
+    let services = match of {
+        Some(all) => format!("{} of {}", shown.len(), plural(all, "service", "services")),
+        None => plural(shown.len(), "service", "services"),
+    };
     format!(
-        "{}: {} led by {}, {} without a leader",
-        plural(all.len(), "service", "services"),
+        "{services}: {} led by {}, {} without a leader",
         led,
         plural(leaders.len(), "node", "nodes"),
-        all.len() - led
+        shown.len() - led
     )
 }
 
-pub async fn status(ctx: &Ctx, service: Option<&str>, as_json: bool) -> Result<Status, CliError> {
+pub async fn status(ctx: &Ctx, service: Option<&str>, filter: &StatusFilter, as_json: bool) -> Result<Status, CliError> {
+    if let StatusFilter::LedBy(node) = filter {
+        // `--node ''` or a 200-character name is a mistake, said before connecting.
+        mysqlleader::config::check_id("--node", node).map_err(crate::errors::offline)?;
+    }
     with_db(ctx, async |db| {
         let Some(service) = service else {
             let all = procedures::service_statuses(&db.pool, None).await.map_err(|e| db.explain(e))?;
+            let shown: Vec<&ServiceStatus> = all.iter().filter(|s| filter.keeps(s)).collect();
             if as_json {
-                print_json(&json!({ "services": all.iter().map(status_json).collect::<Vec<_>>() }));
+                // The same object as without a filter: only fewer services in the array.
+                print_json(&json!({ "services": shown.iter().map(|s| status_json(s)).collect::<Vec<_>>() }));
             } else if all.is_empty() {
                 say!("no services yet: nobody has campaigned in database '{}'", db.db());
+            } else if shown.is_empty() {
+                let everything: Vec<&ServiceStatus> = all.iter().collect();
+                say!("no service {} ({})", filter.words(), status_summary(&everything, None));
             } else {
                 let mut table = Table::new(&["SERVICE", "LEADER", "TERM", "LEASE LEFT", "SINCE (UTC)", ""]);
-                for s in &all {
+                for s in &shown {
                     table.row(status_row(s));
                 }
                 print!("{}", table.render());
-                say!("{}", status_summary(&all));
+                let of = (*filter != StatusFilter::All).then_some(all.len());
+                say!("{}", status_summary(&shown, of));
             }
             return Ok(0);
         };

@@ -50,7 +50,15 @@ fn main() -> ExitCode {
             Command::Grant { account, role, services, services_exact, apply, database } => {
                 commands::grant(&ctx, &account, &role, &services, &services_exact, apply, database.as_deref()).await
             }
-            Command::Status { service, json } => commands::status(&ctx, service.as_deref(), json).await,
+            Command::Status { service, leader, node, vacant, json } => {
+                let filter = match (node, leader, vacant) {
+                    (Some(node), _, _) => commands::StatusFilter::LedBy(node),
+                    (None, true, _) => commands::StatusFilter::Led,
+                    (None, false, true) => commands::StatusFilter::Vacant,
+                    (None, false, false) => commands::StatusFilter::All,
+                };
+                commands::status(&ctx, service.as_deref(), &filter, json).await
+            }
             Command::Campaign { service, node, lease, json } => commands::campaign(&ctx, &service, &node, lease, json).await,
             Command::AmILeader { service, node, json } => commands::am_i_leader(&ctx, &service, &node, json).await,
             Command::Force { service, node, lease, json } => commands::force(&ctx, &service, &node, lease, json).await,
