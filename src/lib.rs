@@ -45,7 +45,7 @@
 //! **Not guaranteed**: that a stale leader's *effects elsewhere* stop at the deadline. A
 //! process paused *after* checking `is_leader()` and before writing can still write late. Fence
 //! such writes: pass the term to [`procedures::assert_leader`] inside the same database
-//! transaction (it rejects a stale term and holds the election row's share lock until commit,
+//! transaction (it rejects a stale term and holds the term's share lock (its history row) until commit,
 //! so no takeover commits in between), or stamp the term on requests to other systems and let
 //! them reject lower terms. Also not covered: a host clock that stops during system suspend
 //! (`CLOCK_MONOTONIC` does not advance in suspend) and database servers whose clocks jump

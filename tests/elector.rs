@@ -624,6 +624,55 @@ async fn fence_on_the_applications_own_transaction() {
     db.drop_db().await;
 }
 
+/// A fenced job that outlives three leases (issue "Long jobs"): `Elector::fence` first in the
+/// application's transaction, then a job that stays busy for 3 leases. The elector's renews go
+/// through meanwhile (the fence locks the term, not the seat), so it never stops leading and
+/// reports no transition; a follower on the same service never leads and an operator's
+/// force_leader waits for the job and fails (1205); the job's write commits in the term it was
+/// fenced at, and that term is still the current one after the commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_job_longer_than_three_leases_keeps_its_leader() {
+    let db = common::TestDb::migrated("ellong").await;
+    let a = elector(&db.pool, "long", "a");
+    let mut events = a.events();
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let term = a.term();
+    let b = elector(&db.pool, "long", "b");
+    let mut conn = db.conn().await;
+    conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, term BIGINT UNSIGNED NOT NULL)").await.unwrap();
+
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    assert_eq!(a.fence(&mut tx).await.unwrap(), term);
+    let until = Instant::now() + LEASE * 3;
+    let mut forced = false;
+    while Instant::now() < until {
+        assert!(a.is_leader(), "a stopped leading during its own fenced job");
+        assert!(!b.is_leader(), "b leads while a's fenced job runs");
+        tx.query_drop("DO 0").await.unwrap();
+        if !forced && Instant::now() + LEASE * 2 < until {
+            let err = procedures::force_leader(&db.pool, "long", "operator-pick", LEASE).await.unwrap_err();
+            assert!(err.is_transient(), "force_leader waits for the fence, then fails as a lock wait (transient): {err}");
+            forced = true;
+        }
+        tokio::time::sleep(RENEW / 2).await;
+    }
+    assert!(forced);
+    tx.exec_drop("INSERT INTO ledger VALUES (1, ?)", (term,)).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(a.is_leader() && a.term() == term, "a leads at its term after the job");
+    let seat = procedures::current_leader(&db.pool, "long").await.unwrap();
+    assert_eq!((seat.leader_id.as_deref(), seat.term), (Some("a"), term), "the job committed in the current term");
+    let mut seen = Vec::new();
+    while let Ok(Ok(e)) = tokio::time::timeout(Duration::from_millis(100), events.recv()).await {
+        seen.push(e);
+    }
+    assert!(!seen.iter().any(|e| matches!(e, Event::StoppedLeading { .. })), "a stepped down: {seen:?}");
+    drop(conn);
+    b.shutdown().await.unwrap();
+    a.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
 /// A process restarted with the same node id while its predecessor's lease is valid (kill -9 and
 /// a supervisor's restart; a StatefulSet's pod) leads at a term of its own: its first campaign is
 /// preceded by a resign that ends the predecessor's term (`resigned`), so the predecessor's fence

@@ -584,6 +584,58 @@ async fn assert_leader_holds_off_a_campaign_until_the_transaction_ends() {
     db.drop_db().await;
 }
 
+/// A fence never holds up its own leader (issue "Long jobs"): a fenced transaction that stays
+/// open for three leases (busy, as a job waiting on the application's rows is) leaves the
+/// leader's renews to go through at once, so the leader keeps its lease and term throughout;
+/// meanwhile another node's force_leader and campaign wait for the fence (a bounded wait, then
+/// 1205) and nothing takes the seat; the job's write then commits in its own term, and the
+/// takeover goes through after it.
+#[tokio::test]
+async fn a_long_fenced_transaction_keeps_its_leader_and_commits_in_its_term() {
+    let (db, mut leader) = setup("contract_fence_long").await;
+    // Long enough for a renew after a force's lock wait (1 s; MySQL notices it up to 1 s late).
+    const LEASE: i64 = 3_000;
+    exec(&mut leader, "CREATE TABLE ledger (id INT PRIMARY KEY, term BIGINT UNSIGNED NOT NULL)").await;
+    assert_seat(&campaign(&mut leader, "svc", "a", LEASE).await, 1, "a", 1, "a leads");
+    let mut job = connect(&db.url).await;
+    exec(&mut job, "START TRANSACTION").await;
+    assert_leader(&mut job, "svc", "a", 1).await.expect("the fence, first in the job's transaction");
+    exec(&mut job, "INSERT INTO ledger VALUES (1, 1)").await;
+
+    let mut other = connect(&db.url).await;
+    let until = tokio::time::Instant::now() + Duration::from_millis(3 * LEASE as u64);
+    let (mut renews, mut refused) = (0, 0);
+    while tokio::time::Instant::now() < until {
+        // The leader renews every third of a lease, and is never made to wait.
+        let r = campaign(&mut leader, "svc", "a", LEASE).await;
+        assert_seat(&r, 1, "a", 1, "the leader's renew under its own open fence");
+        renews += 1;
+        exec(&mut job, "DO 0").await;
+        // Another node may neither force nor (were the lease to lapse) take the seat meanwhile.
+        if refused < 2 {
+            match call(&mut other, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG)).await {
+                Err(e) => assert_eq!(e.code, 1205, "a bounded wait for the fence: {e:?}"),
+                Ok(r) => panic!("force_leader went through under an open fence: {r:?}"),
+            }
+            refused += 1;
+            let r = campaign(&mut leader, "svc", "a", LEASE).await;
+            assert_seat(&r, 1, "a", 1, "the leader's renew right after a force waited for the fence");
+            exec(&mut job, "DO 0").await;
+        }
+        tokio::time::sleep(Duration::from_millis(LEASE as u64 / 3)).await;
+    }
+    assert!(renews >= 6, "{renews} renews");
+    exec(&mut job, "COMMIT").await;
+    let written: Vec<(i64, u64)> = other.query("SELECT id, term FROM ledger").await.unwrap();
+    assert_eq!(written, [(1, 1)], "the job's write committed");
+    let h = history(&mut other, "svc").await;
+    assert_eq!(h.len(), 1, "no other term began: {h:?}");
+    assert_eq!(h[0].ended_how, None, "term 1 still open: {h:?}");
+    let r = call(&mut other, "CALL force_leader(?, ?, ?)", ("svc", "b", LONG)).await;
+    assert_seat(&r.unwrap(), 1, "b", 2, "force_leader once the fenced transaction ended");
+    db.drop_db().await;
+}
+
 /// assert_leader with autocommit on and no transaction open would fence nothing (its share
 /// lock ends with the call): MariaDB tells, and the call is refused with 45000, naming
 /// assert_leader. With autocommit off (a PEP 249 driver's default) a transaction is open, and

@@ -64,9 +64,11 @@ async fn renew_seats_renews_exactly_the_nodes_valid_seats() {
     db.drop_db().await;
 }
 
-/// A seat another transaction has locked (the share lock of the application's fenced
-/// transaction) is left out of the answer, for a campaign of its own, and the other seats are
-/// renewed without waiting for it (a wait would end in a lock-wait timeout for the whole call).
+/// A seat another transaction has locked (a campaign or force in flight) is left out of the
+/// answer, for a campaign of its own, and the other seats are renewed without waiting for it (a
+/// wait would end in a lock-wait timeout for the whole call). A seat whose term the application's
+/// fenced transaction holds is renewed like any other: the fence locks the term's row, not the
+/// seat (assert_leader), so a long fenced job never costs its leader a renew.
 #[tokio::test]
 async fn renew_seats_skips_a_locked_seat_and_renews_the_others() {
     let db = TestDb::migrated("sessions_locked").await;
@@ -77,12 +79,55 @@ async fn renew_seats_skips_a_locked_seat_and_renews_the_others() {
     let mut fenced = connect(&db.url).await;
     exec(&mut fenced, "START TRANSACTION").await;
     call(&mut fenced, "CALL assert_leader('s2', 'a', 1)", ()).await.expect("the fence");
+    let mut locker = connect(&db.url).await;
+    exec(&mut locker, "START TRANSACTION").await;
+    exec(&mut locker, "SELECT term FROM leader_election WHERE service_id = 's3' FOR UPDATE").await;
+    let started = std::time::Instant::now();
     let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1", "s2", "s3"]).await.expect("no lock wait");
+    let took = started.elapsed();
     let renewed: Vec<&str> = answer.iter().filter(|r| r.answer.is_leader).map(|r| r.service_id.as_str()).collect();
-    assert_eq!(renewed, ["s1", "s3"], "s2 is left out while its fence holds: {answer:?}");
-    exec(&mut fenced, "COMMIT").await;
+    assert_eq!(renewed, ["s1", "s2"], "the fenced s2 is renewed, the locked s3 left out: {answer:?}");
+    assert!(took < Duration::from_secs(1), "the locked seat is skipped, not waited for ({took:?})");
+    exec(&mut locker, "ROLLBACK").await;
     let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1", "s2", "s3"]).await.unwrap();
     assert_eq!(answer.iter().filter(|r| r.answer.is_leader).count(), 3, "{answer:?}");
+    // The fence still holds its term: it commits, at the term it asserted.
+    exec(&mut fenced, "COMMIT").await;
+    assert_eq!(seat(&mut c, "s2").await.unwrap().term, 1);
+    drop((c, fenced, locker));
+    db.drop_db().await;
+}
+
+/// campaign_seats never waits for a term an application's fenced transaction still holds,
+/// even after its lease ran out: that seat is left as it is (a campaign of its own waits for
+/// the fence, at most 1 s per try), and the other expired seats are taken.
+#[tokio::test]
+async fn campaign_seats_leaves_a_fenced_expired_term_alone() {
+    let db = TestDb::migrated("sessions_fenced_take").await;
+    let mut c = connect(&db.url).await;
+    campaign(&mut c, "fenced", "b", 1_500).await;
+    campaign(&mut c, "free", "b", 200).await;
+    let mut fenced = connect(&db.url).await;
+    exec(&mut fenced, "START TRANSACTION").await;
+    call(&mut fenced, "CALL assert_leader('fenced', 'b', 1)", ()).await.expect("the fence, while the lease runs");
+    // Both leases run out; the fenced transaction stays busy (an idle one ends with its lease).
+    let until = std::time::Instant::now() + Duration::from_millis(1_800);
+    while std::time::Instant::now() < until {
+        exec(&mut fenced, "DO 0").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let started = std::time::Instant::now();
+    let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &["fenced", "free"]).await.expect("campaign_seats");
+    let took = started.elapsed();
+    let taken: Vec<(&str, u64)> = answer.iter().filter(|r| r.answer.is_leader).map(|r| (r.service_id.as_str(), r.answer.term)).collect();
+    assert_eq!(taken, [("free", 2)], "the fenced term is left alone: {answer:?}");
+    assert!(took < Duration::from_secs(1), "not waited for ({took:?})");
+    let held = seat(&mut c, "fenced").await.unwrap();
+    assert_eq!((held.term, held.leader_id.as_deref()), (1, Some("b")), "the fenced seat is as it was");
+    exec(&mut fenced, "COMMIT").await;
+    let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &["fenced", "free"]).await.unwrap();
+    let taken: Vec<(&str, u64)> = answer.iter().filter(|r| r.answer.is_leader).map(|r| (r.service_id.as_str(), r.answer.term)).collect();
+    assert_eq!(taken, [("fenced", 2)], "taken once the fence ended: {answer:?}");
     drop((c, fenced));
     db.drop_db().await;
 }

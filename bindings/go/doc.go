@@ -32,7 +32,7 @@
 // Not guaranteed: a process paused after IsLeader and before acting still acts late. Fence
 // what matters: every acquisition raises the term (the fencing token, never reused);
 // Elector.RunFencedTx runs a transaction in which assert_leader has checked the term and holds
-// the election row share-locked until the commit, so no takeover commits in between. Stamp the
+// the term share-locked (its history row, not the seat) until the commit, so no takeover commits in between. Stamp the
 // term on requests to other systems that reject lower terms. See the repository's README,
 // "Safety model", for clocks that stop or jump and for asynchronous replication.
 //

@@ -15,7 +15,7 @@ import (
 
 // Fence is the fence on a transaction the application opened with its own database/sql
 // driver: it runs CALL assert_leader(service, node, term) in tx, with the term this node leads
-// at now. On success the election row stays share-locked until tx ends, so no takeover can
+// at now. On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until tx ends, so no takeover can
 // commit before tx's writes do:
 //
 //	tx, err := db.BeginTx(ctx, nil)

@@ -22,7 +22,7 @@ import (
 // already, with Elector.BeginFencedTx; or let Elector.RunFencedTx do all of it.
 //
 // The fencing recipe: begin, AssertLeader with the term this node leads at, the writes,
-// Commit. AssertLeader share-locks the election row until the transaction ends, so no takeover
+// Commit. AssertLeader share-locks the term (its history row, not the seat) until the transaction ends, so no takeover
 // can commit in between; when the node no longer leads at that term it fails with
 // ErrNotLeader, and the server has already rolled the whole transaction back.
 //
@@ -151,7 +151,7 @@ func (t *Txn) do(ctx context.Context, op string, call func(*C.mysqlleader_txn) C
 }
 
 // AssertLeader is CALL assert_leader(service_id, node_id, term) inside the transaction: the
-// fencing guard. On success the election row stays share-locked until the transaction ends, so
+// fencing guard. On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until the transaction ends, so
 // no takeover can commit before the writes do. ErrNotLeader otherwise: the server has rolled the
 // transaction back, and only Rollback and Close remain.
 func (t *Txn) AssertLeader(ctx context.Context, service, node string, term uint64) (LeaderCheck, error) {

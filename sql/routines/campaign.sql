@@ -29,6 +29,7 @@ BEGIN
     DECLARE v_from     VARBINARY(512);
     DECLARE v_from_to  DATETIME(6);
     DECLARE v_barred   BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -184,6 +185,9 @@ BEGIN
             --     the lock is granted.
             SET SESSION innodb_lock_wait_timeout = 1;
             CALL leader_election_begin(FALSE);
+            -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+            -- waited for before the seat is held, so its leader's renews never wait behind this call.
+            CALL leader_election_lock_seat(v_sid, TRUE, v_term_held);
             SELECT leader_id, term, lease_expires_at, handover_to, handover_until, handover_from_until
               INTO v_leader, v_term, v_expires, v_held_for, v_held_to, v_from_to
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
@@ -201,6 +205,7 @@ BEGIN
                 -- node) and end any reservation, in one statement: its trigger closes the
                 -- expired term (at its lease's end, no ended_by) and writes the new term's
                 -- history row (sql/triggers/leader_election_record_term.sql).
+                CALL leader_election_need_term(v_term_held);
                 SET v_term = v_term + 1, v_leader = v_nid,
                     v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election

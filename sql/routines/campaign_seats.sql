@@ -1,7 +1,7 @@
 -- campaign_seats: one call for the seats a node may take now (issue "Sessions"): the batched
 -- takeover. Takes, in one transaction, every seat in p_service_ids (a JSON array of service
 -- ids) that is vacant or whose lease has expired and that no handover's reservation bars for
--- p_node_id, as campaign's step 4 would: the expired term is closed in the history ('expired',
+-- p_node_id (and whose expired term no fenced transaction still holds), as campaign's step 4 would: the expired term is closed in the history ('expired',
 -- at its lease's end), the next term opened (term + 1, 'elected', began_by the session's
 -- account) and any reservation ended. It never waits for a seat another transaction has locked
 -- (it leaves that seat out), and it leaves to campaign what campaign alone decides: a seat
@@ -39,6 +39,7 @@ BEGIN
     DECLARE v_i        INT;
     DECLARE v_n        INT;
     DECLARE v_new      LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_free     INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -148,6 +149,10 @@ BEGIN
         SET v_i = 0, v_n = JSON_LENGTH(v_take);
         WHILE v_i < v_n DO
             SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_take, CONCAT('$[', v_i, ']'))) AS BINARY);
+            -- An expired term a fenced transaction still holds is left as it is (for a campaign
+            -- of its own, which waits for that transaction): leader_election_try_term.
+            CALL leader_election_try_term(v_sid, v_free);
+            IF v_free = 1 THEN
             UPDATE leader_election
                SET leader_id = v_nid, term = term + 1, lease_ms = v_lease_ms,
                    term_started_at = v_now, renewed_at = v_now,
@@ -156,6 +161,7 @@ BEGIN
                    handover_from = NULL, handover_from_until = NULL,
                    change_how = 'elected', change_at = v_now
              WHERE service_id = v_sid;
+            END IF;
             SET v_i = v_i + 1;
         END WHILE;
     END IF;

@@ -23,6 +23,7 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -65,6 +66,9 @@ BEGIN
         END IF;
         SET SESSION innodb_lock_wait_timeout = 1;
         CALL leader_election_begin(FALSE);
+        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+        -- waited for before the seat is held, so its leader's renews never wait behind this call.
+        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
         SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;
@@ -72,6 +76,7 @@ BEGIN
         -- One statement: its trigger ends the current term ('forced_out' now by this
         -- session, or 'expired' at its lease's end) and writes the forced term's history row
         -- (sql/triggers/leader_election_record_term.sql).
+        CALL leader_election_need_term(v_term_held);
         SET v_term = v_term + 1,
             v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
         UPDATE leader_election

@@ -32,6 +32,7 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -72,6 +73,9 @@ BEGIN
         END IF;
         SET SESSION innodb_lock_wait_timeout = 1;
         CALL leader_election_begin(FALSE);
+        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+        -- waited for before the seat is held, so its leader's renews never wait behind this call.
+        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
         SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
         SET SESSION innodb_lock_wait_timeout = v_wait;
@@ -81,6 +85,7 @@ BEGIN
                                        handover_from = NULL, handover_from_until = NULL
              WHERE service_id = v_sid AND handover_to IS NOT NULL;
         ELSE
+            CALL leader_election_need_term(v_term_held);
             IF v_leader IS NOT NULL AND v_expires > v_now THEN
                 -- The old leader believes it leads until its next renew: the named node waits
                 -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).

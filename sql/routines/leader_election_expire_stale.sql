@@ -2,9 +2,9 @@
 -- seat. Safe to call at any time: it changes only what is already expired. Used by the event.
 --
 -- It takes one seat at a time, by its key, in a transaction of its own, and skips a seat that
--- someone else has locked, so it never waits for a lock and never deadlocks: a campaign that is
--- taking the seat over closes the term itself, and a seat held by a transaction fenced with
--- assert_leader is swept next time. (Locking all expired rows at once through the expiry
+-- someone else has locked, or whose term a transaction fenced with assert_leader holds, so it
+-- never waits for a lock and never deadlocks: a campaign that is taking the seat over closes the
+-- term itself, and a fenced term is swept next time. (Locking all expired rows at once through the expiry
 -- index deadlocked against campaigns, which lock the key first and the index entry second.)
 CREATE PROCEDURE leader_election_expire_stale()
     MODIFIES SQL DATA
@@ -16,6 +16,7 @@ BEGIN
     DECLARE v_last    VARBINARY(512) DEFAULT '';
     DECLARE v_leader  VARBINARY(512);
     DECLARE v_expires DATETIME(6);
+    DECLARE v_free    INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     -- No lease can come to end before the cut-off once it has passed: a new lease always ends
@@ -36,8 +37,13 @@ BEGIN
         SET v_leader = NULL;
         SELECT MAX(leader_id), MAX(lease_expires_at) INTO v_leader, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
-        -- 3. Still expired under the lock: end its term at the lease's end, vacate the seat.
+        -- 3. Still expired under the lock, and its term not held by a fenced transaction
+        --    (leader_election_try_term; swept next time): end its term at the lease's end,
+        --    vacate the seat.
         IF v_leader IS NOT NULL AND v_expires <= v_cutoff THEN
+            CALL leader_election_try_term(v_sid, v_free);
+        END IF;
+        IF v_leader IS NOT NULL AND v_expires <= v_cutoff AND v_free = 1 THEN
             -- One statement: its trigger ends the term as 'expired' at its lease's end
             -- (sql/triggers/leader_election_record_term.sql).
             UPDATE leader_election

@@ -17,6 +17,7 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -46,6 +47,9 @@ BEGIN
         SET v_wait = @@session.innodb_lock_wait_timeout;
         SET SESSION innodb_lock_wait_timeout = 1;
         CALL leader_election_begin(FALSE);
+        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+        -- waited for before the seat is held, so its leader's renews never wait behind this call.
+        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
         SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
           INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
@@ -57,6 +61,7 @@ BEGIN
         -- Vacate the seat, and end a pending handover reservation (any node may win next), in
         -- one statement: its trigger ends the term ('reelected' now by this session, or
         -- 'expired' at its lease's end; sql/triggers/leader_election_record_term.sql).
+        CALL leader_election_need_term(v_term_held);
         UPDATE leader_election
            SET leader_id = NULL, lease_expires_at = NULL,
                handover_to = NULL, handover_until = NULL, handover_by = NULL,

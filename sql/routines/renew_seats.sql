@@ -61,9 +61,9 @@ BEGIN
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
     SET v_now = UTC_TIMESTAMP(6);
-    -- 1. Lock the node's renewable seats, skipping each that another transaction holds (the
-    --    share lock of a fenced transaction of the application's, a campaign or force in
-    --    flight): such a seat is left out of the answer, for a campaign of its own, so that one
+    -- 1. Lock the node's renewable seats, skipping each that another transaction holds (a
+    --    campaign or force in flight; never a fenced transaction of the application's, which
+    --    locks the term's row, not the seat: assert_leader): such a seat is left out of the answer, for a campaign of its own, so that one
     --    busy seat never holds up, or fails, the renew of the others. The list drives the join
     --    (STRAIGHT_JOIN, the primary key forced): one primary-key lookup per listed service,
     --    never a scan, which would lock, or wait for, seats not listed (the optimizer prefers a

@@ -20,6 +20,7 @@ BEGIN
     DECLARE v_resigned INT DEFAULT 0;
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -56,6 +57,9 @@ BEGIN
             -- 2. Confirm under the row lock, then close the term and vacate the seat.
             SET SESSION innodb_lock_wait_timeout = 1;
             CALL leader_election_begin(FALSE);
+            -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+            -- waited for before the seat is held, so its leader's renews never wait behind this call.
+            CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
             SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
             SET SESSION innodb_lock_wait_timeout = v_wait;
@@ -63,6 +67,7 @@ BEGIN
             IF v_leader = v_nid AND v_expires > v_now THEN
                 -- One statement: its trigger ends the term as 'resigned' now, by this session
                 -- (sql/triggers/leader_election_record_term.sql).
+                CALL leader_election_need_term(v_term_held);
                 UPDATE leader_election
                    SET leader_id = NULL, lease_expires_at = NULL,
                        change_how = 'resigned', change_at = v_now

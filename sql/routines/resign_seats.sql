@@ -2,8 +2,8 @@
 -- graceful shutdown). Resigns, in one transaction, every seat in p_service_ids (a JSON array of
 -- service ids) that p_node_id holds with a valid lease, as resign would: each term ends
 -- 'resigned' now, by this session, and the seat is vacated, so the next campaign takes it at
--- once. A seat another transaction has locked (an application's fence, a campaign in flight) is
--- not waited for: it is answered resigned 0 (the caller resigns it with resign, which waits for
+-- once. A seat another transaction has locked (a campaign in flight), or whose term an
+-- application's fenced transaction holds (leader_election_try_term), is not waited for: it is answered resigned 0 (the caller resigns it with resign, which waits for
 -- the lock, or lets its lease lapse). A
 -- service outside the account's patterns is left out before any seat is read
 -- (sql/V14__access_by_account.sql); a list that is not one of distinct ids is refused
@@ -35,6 +35,7 @@ BEGIN
     DECLARE v_sid      VARBINARY(512);
     DECLARE v_i        INT;
     DECLARE v_n        INT;
+    DECLARE v_free     INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -89,10 +90,15 @@ BEGIN
         SET v_i = 0, v_n = JSON_LENGTH(v_mine);
         WHILE v_i < v_n DO
             SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_mine, CONCAT('$[', v_i, ']'))) AS BINARY);
-            UPDATE leader_election
-               SET leader_id = NULL, lease_expires_at = NULL,
-                   change_how = 'resigned', change_at = v_now
-             WHERE service_id = v_sid AND leader_id = v_nid;
+            -- A term a fenced transaction holds (leader_election_try_term) is left held: step 3
+            -- tells it.
+            CALL leader_election_try_term(v_sid, v_free);
+            IF v_free = 1 THEN
+                UPDATE leader_election
+                   SET leader_id = NULL, lease_expires_at = NULL,
+                       change_how = 'resigned', change_at = v_now
+                 WHERE service_id = v_sid AND leader_id = v_nid;
+            END IF;
             SET v_i = v_i + 1;
         END WHILE;
     END IF;

@@ -24,6 +24,7 @@ BEGIN
     DECLARE v_resigned INT DEFAULT 0;
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_term_held BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -66,12 +67,16 @@ BEGIN
             -- 2. Confirm under the row lock, then end the term and reserve the seat.
             SET SESSION innodb_lock_wait_timeout = 1;
             CALL leader_election_begin(FALSE);
+            -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+            -- waited for before the seat is held, so its leader's renews never wait behind this call.
+            CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
             SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
               FROM leader_election WHERE service_id = v_sid FOR UPDATE;
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);
             IF v_leader = v_nid AND v_expires > v_now THEN
                 -- The caller stepped down before it called: the named node may take the seat at once.
+                CALL leader_election_need_term(v_term_held);
                 CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, NULL, NULL);
                 SET v_resigned = 1;
             END IF;

@@ -499,7 +499,7 @@ impl Elector {
     /// term)` on `conn` with the term this node leads at now, inside the transaction the caller
     /// opened on it with its own `mysql_async` connection. `conn` is what a `mysql_async` user
     /// holds there: `&mut Transaction` (from `Conn::start_transaction`) or `&mut Conn` after a
-    /// `START TRANSACTION` of its own. On success the election row stays share-locked until that
+    /// `START TRANSACTION` of its own. On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until that
     /// transaction ends, so no takeover can commit before its writes do; it returns the term
     /// fenced.
     ///

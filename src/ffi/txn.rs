@@ -2,7 +2,7 @@
 //! be fenced with `assert_leader`.
 //!
 //! The fencing recipe (docs/c-api.md, "Fencing"): begin, `assert_leader` with the term the
-//! node leads at, the writes, commit. `assert_leader` share-locks the election row until the
+//! node leads at, the writes, commit. `assert_leader` share-locks the term (its history row, not the seat) until the
 //! transaction ends, so no takeover can commit in between; when the node no longer leads at
 //! that term, it fails with `MYSQLLEADER_NOT_LEADER` and the server has already rolled the
 //! whole transaction back.

@@ -100,12 +100,17 @@ macro_rules! repeatables {
 }
 
 /// Every repeatable object, in the order the installer applies them: the re-grant first (on
-/// MySQL every later routine calls it), then the trigger (the procedures rely on it), the others
+/// MySQL every later routine calls it), then the trigger (the procedures rely on it), then the
+/// term locks' helpers (new in this release: a routine that calls them must find them), the others
 /// by name (a routine's body is resolved when it runs, not when it is created, so the order is
 /// otherwise free), the view last.
 pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_regrant",
     Trigger "triggers" "leader_election_record_term",
+    // Before the routines that call them: a call during an upgrade finds them.
+    Procedure "routines" "leader_election_try_term",
+    Procedure "routines" "leader_election_lock_seat",
+    Procedure "routines" "leader_election_need_term",
     Procedure "routines" "am_i_leader",
     Procedure "routines" "assert_leader",
     Procedure "routines" "campaign",

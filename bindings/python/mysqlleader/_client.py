@@ -243,7 +243,7 @@ class Client:
 
     def fenced(self, service_id: str, node_id: str, term: int) -> "FencedTransaction":
         """Begins a transaction in which ``assert_leader(service_id, node_id, term)`` has
-        succeeded: the election row stays share-locked until it ends, so no takeover can commit
+        succeeded: the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until it ends, so no takeover can commit
         before its writes do::
 
             with client.fenced("billing", node, term) as tx:

@@ -839,7 +839,7 @@ class Elector:
         """The fence on a transaction the application opened with its own driver: runs
         ``CALL assert_leader(service, node, term)`` on ``conn`` (any PEP 249 connection:
         PyMySQL, mysqlclient, mysql-connector, ...) with the term this node leads at now, inside
-        the transaction open on it. On success the election row stays share-locked until that
+        the transaction open on it. On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until that
         transaction ends, so no takeover can commit before its writes do. Returns the term
         fenced::
 

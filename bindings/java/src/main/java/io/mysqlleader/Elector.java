@@ -329,7 +329,7 @@ public final class Elector implements AutoCloseable {
      * The fence on the application's own transaction: runs {@code CALL assert_leader(service,
      * node, term)} on {@code conn} (any JDBC driver; MariaDB Connector/J and MySQL Connector/J)
      * with the term this node leads at now, inside the transaction the connection has open
-     * (autocommit off). On success the election row stays share-locked until that transaction
+     * (autocommit off). On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until that transaction
      * ends, so no takeover can commit before its writes do. Returns the term asserted.
      *
      * @throws NotLeaderException this node does not lead now (no round trip then), or the

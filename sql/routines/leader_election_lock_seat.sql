@@ -1,0 +1,60 @@
+-- Locks a seat for a change that may end its term, in the caller's transaction, the term first:
+-- 1. The seat's current term, by a plain read (the caller's transaction is READ COMMITTED:
+--    leader_election_begin): when a leader holds the seat (with p_expired_only, as for a
+--    campaign, which ends no valid lease: only when that lease has run out or has less than a
+--    second to go, by the time the caller reads its clock), the term's history
+--    row is locked exclusively while the term is open. That row is the term's lock: every
+--    fence (assert_leader) holds it shared until its transaction ends, and the trigger that ends a term must change it
+--    (sql/triggers/leader_election_record_term.sql). So a change that would end a fenced term
+--    waits here, for the fenced transaction, before it holds the seat: the leader's renews,
+--    which change the seat and never the term's row, go on meanwhile.
+-- 2. The seat itself, for update.
+-- 3. Should the term have changed between 1 and 2 (a takeover committed in between), the new
+--    term's row is locked too, without waiting (another call may hold it while it waits for
+--    this seat: waiting here could deadlock). When another transaction holds it, everything is
+--    let go (ROLLBACK: the caller has written nothing yet) and 1-3 run again, up to 5 times.
+-- p_held says whether the seat's term, if it has a leader, is now locked by this transaction:
+-- a caller about to end a term it does not hold calls leader_election_need_term, which fails as
+-- a lock wait would (1205) rather than wait for the term's row while it holds the seat.
+-- The caller calls it first in a transaction of its own, just begun (leader_election_begin).
+-- Waits at most the session's innodb_lock_wait_timeout (the callers set 1 s) at step 1 or 2.
+-- Afterwards the caller reads the seat FOR UPDATE (locked here already: no wait). Internal.
+CREATE PROCEDURE leader_election_lock_seat(IN p_sid VARBINARY(512), IN p_expired_only BOOLEAN, OUT p_held BOOLEAN)
+    MODIFIES SQL DATA
+    SQL SECURITY DEFINER
+    COMMENT 'mysqlleader internal: lock a seat and its open term, the term first'
+BEGIN
+    DECLARE v_term   BIGINT UNSIGNED;
+    DECLARE v_locked BIGINT UNSIGNED;
+    DECLARE v_leader VARBINARY(512);
+    DECLARE v_until  DATETIME(6);
+    DECLARE v_rows   INT;
+    DECLARE v_tries  INT DEFAULT 0;
+    attempt: LOOP
+        SET v_tries = v_tries + 1;
+        -- 1.
+        SELECT MAX(term) INTO v_term FROM leader_election
+         WHERE service_id = p_sid AND leader_id IS NOT NULL
+           AND NOT (p_expired_only AND lease_expires_at > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND);
+        IF v_term IS NOT NULL THEN
+            SELECT COUNT(*) INTO v_rows FROM leader_election_history
+             WHERE service_id = p_sid AND term = v_term AND ended_at IS NULL FOR UPDATE;
+        END IF;
+        -- 2.
+        SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_locked, v_until
+          FROM leader_election WHERE service_id = p_sid FOR UPDATE;
+        -- 3.
+        SET p_held = (v_leader IS NULL OR v_locked <=> v_term
+                      -- A lease with a second to go stays valid until the caller reads its clock.
+                      OR (p_expired_only AND v_until > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND));
+        IF NOT p_held THEN
+            CALL leader_election_try_term(p_sid, v_rows);
+            SET p_held = (v_rows = 1);
+        END IF;
+        IF p_held OR v_tries >= 5 THEN
+            LEAVE attempt;
+        END IF;
+        ROLLBACK;
+        CALL leader_election_begin(FALSE);
+    END LOOP;
+END;
