@@ -80,6 +80,7 @@ async fn the_transaction_probe_is_exact_and_changes_nothing_a_call_would_not() {
 
 #[tokio::test]
 async fn an_installer_refused_the_trigger_leaves_the_old_one_in_place() {
+    let _settings = SERVER_SETTINGS.lock().await;
     let db = TestDb::migrated("mysql_trigger").await;
     let mut admin = connect(&db.url).await;
     if is_mariadb(&mut admin).await {

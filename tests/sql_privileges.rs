@@ -156,6 +156,7 @@ async fn an_execute_only_account_cannot_touch_the_tables() {
 /// reelect, force_leader, a fenced transaction and the expiry event switch.
 #[tokio::test]
 async fn the_readme_install_privileges_are_enough_to_install_and_run_every_call() {
+    let _settings = SERVER_SETTINGS.lock().await;
     const README_PRIVILEGES: &str =
         "CREATE, ALTER, DROP, CREATE ROUTINE, ALTER ROUTINE, EVENT, CREATE VIEW, TRIGGER, SELECT, INSERT, UPDATE, DELETE";
     const README_MYSQL_PRIVILEGES: &str = "LOCK TABLES";
@@ -219,6 +220,7 @@ async fn the_readme_install_privileges_are_enough_to_install_and_run_every_call(
 /// installs, and leaves no trial object behind.
 #[tokio::test]
 async fn the_script_stops_before_any_change_when_its_installer_lacks_a_privilege() {
+    let _settings = SERVER_SETTINGS.lock().await;
     let db = TestDb::empty("privileges_script").await;
     let mut admin = connect(&db.url).await;
     let mariadb = is_mariadb(&mut admin).await;

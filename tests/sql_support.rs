@@ -434,3 +434,8 @@ pub fn run_client(url: &str, db: &str, script: &str) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Held for their whole run by the tests that read or change MySQL's global
+/// `log_bin_trust_function_creators` (the tests of this binary run at once, and one turns the
+/// setting on for a moment, as the README's DBA does: the others must not see it then).
+pub static SERVER_SETTINGS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

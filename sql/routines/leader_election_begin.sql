@@ -35,8 +35,10 @@ BEGIN
         -- refused (1665), and nobody else's call is touched. Anything else is read again.
         IF @@global.log_bin = 1 AND @@session.sql_log_bin = 1 THEN
             IF NOT (@mysqlleader_binlog_rows <=> 1) THEN                                            -- [mysql]
-                SET @mysqlleader_binlog_rows = NOT EXISTS (SELECT 1 FROM performance_schema.session_variables  -- [mysql]
-                     WHERE VARIABLE_NAME = 'binlog_format' AND VARIABLE_VALUE = 'STATEMENT');       -- [mysql]
+                -- A plain count, not SET ... = NOT EXISTS (subquery): MySQL 9.7.4 crashed (signal 11,
+                -- in JOIN::optimize) re-optimising that subquery of this cached statement under load.
+                SELECT COUNT(*) = 0 INTO @mysqlleader_binlog_rows FROM performance_schema.session_variables  -- [mysql]
+                 WHERE VARIABLE_NAME = 'binlog_format' AND VARIABLE_VALUE = 'STATEMENT';             -- [mysql]
             END IF;                                                                                 -- [mysql]
             IF @mysqlleader_binlog_rows <=> 1 THEN                                                  -- [mysql]
             IF @@session.binlog_format <> 'STATEMENT' THEN                                          -- [mariadb]

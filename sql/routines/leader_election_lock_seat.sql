@@ -12,7 +12,8 @@
 -- 3. Should the term have changed between 1 and 2 (a takeover committed in between), the new
 --    term's row is locked too, without waiting (another call may hold it while it waits for
 --    this seat: waiting here could deadlock). When another transaction holds it, everything is
---    let go (ROLLBACK: the caller has written nothing yet) and 1-3 run again, up to 5 times.
+--    let go (ROLLBACK: the caller has written nothing yet) and 1-3 run again, up to 5 times;
+--    so they do when InnoDB picks this transaction as a deadlock's victim (1213).
 -- p_held says whether the seat's term, if it has a leader, is now locked by this transaction:
 -- a caller about to end a term it does not hold calls leader_election_need_term, which fails as
 -- a lock wait would (1205) rather than wait for the term's row while it holds the seat.
@@ -30,31 +31,43 @@ BEGIN
     DECLARE v_until  DATETIME(6);
     DECLARE v_rows   INT;
     DECLARE v_tries  INT DEFAULT 0;
+    DECLARE v_victim BOOLEAN;
     attempt: LOOP
-        SET v_tries = v_tries + 1;
-        -- 1.
-        SELECT MAX(term) INTO v_term FROM leader_election
-         WHERE service_id = p_sid AND leader_id IS NOT NULL
-           AND NOT (p_expired_only AND lease_expires_at > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND);
-        IF v_term IS NOT NULL THEN
-            SELECT COUNT(*) INTO v_rows FROM leader_election_history
-             WHERE service_id = p_sid AND term = v_term AND ended_at IS NULL FOR UPDATE;
-        END IF;
-        -- 2.
-        SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_locked, v_until
-          FROM leader_election WHERE service_id = p_sid FOR UPDATE;
-        -- 3.
-        SET p_held = (v_leader IS NULL OR v_locked <=> v_term
-                      -- A lease with a second to go stays valid until the caller reads its clock.
-                      OR (p_expired_only AND v_until > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND));
-        IF NOT p_held THEN
-            CALL leader_election_try_term(p_sid, v_rows);
-            SET p_held = (v_rows = 1);
-        END IF;
+        SET v_tries = v_tries + 1, v_victim = FALSE;
+        BEGIN
+            -- Chosen as a deadlock's victim (1213): InnoDB has rolled this transaction back, and
+            -- it had written nothing; 1-3 run again in a new one.
+            DECLARE EXIT HANDLER FOR 1213 SET v_victim = TRUE, p_held = FALSE;
+            -- 1.
+            SELECT MAX(term) INTO v_term FROM leader_election
+             WHERE service_id = p_sid AND leader_id IS NOT NULL
+               AND NOT (p_expired_only AND lease_expires_at > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND);
+            IF v_term IS NOT NULL THEN
+                SELECT COUNT(*) INTO v_rows FROM leader_election_history
+                 WHERE service_id = p_sid AND term = v_term AND ended_at IS NULL FOR UPDATE;
+            END IF;
+            -- 2.
+            SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_locked, v_until
+              FROM leader_election WHERE service_id = p_sid FOR UPDATE;
+            -- 3.
+            SET p_held = (v_leader IS NULL OR v_locked <=> v_term
+                          -- A lease with a second to go stays valid until the caller reads its clock.
+                          OR (p_expired_only AND v_until > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND));
+            IF NOT p_held THEN
+                CALL leader_election_try_term(p_sid, v_rows);
+                SET p_held = (v_rows = 1);
+            END IF;
+        END;
         IF p_held OR v_tries >= 5 THEN
             LEAVE attempt;
         END IF;
-        ROLLBACK;
+        IF NOT v_victim THEN
+            ROLLBACK;
+        END IF;
         CALL leader_election_begin(FALSE);
     END LOOP;
+    IF v_victim THEN
+        SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT =
+            'Deadlock found when trying to get lock; try restarting transaction (mysqlleader: 5 tries)';
+    END IF;
 END;
