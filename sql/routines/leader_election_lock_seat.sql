@@ -2,10 +2,10 @@
 -- 1. The seat's current term, by a plain read (the caller's transaction is READ COMMITTED:
 --    leader_election_begin): when a leader holds the seat (with p_expired_only, as for a
 --    campaign, which ends no valid lease: only when that lease has run out or has less than a
---    second to go, by the time the caller reads its clock), the term's history
---    row is locked exclusively while the term is open. That row is the term's lock: every
---    fence (assert_leader) holds it shared until its transaction ends, and the trigger that ends a term must change it
---    (sql/triggers/leader_election_record_term.sql). So a change that would end a fenced term
+--    second to go, by the time the caller reads its clock), the term's history row is locked
+--    exclusively while the term is open. That row is the term's lock: every fence
+--    (assert_leader) holds it shared until its transaction ends, and the trigger that ends a
+--    term must change it (sql/triggers/leader_election_record_term.sql). So a change that would end a fenced term
 --    waits here, for the fenced transaction, before it holds the seat: the leader's renews,
 --    which change the seat and never the term's row, go on meanwhile.
 -- 2. The seat itself, for update.
