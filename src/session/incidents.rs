@@ -141,8 +141,8 @@ impl Incidents {
         let mut lines = Vec::new();
         // 1.
         let failed = w.failed;
-        if failed > 0 {
-            let error = w.first_error.take().expect("a failed call left its error");
+        // Every failed call leaves its error (`failed` > 0 has one); no error, no line.
+        if let Some(error) = w.first_error.take().filter(|_| failed > 0) {
             let condition = (error.kind(), error.server_code());
             match &mut w.failing {
                 Some((going_on, _, calls)) if *going_on == condition => *calls += failed,
