@@ -182,36 +182,38 @@ fn three_electors(pools: &[Pool], service: &str) -> (Vec<Elector>, Vec<Vec<usize
 }
 
 /// Every error code each elector's state showed, in order (a watcher per elector; an error
-/// stays in the state until the next call, a retry interval later, so none is missed).
+/// stays in the state until the next call: a retry interval later, or at once when the
+/// elector moves on to its next member, which is why a watcher starts with its elector).
 type Seen = Arc<Mutex<Vec<Vec<(Option<u16>, String)>>>>;
 
 fn record_errors(electors: &[Elector]) -> (Seen, Vec<tokio::task::JoinHandle<()>>) {
     let seen: Seen = Arc::new(Mutex::new(vec![Vec::new(); electors.len()]));
-    let tasks = electors
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let mut rx = e.watch();
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                let mut last: Option<String> = None;
-                loop {
-                    let now = rx.borrow_and_update().last_error.clone();
-                    let text = now.as_ref().map(|e| e.to_string());
-                    if let Some(e) = &now {
-                        if text != last {
-                            seen.lock().unwrap()[i].push((e.server_code(), e.to_string()));
-                        }
-                    }
-                    last = text;
-                    if rx.changed().await.is_err() {
-                        return;
-                    }
-                }
-            })
-        })
-        .collect();
+    let tasks = electors.iter().enumerate().map(|(i, e)| record_errors_of(&seen, i, e)).collect();
     (seen, tasks)
+}
+
+/// The watcher of elector `i` alone, into `seen[i]`: started right after the elector, it sees
+/// even an error its next call clears at once (a secondary's refusal followed by a campaign
+/// through the primary, its next member).
+fn record_errors_of(seen: &Seen, i: usize, e: &Elector) -> tokio::task::JoinHandle<()> {
+    let mut rx = e.watch();
+    let seen = seen.clone();
+    tokio::spawn(async move {
+        let mut last: Option<String> = None;
+        loop {
+            let now = rx.borrow_and_update().last_error.clone();
+            let text = now.as_ref().map(|e| e.to_string());
+            if let Some(e) = &now {
+                if text != last {
+                    seen.lock().unwrap()[i].push((e.server_code(), e.to_string()));
+                }
+            }
+            last = text;
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    })
 }
 
 /// Waits until some elector leads at a term above `above`; returns its index.
@@ -246,9 +248,15 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
     let names = ["a", "b", "c"];
     let t0 = Instant::now();
     let mut started: Vec<Option<Elector>> = (0..3).map(|_| None).collect();
+    // Each elector's errors are watched from its start: one whose next member is the primary
+    // meets the secondary's refusal and leads a moment later, its state cleared.
+    let seen: Seen = Arc::new(Mutex::new(vec![Vec::new(); 3]));
+    let mut watchers = Vec::new();
     let firsts: Vec<usize> = if group.multi() { vec![0, 1, 2] } else { (0..3).filter(|&i| orders[i][0] != primary).collect() };
     for &i in &firsts {
-        started[i] = Some(elector(&pools, "gr_find", names[i], &orders[i]));
+        let e = elector(&pools, "gr_find", names[i], &orders[i]);
+        watchers.push(record_errors_of(&seen, i, &e));
+        started[i] = Some(e);
     }
     if !group.multi() {
         for &i in &firsts {
@@ -259,10 +267,11 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
             }
         }
         let i = (0..3).find(|&i| orders[i][0] == primary).unwrap();
-        started[i] = Some(elector(&pools, "gr_find", names[i], &orders[i]));
+        let e = elector(&pools, "gr_find", names[i], &orders[i]);
+        watchers.push(record_errors_of(&seen, i, &e));
+        started[i] = Some(e);
     }
     let electors: Vec<Elector> = started.into_iter().map(Option::unwrap).collect();
-    let (seen, watchers) = record_errors(&electors);
     let monitor = OverlapMonitor::start(electors.iter().map(watched).collect());
     let refs: Vec<&Elector> = electors.iter().collect();
     let leader = one_leader(&refs, 2 * LEASE - t0.elapsed()).await;

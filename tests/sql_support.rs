@@ -261,8 +261,13 @@ pub async fn history(conn: &mut Conn, service_id: &str) -> Vec<Term> {
 
 /// Checks that the history of `services` is whole: every term of a seat, 1 to its current one,
 /// has its history row with `began_by`; every earlier term is closed; the current term is open
-/// while the seat has a leader and closed once it is vacant.
+/// while the seat has a leader and closed once it is vacant. The seats and their history are
+/// read in one consistent snapshot: read one after the other, an expiry (the event, on any
+/// node of a cluster) committed between the two reads shows a term closed that the seat, read
+/// a moment earlier, still held.
 pub async fn assert_history_whole(admin: &mut Conn, services: &[String], what: &str) {
+    exec(admin, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await;
+    exec(admin, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await;
     for service in services {
         let Some(s) = seat(admin, service).await else { continue };
         let rows: Vec<(u64, Option<String>, Option<String>)> = admin
@@ -281,6 +286,7 @@ pub async fn assert_history_whole(admin: &mut Conn, services: &[String], what: &
             assert_eq!(ended_how.is_none(), open_now, "{what}: {service} term {term} (seat {s:?}): ended_how {ended_how:?}");
         }
     }
+    exec(admin, "COMMIT").await;
 }
 
 // ---- Transactions and locks ----
