@@ -12,15 +12,20 @@ use crate::elector::task::Backend;
 use crate::procedures::{self, Campaign};
 
 /// The session's batcher: steps 1–5 of the module documentation, until the session and every
-/// elector of it are gone. The one-by-one campaigns of step 4 run for at most a batch window at
-/// a time: calls queued meanwhile (the leaders' renews) are batched and sent first, so that
-/// thousands of takeovers never starve the renews of the seats the node holds.
+/// elector of it are gone. The takeovers of step 3 (one `campaign_seats` per chunk of seats) and
+/// the one-by-one campaigns of step 4 each run for at most a batch window at a time: calls
+/// queued meanwhile (the leaders' renews) are batched and sent first, so that thousands of
+/// takeovers never starve the renews of the seats the node holds.
 pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<Request>) {
+    // Chunks of seats left for campaign_seats (step 3), and seats left for a campaign each
+    // (step 4), from the rounds before.
+    let mut takes: VecDeque<Vec<Request>> = VecDeque::new();
     let mut rest: VecDeque<Request> = VecDeque::new();
     loop {
-        // 1. The first call: wait for one, unless campaigns are left from the round before
-        //    (then take only what is queued now, without waiting).
-        let first = if rest.is_empty() {
+        // 1. The first call: wait for one, unless takeovers or campaigns are left from the
+        //    round before (then take only what is queued now, without waiting).
+        let idle = takes.is_empty() && rest.is_empty();
+        let first = if idle {
             match requests.recv().await {
                 Some(r) => Some(r),
                 None => return,
@@ -29,7 +34,7 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             requests.try_recv().ok()
         };
         if let Some(first) = first {
-            let mut batch = collect(&core, &mut requests, first, rest.is_empty()).await;
+            let mut batch = collect(&core, &mut requests, first, idle).await;
             // 2. One renew_seats per BATCH_LIMIT services, the leaders' renews first (in the
             //    first call, answered as it returns), and every renew before any takeover: a
             //    leader never waits behind a thousand vacant seats' calls. (Before, with 1,000
@@ -41,14 +46,21 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             for chunk in chunked(batch, BATCH_LIMIT) {
                 unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await);
             }
-            // 3. One campaign_seats per BATCH_LIMIT seats that may be free.
-            for chunk in chunked(unsettled, BATCH_LIMIT) {
-                let chunk = if chunk.len() >= 2 && !core.takes_one_by_one.load(Ordering::Relaxed) {
-                    seats_or_answer(&core, chunk, Seats::Take).await
-                } else {
-                    chunk
-                };
-                rest.extend(chunk);
+            takes.extend(chunked(unsettled, BATCH_LIMIT));
+        }
+        // 3. One campaign_seats per chunk of BATCH_LIMIT seats that may be free, for at most a
+        //    window (at least one chunk per round): the chunks left wait for the next round,
+        //    after the renews queued meanwhile. (Two takeovers of 500 new seats back to back
+        //    took longer than a 1 s lease on a loaded machine, and a held seat stepped down.)
+        let until = Instant::now() + core.window;
+        while let Some(mut chunk) = takes.pop_front() {
+            chunk.retain(|r| !r.reply.is_closed());
+            if chunk.len() >= 2 && !core.takes_one_by_one.load(Ordering::Relaxed) {
+                chunk = seats_or_answer(&core, chunk, Seats::Take).await;
+            }
+            rest.extend(chunk);
+            if Instant::now() >= until {
+                break;
             }
         }
         // 4. The seats the batches did not settle, one by one, for at most a window.

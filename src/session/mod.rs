@@ -25,15 +25,18 @@
 //! 3. **One takeover for the rest.** When two or more seats are left, `CALL
 //!    campaign_seats(node, lease, [services])` takes, in one transaction, every one of them that
 //!    is vacant or expired and not reserved for another node by a handover (each at its own
-//!    next term, with its history row), and tells who leads those another node took meanwhile.
-//!    After a leader's crash or shutdown, a follower takes all the seats it may take in one call.
-//! 4. **The rest one by one.** A seat still unanswered (never created, reserved by a handover,
-//!    locked by another transaction, taken over, forced, or one whose access is withdrawn) gets its own `campaign`, which decides it as always, errors
-//!    included: so a seat whose renew fails steps down alone. A call whose elector stopped
-//!    waiting for it (its request timeout or deadline passed) is dropped unsent. These run for
-//!    at most a batch window at a time; calls queued meanwhile go first (step 1 without
-//!    waiting), so that thousands of takeovers never starve the renews of the seats the node
-//!    holds.
+//!    next term, with its history row; seats never created are created first, in one
+//!    statement), and tells who leads those another node took meanwhile. After a leader's crash
+//!    or shutdown, a follower takes all the seats it may take in one call (per
+//!    [`BATCH_LIMIT`]). These calls run for at most a batch window at a time (at least one per
+//!    round); the chunks left wait until the calls queued meanwhile were batched and sent.
+//! 4. **The rest one by one.** A seat still unanswered (reserved by a handover, locked by
+//!    another transaction, taken over, forced, or one whose access is withdrawn) gets its own
+//!    `campaign`, which decides it as always, errors included: so a seat whose renew fails steps
+//!    down alone. A call whose elector stopped waiting for it (its request timeout or deadline
+//!    passed) is dropped unsent. These run for at most a batch window at a time; calls queued
+//!    meanwhile go first (step 1 without waiting), so that thousands of takeovers never starve
+//!    the renews of the seats the node holds.
 //! 5. **Failures.** When `renew_seats` fails for a reason retrying cannot fix (an account
 //!    granted before the procedure existed: re-run `grant`), the session says so once and
 //!    campaigns one by one; a failed `campaign_seats` leaves its seats to step 4 (and after a
