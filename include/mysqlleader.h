@@ -674,6 +674,29 @@ uint32_t mysqlleader_last_error_server_code(void);
 bool mysqlleader_last_error_is_transient(void);
 
 /**
+ * Classifies an error the server sent on a connection of the application's own driver (the
+ * fence of the bindings: `CALL assert_leader` run through JDBC, go-sql-driver or a DB-API
+ * driver) exactly as the library classifies the errors of its own calls, and records it as
+ * this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
+ * language reads the procedures' refusals by one rule (the core's), never by its own.
+ *
+ * `server_code` is the server's error number (1644 for the procedures' refusals), `sqlstate`
+ * its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient keep none; a
+ * refusal of the procedures, 1644 with a message that begins `mysqlleader: `, is then read by
+ * the words the procedures put first: `not the leader` 45001, `access denied` 45002, else
+ * 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
+ * `MYSQLLEADER_NOT_LEADER` for 45001 (with its current term), `MYSQLLEADER_ACCESS_DENIED` for
+ * 45002, `MYSQLLEADER_INVALID_ARGUMENT` for a rejected input (with the parameter's name),
+ * `MYSQLLEADER_USAGE` for a call the session's state does not allow (a fence outside a
+ * transaction, a call inside XA), `MYSQLLEADER_NOT_MIGRATED`, `MYSQLLEADER_PRIVILEGE`,
+ * `MYSQLLEADER_SERVER` (transient or not: `mysqlleader_last_error_is_transient`); never
+ * `MYSQLLEADER_OK`. `MYSQLLEADER_NULL_ARGUMENT` when `message` is NULL.
+ */
+mysqlleader_result mysqlleader_error_classify(uint32_t server_code,
+                                              const char *sqlstate,
+                                              const char *message);
+
+/**
  * The name of a result code as spelled in the header (`"MYSQLLEADER_NOT_LEADER"`), or
  * `"MYSQLLEADER_UNKNOWN_RESULT"` for a number this version does not know. A static string,
  * never NULL, never to be freed.
@@ -1147,14 +1170,17 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  * 2. run `CALL assert_leader('<service>', '<node>', <term>)` on your connection (escape the
  *    ids, or bind them in a prepared statement) and read every result it returns
  *    (`mysql_store_result`/`mysql_free_result` while `mysql_next_result` returns 0): a row
- *    with `is_leader` = 1 means the election row is share-locked until your transaction ends,
- *    so no takeover can commit before your writes;
+ *    with `is_leader` = 1 means the term is share-locked (its history row, never the seat, so
+ *    the node's renews go on) until your transaction ends, so no takeover can commit before
+ *    your writes;
  * 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 1644 with a message that begins
  *    `mysqlleader: not the leader`) is the refusal of the term: the server has rolled your
  *    transaction back; call `mysqlleader_elector_note_refusal(elector, term)`, after which
  *    `mysqlleader_elector_is_leader` is false. 45000 `mysqlleader: assert_leader needs an open
  *    transaction` means no transaction was open (MariaDB; it would have fenced nothing).
- *    After any error, `ROLLBACK`.
+ *    After any error, `ROLLBACK`. `mysqlleader_error_classify(mysql_errno(db),
+ *    mysql_sqlstate(db), mysql_error(db))` reads any of them as the library reads its own (the
+ *    result code, the parameter, the current term, in `mysqlleader_last_error*`).
  *
  * In C, with the snapshot's `term` (the repository's README, "Fencing a transaction of your own
  * driver", has it with the snapshot):

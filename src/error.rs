@@ -339,21 +339,34 @@ impl Error {
 
     /// Maps a server error: the procedures' own SQLSTATEs to their kinds, missing objects to
     /// `NotMigrated`, everything else to `Server`. This is the one place where the text of a
-    /// procedure's message is read (the protocol carries only errno, SQLSTATE and message): the
-    /// parameter is the first word after `mysqlleader: `, the current term the number after
-    /// `current term `.
+    /// procedure's message is read (the protocol carries only errno, SQLSTATE and message). A
+    /// 45000 is one of three, told apart by the grammar every procedure keeps (the parameter
+    /// checks in `sql/routines/leader_election_check_*.sql`, `resign_to`'s):
+    /// 1. `mysqlleader: PARAMETER must ...`: a rejected input, `InvalidArgument` naming it;
+    /// 2. `mysqlleader: internal: ...`: a fault of the procedures themselves (a trigger's
+    ///    check), `Server`;
+    /// 3. anything else (`mysqlleader: campaign cannot run inside an XA transaction`,
+    ///    `assert_leader needs an open transaction`): a call the session's state does not
+    ///    allow, `Usage`, with no parameter.
+    /// The current term of a 45001 is the number after `current term `.
     pub(crate) fn from_server(code: u16, state: &str, message: &str) -> Self {
         match state {
             SQLSTATE_INVALID_ARGUMENT => {
                 let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
-                let parameter = rest.split_whitespace().next().unwrap_or("").to_string();
-                if matches!(parameter.as_str(), "assert_leader" | "am_i_leader" | "current_leader") {
+                let mut words = rest.split_whitespace();
+                let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+                let is_name = !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+                if is_name && second == "must" {
+                    Error::InvalidArgument { parameter: first.to_string(), message: message.to_string() }
+                } else if first == "internal:" {
+                    Error::Server { code, state: state.to_string(), message: message.to_string() }
+                } else {
                     // Not a bad argument: a fence called outside a transaction (it would fence
-                    // nothing), or a read called inside one (it could answer from an old
-                    // snapshot, V7). A mistake of the caller's that a retry cannot mend.
-                    return Error::Usage { code: Some(code), parameter: None, message: message.to_string() };
+                    // nothing), a read called inside one (it could answer from an old snapshot,
+                    // V7), a call inside an XA transaction. A mistake of the caller's that a
+                    // retry cannot mend.
+                    Error::Usage { code: Some(code), parameter: None, message: message.to_string() }
                 }
-                Error::InvalidArgument { parameter, message: message.to_string() }
             }
             SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string(), current_term: number_after(message, "current term ") },
             SQLSTATE_ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
@@ -490,6 +503,33 @@ mod tests {
         assert_eq!((outside.kind(), outside.is_transient()), (ErrorKind::Usage, false));
         let inside = Error::from_server(1644, "45000", "mysqlleader: am_i_leader needs autocommit on and no open transaction: ...");
         assert_eq!((inside.kind(), inside.is_transient(), inside.parameter()), (ErrorKind::Usage, false, None));
+    }
+
+    /// A 45000 names a parameter only when it says what the parameter must be: a refusal of the
+    /// session's state names none, whichever procedure refused, and the trigger's internal check
+    /// is the server's fault, not the caller's argument. (Before, the first word was taken for a
+    /// parameter unless it was one of three procedure names: `campaign` inside XA came out as an
+    /// invalid argument `campaign`, the trigger's check as one named `internal:`.)
+    #[test]
+    fn a_refusal_names_a_parameter_only_when_it_says_what_it_must_be() {
+        for (message, parameter) in [
+            ("mysqlleader: lease_ms must be between 1 and 86400000 (got 0)", "lease_ms"),
+            ("mysqlleader: service_ids must be a JSON array of service ids", "service_ids"),
+            ("mysqlleader: to_node must name another node than node_id", "to_node"),
+            ("mysqlleader: term must not be NULL", "term"),
+        ] {
+            let e = Error::from_server(1644, "45000", message);
+            assert_eq!((e.kind(), e.parameter()), (ErrorKind::InvalidArgument, Some(parameter)), "{message}");
+        }
+        for procedure in ["campaign", "campaign_seats", "renew_seats", "status", "wakeup_name", "handover", "resign_to"] {
+            let message = format!("mysqlleader: {procedure} cannot run inside an XA transaction (XA PREPARE would drop its locks)");
+            let e = Error::from_server(1644, "45000", &message);
+            assert_eq!((e.kind(), e.parameter(), e.is_transient()), (ErrorKind::Usage, None, false), "{message}");
+        }
+        let snapshot = Error::from_server(1644, "45000", "mysqlleader: current_leader needs autocommit on and no open transaction (its answer could come from an old snapshot)");
+        assert_eq!((snapshot.kind(), snapshot.parameter()), (ErrorKind::Usage, None));
+        let internal = Error::from_server(1644, "45000", "mysqlleader: internal: a seat change the history cannot record (leader_election_record_term)");
+        assert_eq!((internal.kind(), internal.parameter(), internal.server_code()), (ErrorKind::Server, None, Some(1644)));
     }
 
     #[test]

@@ -353,3 +353,37 @@ async fn the_expiry_sweep_skips_a_held_term_and_leaves_nothing_behind() {
     assert_eq!(h[0].ended_how.as_deref(), Some("expired"), "swept once free: {h:?}");
     db.drop_db().await;
 }
+
+/// A seat removed while a call locks it (a campaign_seats that fails after creating seats
+/// deletes the vacant ones it created; here a DELETE committed while the call waits for the
+/// row): campaign, force_leader and handover refuse with 1213 (transient: the caller tries
+/// again), leave no transaction open, and create no term. Before, campaign answered
+/// `is_leader = 1` at term 1, and force_leader a forced term, for a seat that did not exist
+/// (seen on a multi-primary Group Replication group, where members create a new seat at once).
+#[tokio::test]
+async fn a_seat_removed_while_a_call_locks_it_is_never_answered_as_taken() {
+    let db = TestDb::migrated("errors_seat_removed").await;
+    let mut caller = connect(&db.url).await;
+    let mut remover = connect(&db.url).await;
+    for call in ["CALL campaign('gone', 'a', 10000)", "CALL force_leader('gone', 'a', 10000)", "CALL handover('gone', 'b')"] {
+        exec(&mut remover, "INSERT INTO leader_election (service_id, term) VALUES ('gone', 0)").await;
+        exec(&mut remover, "START TRANSACTION").await;
+        exec(&mut remover, "DELETE FROM leader_election WHERE service_id = 'gone'").await;
+        // The DELETE commits while the call waits for the row it saw (at most 1 s).
+        let commit = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            exec(&mut remover, "COMMIT").await;
+            remover
+        });
+        let answer: Result<Vec<mysql_async::Row>, _> = caller.query(call).await;
+        remover = commit.await.unwrap();
+        let e = refusal(answer.expect_err(&format!("{call}: the seat was removed meanwhile")));
+        assert_eq!((e.code, e.state.as_str()), (1213, "40001"), "{call}: {e:?}");
+        assert!(e.message.contains("the seat was removed meanwhile"), "{call}: {e:?}");
+        assert!(!in_transaction(&mut caller).await, "{call}: no transaction left open");
+        assert!(seat(&mut remover, "gone").await.is_none(), "{call}: no seat");
+        assert!(history(&mut remover, "gone").await.is_empty(), "{call}: no term");
+        assert_no_locks_held(&mut remover, call).await;
+    }
+    db.drop_db().await;
+}

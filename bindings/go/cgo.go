@@ -35,6 +35,20 @@ func lastError(op string, rc C.mysqlleader_result) *Error {
 	return e
 }
 
+// classifyServerError is the *Error the library gives a server's error (number, SQLSTATE,
+// message) that reached the application's own driver: the core's classifier
+// (mysqlleader_error_classify), so that a refusal of the fence on a database/sql connection
+// reads exactly as the same refusal of the library's own call.
+func classifyServerError(op string, number uint32, sqlstate, message string) *Error {
+	cState, cMessage := C.CString(sqlstate), C.CString(strings.ReplaceAll(message, "\x00", "\\0"))
+	defer C.free(unsafe.Pointer(cState))
+	defer C.free(unsafe.Pointer(cMessage))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	rc := C.mysqlleader_error_classify(C.uint32_t(number), cState, cMessage)
+	return lastError(op, rc)
+}
+
 // ccall runs one call into the library and, when it fails, reads the library's last error.
 // The last error is thread-local, so the goroutine is locked to its OS thread for the call and
 // the read: otherwise the Go scheduler could move it between the two, and the message would be

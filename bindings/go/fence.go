@@ -183,39 +183,12 @@ func fenceError(op string, err error) *Error {
 	if message == "" || (number != 0 && number != signalErrno) {
 		return nil
 	}
-	e := &Error{Op: op, SQLState: sqlstate, Message: message, cause: err}
-	switch {
-	case sqlstate == "45001" || (sqlstate == "" && strings.HasPrefix(message, "mysqlleader: not the leader")):
-		e.Code, e.SQLState = CodeNotLeader, "45001"
-		e.CurrentTerm = currentTermIn(message)
-	case sqlstate == "45002" || (sqlstate == "" && strings.HasPrefix(message, "mysqlleader: access denied")):
-		e.Code, e.SQLState = CodeAccessDenied, "45002"
-	case sqlstate == "45000" || sqlstate == "":
-		e.SQLState = "45000"
-		word, _, _ := strings.Cut(strings.TrimPrefix(message, "mysqlleader: "), " ")
-		switch word {
-		case "assert_leader", "am_i_leader", "current_leader":
-			// A fence outside a transaction (it would fence nothing), or inside XA.
-			e.Code, e.ServerCode = CodeUsage, signalErrno
-		default:
-			e.Code, e.Param = CodeInvalidArgument, word
-		}
-	default:
+	if sqlstate != "" && sqlstate != "45000" && sqlstate != "45001" && sqlstate != "45002" {
 		return nil
 	}
+	// The core classifies it, by the rule it applies to its own calls.
+	e := classifyServerError(op, signalErrno, sqlstate, message)
+	e.cause = err
 	return e
 }
 
-// currentTermIn is the term in a 45001 refusal: the procedure writes it as "(current term N)".
-func currentTermIn(message string) uint64 {
-	_, rest, ok := strings.Cut(message, "current term ")
-	if !ok {
-		return 0
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	n, _ := strconv.ParseUint(rest[:end], 10, 64)
-	return n
-}

@@ -41,6 +41,16 @@ func TestFenceReadsADriversErrorWithoutImportingIt(t *testing.T) {
 	if e := fenceError("elector_fence", outside); e == nil || !errors.Is(e, ErrUsage) {
 		t.Fatalf("45000 outside a transaction: got %#v", e)
 	}
+	// The core's classifier reads them (mysqlleader_error_classify): a 45000 names a parameter
+	// only when it says what the parameter must be.
+	xa := textError("Error 1644 (45000): mysqlleader: assert_leader cannot run inside an XA transaction (XA PREPARE would drop its locks)")
+	if e := fenceError("elector_fence", xa); e == nil || !errors.Is(e, ErrUsage) || e.Param != "" {
+		t.Fatalf("45000 inside XA: got %#v", e)
+	}
+	bad := textError("Error 1644 (45000): mysqlleader: term must not be NULL")
+	if e := fenceError("elector_fence", bad); e == nil || !errors.Is(e, ErrInvalidArgument) || e.Param != "term" || e.SQLState != "45000" {
+		t.Fatalf("45000 naming a parameter: got %#v", e)
+	}
 	// Not the procedures' refusals: nil, so that Fence returns the driver's error unchanged.
 	for _, err := range []error{
 		textError("Error 1213 (40001): Deadlock found when trying to get lock"),

@@ -69,8 +69,12 @@ BEGIN
         -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
         -- waited for before the seat is held, so its leader's renews never wait behind this call.
         CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
+        -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
+        -- there (leader_election_need_seat), or this call would answer from an earlier read.
+        SET v_term = NULL;
         SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
           FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+        CALL leader_election_need_seat(v_term IS NOT NULL);
         SET SESSION innodb_lock_wait_timeout = v_wait;
         SET v_now = UTC_TIMESTAMP(6);
         -- One statement: its trigger ends the current term ('forced_out' now by this

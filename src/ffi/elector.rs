@@ -710,14 +710,17 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 /// 2. run `CALL assert_leader('<service>', '<node>', <term>)` on your connection (escape the
 ///    ids, or bind them in a prepared statement) and read every result it returns
 ///    (`mysql_store_result`/`mysql_free_result` while `mysql_next_result` returns 0): a row
-///    with `is_leader` = 1 means the election row is share-locked until your transaction ends,
-///    so no takeover can commit before your writes;
+///    with `is_leader` = 1 means the term is share-locked (its history row, never the seat, so
+///    the node's renews go on) until your transaction ends, so no takeover can commit before
+///    your writes;
 /// 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 1644 with a message that begins
 ///    `mysqlleader: not the leader`) is the refusal of the term: the server has rolled your
 ///    transaction back; call `mysqlleader_elector_note_refusal(elector, term)`, after which
 ///    `mysqlleader_elector_is_leader` is false. 45000 `mysqlleader: assert_leader needs an open
 ///    transaction` means no transaction was open (MariaDB; it would have fenced nothing).
-///    After any error, `ROLLBACK`.
+///    After any error, `ROLLBACK`. `mysqlleader_error_classify(mysql_errno(db),
+///    mysql_sqlstate(db), mysql_error(db))` reads any of them as the library reads its own (the
+///    result code, the parameter, the current term, in `mysqlleader_last_error*`).
 ///
 /// In C, with the snapshot's `term` (the repository's README, "Fencing a transaction of your own
 /// driver", has it with the snapshot):

@@ -347,6 +347,54 @@ pub extern "C" fn mysqlleader_last_error_is_transient() -> bool {
     catch_unwind(|| LAST_ERROR.with(|last| last.borrow().transient)).unwrap_or(false)
 }
 
+/// ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own, as the
+/// procedures raise their refusals.
+const SIGNAL_ERRNO: u16 = 1644;
+
+/// Classifies an error the server sent on a connection of the application's own driver (the
+/// fence of the bindings: `CALL assert_leader` run through JDBC, go-sql-driver or a DB-API
+/// driver) exactly as the library classifies the errors of its own calls, and records it as
+/// this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
+/// language reads the procedures' refusals by one rule (the core's), never by its own.
+///
+/// `server_code` is the server's error number (1644 for the procedures' refusals), `sqlstate`
+/// its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient keep none; a
+/// refusal of the procedures, 1644 with a message that begins `mysqlleader: `, is then read by
+/// the words the procedures put first: `not the leader` 45001, `access denied` 45002, else
+/// 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
+/// `MYSQLLEADER_NOT_LEADER` for 45001 (with its current term), `MYSQLLEADER_ACCESS_DENIED` for
+/// 45002, `MYSQLLEADER_INVALID_ARGUMENT` for a rejected input (with the parameter's name),
+/// `MYSQLLEADER_USAGE` for a call the session's state does not allow (a fence outside a
+/// transaction, a call inside XA), `MYSQLLEADER_NOT_MIGRATED`, `MYSQLLEADER_PRIVILEGE`,
+/// `MYSQLLEADER_SERVER` (transient or not: `mysqlleader_last_error_is_transient`); never
+/// `MYSQLLEADER_OK`. `MYSQLLEADER_NULL_ARGUMENT` when `message` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_error_classify(server_code: u32, sqlstate: *const c_char, message: *const c_char) -> mysqlleader_result {
+    boundary(|| {
+        if message.is_null() {
+            return Err(Failure::null("message"));
+        }
+        // SAFETY: non-NULL string arguments are NUL-terminated (the conventions).
+        let message = unsafe { CStr::from_ptr(message) }.to_string_lossy();
+        let mut state = if sqlstate.is_null() { String::new() } else { unsafe { CStr::from_ptr(sqlstate) }.to_string_lossy().into_owned() };
+        let code = u16::try_from(server_code).unwrap_or(u16::MAX);
+        if state.is_empty() && code == SIGNAL_ERRNO {
+            if let Some(rest) = message.strip_prefix("mysqlleader: ") {
+                state = if rest.starts_with("not the leader") { "45001" } else if rest.starts_with("access denied") { "45002" } else { "45000" }.into();
+            }
+        }
+        let mut failure = Failure::from(Error::from_server(code, &state, &message));
+        // What the server said stays with the error, whatever kind it is.
+        if failure.sqlstate.is_none() && !state.is_empty() {
+            failure.sqlstate = Some(state);
+        }
+        if failure.server_code == 0 {
+            failure.server_code = code;
+        }
+        Err(failure)
+    })
+}
+
 /// The name of a result code as spelled in the header (`"MYSQLLEADER_NOT_LEADER"`), or
 /// `"MYSQLLEADER_UNKNOWN_RESULT"` for a number this version does not know. A static string,
 /// never NULL, never to be freed.
@@ -365,6 +413,35 @@ mod tests {
 
     fn last() -> String {
         unsafe { CStr::from_ptr(mysqlleader_last_error()) }.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_drivers_error_is_classified_as_the_librarys_own() {
+        let classify = |code: u32, state: &CStr, message: &CStr| unsafe { mysqlleader_error_classify(code, state.as_ptr(), message.as_ptr()) };
+        assert_eq!(classify(1644, c"45001", c"mysqlleader: not the leader at term 3 (current term 4)"), MYSQLLEADER_NOT_LEADER);
+        assert_eq!(mysqlleader_last_error_current_term(), 4);
+        assert_eq!(unsafe { CStr::from_ptr(mysqlleader_last_error_sqlstate()) }, c"45001");
+        assert_eq!(classify(1644, c"45000", c"mysqlleader: term must not be NULL"), MYSQLLEADER_INVALID_ARGUMENT);
+        assert_eq!(unsafe { CStr::from_ptr(mysqlleader_last_error_parameter()) }, c"term");
+        assert_eq!(unsafe { CStr::from_ptr(mysqlleader_last_error_sqlstate()) }, c"45000");
+        assert_eq!(classify(1644, c"45000", c"mysqlleader: assert_leader cannot run inside an XA transaction (XA PREPARE would drop its locks)"), MYSQLLEADER_USAGE);
+        assert!(mysqlleader_last_error_parameter().is_null());
+        assert_eq!((mysqlleader_last_error_server_code(), unsafe { CStr::from_ptr(mysqlleader_last_error_sqlstate()) }), (1644, c"45000"));
+        assert_eq!(classify(1644, c"45002", c"mysqlleader: access denied: account 'a' may not act on service 'b'"), MYSQLLEADER_ACCESS_DENIED);
+        assert_eq!(classify(1213, c"40001", c"Deadlock found when trying to get lock"), MYSQLLEADER_SERVER);
+        assert!(mysqlleader_last_error_is_transient());
+        assert_eq!(classify(1305, c"42000", c"PROCEDURE db.assert_leader does not exist"), MYSQLLEADER_NOT_MIGRATED);
+        assert_eq!(unsafe { mysqlleader_error_classify(1370, std::ptr::null(), c"execute command denied".as_ptr()) }, MYSQLLEADER_PRIVILEGE);
+        // Without a SQLSTATE (PyMySQL, mysqlclient): the procedures' first words.
+        let no_state = |message: &CStr| unsafe { mysqlleader_error_classify(1644, std::ptr::null(), message.as_ptr()) };
+        assert_eq!(no_state(c"mysqlleader: not the leader at term 3 (current term 5)"), MYSQLLEADER_NOT_LEADER);
+        assert_eq!((mysqlleader_last_error_current_term(), unsafe { CStr::from_ptr(mysqlleader_last_error_sqlstate()) }), (5, c"45001"));
+        assert_eq!(no_state(c"mysqlleader: access denied: account 'x' may not act on service 's'"), MYSQLLEADER_ACCESS_DENIED);
+        assert_eq!(no_state(c"mysqlleader: assert_leader needs an open transaction (START TRANSACTION first)"), MYSQLLEADER_USAGE);
+        assert_eq!(no_state(c"mysqlleader: lease_ms must be between 1 and 86400000 (got 0)"), MYSQLLEADER_INVALID_ARGUMENT);
+        assert_eq!(no_state(c"some other SIGNAL"), MYSQLLEADER_SERVER);
+        assert_eq!(unsafe { mysqlleader_error_classify(1644, c"45001".as_ptr(), std::ptr::null()) }, MYSQLLEADER_NULL_ARGUMENT);
+        assert_eq!(unsafe { CStr::from_ptr(mysqlleader_last_error_parameter()) }, c"message");
     }
 
     #[test]

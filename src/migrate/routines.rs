@@ -111,6 +111,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_try_term",
     Procedure "routines" "leader_election_lock_seat",
     Procedure "routines" "leader_election_need_term",
+    Procedure "routines" "leader_election_need_seat",
     Procedure "routines" "am_i_leader",
     Procedure "routines" "assert_leader",
     Procedure "routines" "campaign",

@@ -14,25 +14,24 @@ A driver's exception is read by duck typing, without importing any driver:
 * the message from ``.msg`` / ``.errmsg``, else ``.args[1]``.
 
 The procedures' own refusals are ``SIGNAL`` s (error 1644) whose message begins with
-``mysqlleader:``: SQLSTATE 45001 (``mysqlleader: not the leader ...``) becomes
-:class:`NotLeaderError`, 45002 (``mysqlleader: access denied ...``) :class:`AccessDeniedError`,
-45000 :class:`UsageError` (a fence outside a transaction, or inside XA) or
-:class:`InvalidArgumentError`. Without a SQLSTATE the message's prefix decides. Every other
-exception of the driver passes through unchanged.
+``mysqlleader:``, SQLSTATE 45000, 45001 or 45002: the library's core classifies them, as it
+classifies the errors of its own calls (``mysqlleader_error_classify``): 45001 becomes
+:class:`NotLeaderError`, 45002 :class:`AccessDeniedError`, 45000 :class:`InvalidArgumentError`
+when it names what a parameter must be, else :class:`UsageError` (a fence outside a
+transaction, or inside XA). Without a SQLSTATE the core reads the message's first words. Every
+other exception of the driver passes through unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
-from ._errors import AccessDeniedError, InvalidArgumentError, MysqlLeaderError, NotLeaderError, ServerError, UsageError
-from ._native import ResultCode
+from ._errors import MysqlLeaderError, NotLeaderError, ServerError, UsageError, last_error
+from ._native import ResultCode, library
 
 #: ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own.
 SIGNAL_ERRNO = 1644
-REFUSAL_PREFIX = "mysqlleader: not the leader"
-DENIAL_PREFIX = "mysqlleader: access denied"
 
 
 def _literal(text: str) -> str:
@@ -94,43 +93,25 @@ def _fields(error: BaseException) -> Tuple[Optional[str], Optional[int], str]:
     return sqlstate, errno, message
 
 
-def _current_term(message: str) -> Optional[int]:
-    """The term in a 45001 refusal: the procedure writes it as ``(current term N)``."""
-    marker = "current term "
-    at = message.find(marker)
-    if at < 0:
-        return None
-    digits = ""
-    for ch in message[at + len(marker):]:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return int(digits) if digits else None
-
-
 def mapped(error: BaseException) -> Optional[MysqlLeaderError]:
     """This package's exception for a driver's exception from the guard, or ``None`` when it is
-    not one of the procedures' refusals (it then passes through unchanged)."""
+    not one of the procedures' refusals (it then passes through unchanged). The library's core
+    classifies it (``mysqlleader_error_classify``), by the rule it applies to its own calls."""
     sqlstate, errno, message = _fields(error)
     ours = message.startswith("mysqlleader:")
     if sqlstate is None and not (errno == SIGNAL_ERRNO and ours):
         return None
-    fields: Dict[str, Any] = {"sqlstate": sqlstate, "server_code": errno}
-    if sqlstate == "45001" or (sqlstate is None and message.startswith(REFUSAL_PREFIX)):
-        fields["sqlstate"] = "45001"
-        return NotLeaderError(message, current_term=_current_term(message), code=ResultCode.NOT_LEADER, **fields)
-    if sqlstate == "45002" or (sqlstate is None and message.startswith(DENIAL_PREFIX)):
-        fields["sqlstate"] = "45002"
-        return AccessDeniedError(message, code=ResultCode.ACCESS_DENIED, **fields)
-    if sqlstate == "45000" or (sqlstate is None and ours):
-        fields["sqlstate"] = "45000"
-        first = message[len("mysqlleader:"):].split(None, 1)
-        word = first[0] if first else ""
-        if word in ("assert_leader", "am_i_leader", "current_leader"):
-            # A fence outside a transaction (it would fence nothing), or inside XA.
-            return UsageError(message, code=ResultCode.USAGE, **fields)
-        return InvalidArgumentError(message, parameter=word or None, code=ResultCode.INVALID_ARGUMENT, **fields)
-    return None
+    if sqlstate is not None and sqlstate not in ("45000", "45001", "45002"):
+        return None
+    lib = library()
+    code = lib.mysqlleader_error_classify(
+        errno if errno is not None else SIGNAL_ERRNO,
+        sqlstate.encode("ascii") if sqlstate else None,
+        message.encode("utf-8", "replace"),
+    )
+    exception = last_error(code)
+    exception.server_code = errno
+    return exception
 
 
 def _sqlalchemy_usage(kind: str) -> UsageError:

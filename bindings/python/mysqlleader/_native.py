@@ -356,6 +356,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_set_log_callback": (_RC, [c_void_p, LOG_CALLBACK, c_uint32]),
     "mysqlleader_last_error_sqlstate": (c_char_p, []),
     "mysqlleader_last_error_current_term": (c_uint64, []),
+    "mysqlleader_error_classify": (_RC, [c_uint32, c_char_p, c_char_p]),
     "mysqlleader_result_name": (c_char_p, [c_uint32]),
     "mysqlleader_string_free": (None, [c_void_p]),
     "mysqlleader_default_node_id": (_RC, [POINTER(c_char), c_size_t, _SIZE_P]),

@@ -375,23 +375,27 @@ public final class Elector implements AutoCloseable {
         }
     }
 
-    /** The exception for a failed fence; a refusal (45001) steps the elector down first. */
+    /**
+     * The exception for a failed fence; a refusal (45001) steps the elector down first. The
+     * procedures' refusals (SQLSTATE 45000, 45001, 45002) are classified by the C core, as the
+     * library's own calls are; any other SQLException by its class.
+     */
     private MysqlLeaderException fenceError(SQLException e, long term) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         String message = e.getMessage();
         switch (state) {
-            case "45001" -> {
-                NotLeaderException refused = new NotLeaderException(message, state, e.getErrorCode(), currentTermOf(message), e);
-                try {
-                    noteRefusal(term);
-                } catch (MysqlLeaderException notTold) {
-                    // closed meanwhile, or a renew in flight outlasted the wait: the refusal stands
-                    refused.addSuppressed(notTold);
+            case "45000", "45001", "45002" -> {
+                MysqlLeaderException mapped = MysqlLeaderException.classified(e);
+                if (mapped instanceof NotLeaderException) {
+                    try {
+                        noteRefusal(term);
+                    } catch (MysqlLeaderException notTold) {
+                        // closed meanwhile, or a renew in flight outlasted the wait: the refusal stands
+                        mapped.addSuppressed(notTold);
+                    }
                 }
-                return refused;
+                return mapped;
             }
-            case "45002" -> { return new AccessDeniedException(message, state, e.getErrorCode(), e); }
-            case "45000" -> { return new InvalidArgumentException(ErrorKind.INVALID_ARGUMENT, message, null, state, e.getErrorCode(), false, e); }
             default -> {
                 boolean connection = state.startsWith("08") || e instanceof java.sql.SQLTransientConnectionException
                         || e instanceof java.sql.SQLNonTransientConnectionException;
@@ -400,23 +404,6 @@ public final class Elector implements AutoCloseable {
                 return connection ? new ConnectionException(message, state, e.getErrorCode(), true, e)
                         : new ServerException(message, state, e.getErrorCode(), retryable, e);
             }
-        }
-    }
-
-    /**
-     * The term in a 45001 refusal. SIGNAL carries nothing but MESSAGE_TEXT, so the procedure
-     * writes it there as {@code (current term N)}, the form the Rust core reads too; 0 when absent.
-     */
-    private static long currentTermOf(String message) {
-        if (message == null) return 0;
-        int i = message.indexOf("current term ");
-        if (i < 0) return 0;
-        int from = i + "current term ".length(), to = from;
-        while (to < message.length() && Character.isDigit(message.charAt(to))) to++;
-        try {
-            return to > from ? Long.parseUnsignedLong(message.substring(from, to)) : 0;
-        } catch (NumberFormatException x) {
-            return 0;
         }
     }
 

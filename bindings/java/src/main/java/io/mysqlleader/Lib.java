@@ -37,6 +37,7 @@ interface Lib extends Library {
     long mysqlleader_last_error_current_term();
     int mysqlleader_last_error_server_code();
     byte mysqlleader_last_error_is_transient();
+    int mysqlleader_error_classify(int serverCode, String sqlstate, String message);
     int mysqlleader_set_log_callback(Pointer userdata, LogCallback callback, int maxLevel);
 
     // --- the client ---------------------------------------------------------------------------

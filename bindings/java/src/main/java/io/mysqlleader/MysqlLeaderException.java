@@ -54,6 +54,24 @@ public class MysqlLeaderException extends RuntimeException {
 
     /** The exception for the failure the C library reports for the call that just failed on this thread. */
     static MysqlLeaderException last(int rc) {
+        return last(rc, null);
+    }
+
+    /**
+     * The exception the library gives a server's error that reached the application's own JDBC
+     * driver (the fence): the C core classifies it, by the rule it applies to its own calls
+     * ({@code mysqlleader_error_classify}). {@code message} from its {@code mysqlleader: } on
+     * (Connector/J puts {@code (conn=N) } before it).
+     */
+    static MysqlLeaderException classified(java.sql.SQLException e) {
+        String text = e.getMessage() == null ? "" : e.getMessage();
+        int at = text.indexOf("mysqlleader: ");
+        int rc = Lib.C.mysqlleader_error_classify(e.getErrorCode(), e.getSQLState(), at >= 0 ? text.substring(at) : text);
+        return last(rc, e);
+    }
+
+    /** {@link #last(int)}, with {@code cause} as the exception's cause. */
+    static MysqlLeaderException last(int rc, Throwable cause) {
         Lib c = Lib.C;
         byte[] buf = new byte[1024];
         com.sun.jna.ptr.LongByReference needed = new com.sun.jna.ptr.LongByReference();
@@ -67,7 +85,7 @@ public class MysqlLeaderException extends RuntimeException {
         long term = c.mysqlleader_last_error_current_term();
         int server = c.mysqlleader_last_error_server_code();
         boolean transient_ = c.mysqlleader_last_error_is_transient() != 0;
-        return of(ErrorKind.of(rc), message, parameter, sqlState, server, term, transient_, null);
+        return of(ErrorKind.of(rc), message, parameter, sqlState, server, term, transient_, cause);
     }
 
     /** The subclass for {@code kind}. */
