@@ -33,7 +33,7 @@ use faults::checker;
 use faults::clock::mono_ns;
 use faults::proxy::{self, Mode, Proxy};
 use faults::rng::Rng;
-use faults::servers::{ExternalServers, GaleraControl, ServerControl, ServerFault, TestDbServer};
+use faults::servers::{ExternalServers, GaleraControl, GroupControl, ServerControl, ServerFault, TestDbServer};
 
 // ---------------------------------------------------------------------------------------------
 // Parameters.
@@ -63,10 +63,12 @@ struct Args {
     /// A `scripts/galera.sh` cluster directory: attach to it when it holds a running cluster
     /// (`DIR/env`), else start one there.
     galera: Option<PathBuf>,
+    /// A running `scripts/group-replication.sh` group's directory (`DIR/env`): attach to it.
+    group: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: faults [--seed S] [--faults N] [--candidates N] [--services N] [--lease D] [--renew D] [--retry D] \
-[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--sessions] [--title T]
+[--timeout D] [--gap D] [--slack D] [--out DIR] [--url URL ...] [--galera DIR] [--group DIR] [--kinds k1,k2,...] [--experiment clock-step] [--keep-server] [--no-idle-tx-timeout] [--sessions] [--title T]
   durations D: 500ms, 1s, 1.5s, 2m. Fault kinds: kill-leader kill-follower stop-leader server-kill server-pause
   net-cut net-stall net-delay net-lossy op-resign op-reelect op-force op-handover (all by default; server faults need the harness's own server),
   node-kill node-isolate (only with --galera: a running scripts/galera.sh cluster in DIR, or one started there)";
@@ -114,6 +116,7 @@ fn parse_args() -> Args {
         no_idle_tx_timeout: false,
         sessions: false,
         galera: None,
+        group: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -149,6 +152,7 @@ fn parse_args() -> Args {
             "--out" => a.out = Some(PathBuf::from(v)),
             "--url" => a.urls.push(v),
             "--galera" => a.galera = Some(PathBuf::from(v)),
+            "--group" => a.group = Some(PathBuf::from(v)),
             "--kinds" => a.kinds = Some(v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect()),
             "--experiment" => a.experiment = Some(v),
             "--title" => a.title = Some(v),
@@ -158,11 +162,14 @@ fn parse_args() -> Args {
     if a.candidates < 2 || a.services < 1 {
         usage("at least 2 candidates and 1 service");
     }
-    if a.sessions && (a.galera.is_some() || a.urls.len() > 1) {
-        usage("--sessions uses one server: neither --galera nor more than one --url");
+    if a.sessions && (a.galera.is_some() || a.group.is_some() || a.urls.len() > 1) {
+        usage("--sessions uses one server: neither --galera, --group nor more than one --url");
     }
-    if a.galera.is_some() && (!a.urls.is_empty() || a.experiment.is_some()) {
-        usage("--galera goes with neither --url nor --experiment");
+    if (a.galera.is_some() || a.group.is_some()) && (!a.urls.is_empty() || a.experiment.is_some()) {
+        usage("--galera and --group go with neither --url nor --experiment");
+    }
+    if a.galera.is_some() && a.group.is_some() {
+        usage("--galera or --group, not both");
     }
     if let Some(e) = &a.experiment {
         if e != "clock-step" {
@@ -424,6 +431,34 @@ impl Harness {
         self.admins[j].lock().unwrap().clone()
     }
 
+    /// Pools on the servers no node fault holds down or cut off, in order.
+    fn admins_up(&self) -> Vec<Pool> {
+        let down = self.down.lock().unwrap();
+        let up: Vec<Pool> = (0..self.admins.len()).filter(|&j| !down[j]).map(|j| self.admins[j].lock().unwrap().clone()).collect();
+        drop(down);
+        if up.is_empty() { vec![self.admin()] } else { up }
+    }
+
+    /// `call` through the first server that takes writes: on a Group Replication group in
+    /// single-primary mode a secondary refuses a write with 1290 (read-only), and the next
+    /// server is tried, as an operator's client would (the other topologies take writes
+    /// everywhere: the first server answers).
+    async fn on_writer<T, F, Fut>(&self, call: F) -> mysqlleader::Result<T>
+    where
+        F: Fn(Pool) -> Fut,
+        Fut: std::future::Future<Output = mysqlleader::Result<T>>,
+    {
+        let pools = self.admins_up();
+        let last = pools.len() - 1;
+        for (k, pool) in pools.into_iter().enumerate() {
+            match call(pool).await {
+                Err(e) if e.server_code() == Some(1290) && k < last => continue,
+                r => return r,
+            }
+        }
+        unreachable!("admins_up is never empty")
+    }
+
     /// The node leading `svc` now, by the database (direct connection), if any.
     async fn leader_of(&self, svc: usize) -> Option<usize> {
         let admin = self.admin();
@@ -484,12 +519,22 @@ async fn run(args: Args) -> i32 {
         args.experiment.as_ref().map_or(String::new(), |e| format!(" --experiment {e}")),
         args.gap.map_or(String::new(), |g| format!(" --gap {}ms", g.as_millis())),
         args.kinds.as_ref().map_or(String::new(), |k| format!(" --kinds {}", k.join(","))),
-        args.galera.as_ref().map_or(String::new(), |d| format!(" --galera {}", d.display())));
+        args.galera.as_ref().map_or(String::new(), |d| format!(" --galera {}", d.display()))
+            + &args.group.as_ref().map_or(String::new(), |d| format!(" --group {}", d.display())));
     println!("faults: run directory {}", dir.display());
 
     // 1. The server(s).
     let faketime_file = (args.experiment.as_deref() == Some("clock-step")).then(|| dir.join("faketime.rc"));
-    let servers: Arc<dyn ServerControl> = if let Some(gdir) = &args.galera {
+    let servers: Arc<dyn ServerControl> = if let Some(gdir) = &args.group {
+        let script = repo.join("scripts/group-replication.sh");
+        match GroupControl::attach(&script, gdir) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                eprintln!("faults: the Group Replication group: {e}");
+                return 2;
+            }
+        }
+    } else if let Some(gdir) = &args.galera {
         let script = repo.join("scripts/galera.sh");
         let gdir = gdir.clone();
         let attach = gdir.join("env").exists();
@@ -578,10 +623,26 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     // 2. A database of the run's own, migrated, with the fencing tables.
     let base_urls = servers.urls();
     let db = if args.urls.is_empty() { "faults".to_string() } else { format!("faults_{}_{}", args.seed, std::process::id()) };
-    let spread = args.galera.is_some();
+    let spread = args.galera.is_some() || args.group.is_some();
     let db_urls: Vec<String> = base_urls.iter().map(|u| with_db(u, &db)).collect();
+    // The set-up writes through the first server that takes writes (a Group Replication group in
+    // single-primary mode refuses them on its secondaries, read_only; its primary may be any
+    // member after an earlier failover).
+    let mut writer = 0;
+    for (j, u) in base_urls.iter().enumerate() {
+        let pool = mysqlleader::pool_from_url(u).map_err(|e| e.to_string())?;
+        let read_only: Option<u64> = match pool.get_conn().await {
+            Ok(mut c) => c.query_first("SELECT @@global.read_only").await.ok().flatten(),
+            Err(_) => None,
+        };
+        let _ = pool.disconnect().await;
+        if read_only == Some(0) {
+            writer = j;
+            break;
+        }
+    }
     {
-        let root = mysqlleader::pool_from_url(&base_urls[0]).map_err(|e| e.to_string())?;
+        let root = mysqlleader::pool_from_url(&base_urls[writer]).map_err(|e| e.to_string())?;
         let mut c = root.get_conn().await.map_err(|e| format!("connect: {e}"))?;
         c.query_drop(format!("DROP DATABASE IF EXISTS `{db}`")).await.map_err(|e| e.to_string())?;
         c.query_drop(format!("CREATE DATABASE `{db}`")).await.map_err(|e| e.to_string())?;
@@ -591,7 +652,7 @@ async fn run_with(args: Args, timing: Timing, gap_mean: Duration, slack: Duratio
     let admins: Vec<Mutex<Pool>> = db_urls.iter()
         .map(|u| mysqlleader::pool_from_url(u).map(Mutex::new).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
-    let admin = admins[0].lock().unwrap().clone();
+    let admin = admins[writer].lock().unwrap().clone();
     mysqlleader::migrate(&admin).await.map_err(|e| format!("migrate: {e}"))?;
     let services: Vec<String> = (1..=args.services).map(|i| format!("svc{i}")).collect();
     {
@@ -798,8 +859,10 @@ fn with_db(url: &str, db: &str) -> String {
 
 async fn dump(admin: &Pool, dir: &Path) -> Result<(), String> {
     let mut c = admin.get_conn().await.map_err(|e| format!("dump: {e}"))?;
-    // On a Galera node: first apply everything the cluster committed (an error elsewhere).
+    // On a Galera node: first apply everything the cluster committed; on a Group Replication
+    // member, the same (an error elsewhere).
     let _ = c.query_drop("SET SESSION wsrep_sync_wait = 1").await;
+    let _ = c.query_drop("SET SESSION group_replication_consistency = 'BEFORE'").await;
     let epoch = "'1970-01-01 00:00:00'";
     let history: Vec<(String, u64, String, i64, String, Option<i64>, Option<String>)> = c
         .query(format!(
@@ -945,23 +1008,35 @@ async fn inject(h: &Arc<Harness>, id: u64, p: &Plan) -> Option<tokio::task::Join
                 Kind::OpResign => match leader {
                     Some(l) => {
                         let node = h.nodes[l].name.clone();
-                        let r = tokio::time::timeout(limit, procedures::resign(&h.admin(), &svc_name, &node)).await;
+                        let r = tokio::time::timeout(limit, h.on_writer(|p| {
+                            let (svc_name, node) = (svc_name.clone(), node.clone());
+                            async move { procedures::resign(&p, &svc_name, &node).await }
+                        })).await;
                         (node, format!("{r:?}"))
                     }
                     None => ("-".to_string(), "no leader to resign".to_string()),
                 },
                 Kind::OpReelect => {
-                    let r = tokio::time::timeout(limit, procedures::reelect(&h.admin(), &svc_name)).await;
+                    let r = tokio::time::timeout(limit, h.on_writer(|p| {
+                        let svc_name = svc_name.clone();
+                        async move { procedures::reelect(&p, &svc_name).await }
+                    })).await;
                     (leader.map_or("-".into(), |l| h.nodes[l].name.clone()), format!("{r:?}"))
                 }
                 Kind::OpHandover => {
                     let node = h.nodes[p.pick % h.nodes.len()].name.clone();
-                    let r = tokio::time::timeout(limit, procedures::handover(&h.admin(), &svc_name, &node)).await;
+                    let r = tokio::time::timeout(limit, h.on_writer(|p| {
+                        let (svc_name, node) = (svc_name.clone(), node.clone());
+                        async move { procedures::handover(&p, &svc_name, &node).await }
+                    })).await;
                     (node, format!("{r:?}"))
                 }
                 _ => {
                     let node = h.nodes[p.pick % h.nodes.len()].name.clone();
-                    let r = tokio::time::timeout(limit, procedures::force_leader(&h.admin(), &svc_name, &node, lease)).await;
+                    let r = tokio::time::timeout(limit, h.on_writer(|p| {
+                        let (svc_name, node) = (svc_name.clone(), node.clone());
+                        async move { procedures::force_leader(&p, &svc_name, &node, lease).await }
+                    })).await;
                     (node, format!("{r:?}"))
                 }
             };
