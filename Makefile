@@ -96,8 +96,9 @@ bench:
 test-galera:
 	scripts/test-galera.sh
 
-## The 3-member MySQL Group Replication tests, single-primary (start their own group; MySQL from
-## the sid root of scripts/lib.sh). GR_MODES="single multi" adds multi-primary (not passing yet).
+## The 3-member MySQL Group Replication tests, single-primary and multi-primary, then the fault
+## harness on the single-primary group (each mode on a group of its own; MySQL from the sid root
+## of scripts/lib.sh). GR_MODES=single (or multi) runs one mode.
 test-group-replication:
 	scripts/test-group-replication.sh
 

@@ -25,9 +25,9 @@ mkdir -p "$logs"
 rm -f "$logs"/*.result
 
 # The lanes, each a list of parts, balanced by the times of a run on 2 cores (2026-11-28, in
-# seconds): dist 364 (it builds the library again, as it ships), galera 250, rust 110-192,
-# faults 106-153, python 135, go 62-93, group-replication 74, java 38-45, c 40, tls 8-14,
-# sql-client 4-10. The two cluster parts (galera, group-replication) share a lane: each starts
+# seconds): dist 322-364 (it builds the library again, as it ships), rust 116-192, faults
+# 106-153, python 113-135, go 62-114, galera 86-250, group-replication 240 (both modes and the
+# fault harness; 74-87 before them), java 38-51, c 40-50, tls 8-24, sql-client 4-11. The two cluster parts (galera, group-replication) share a lane: each starts
 # three servers, and one after the other they never load the machine together. The two fault
 # parts write to run directories of their own (scripts/test-faults.sh) and may overlap.
 lanes=(
