@@ -31,8 +31,8 @@ rm -f "$logs"/*.result
 # three servers, and one after the other they never load the machine together. The two fault
 # parts write to run directories of their own (scripts/test-faults.sh) and may overlap.
 lanes=(
-  "rust-mariadb sql-client-mariadb sql-client-mysql faults-mysql dist"
-  "rust-mysql faults-mariadb group-replication galera"
+  "rust-mariadb sql-client-mariadb sql-client-mysql faults-mysql faults-mariadb dist"
+  "rust-mysql group-replication galera"
   "c-mariadb c-mysql python-mariadb python-mysql go-mariadb go-mysql tls-mariadb tls-mysql java-mariadb java-mysql"
 )
 if [ "${TEST_LANES:-}" = 1 ]; then

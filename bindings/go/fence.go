@@ -47,8 +47,9 @@ import (
 // How a refusal is told without importing a driver: an error with a method SQLState() string
 // gives the SQLSTATE; otherwise the error's text, which go-sql-driver writes as
 // "Error 1644 (45001): mysqlleader: not the leader ..." ("Error 1644: ..." before v1.7): error
-// 1644 (a SIGNAL) with a message that begins "mysqlleader: " is one of the procedures' refusals,
-// told apart by its SQLSTATE or, without one, by its message.
+// 1644 (a SIGNAL) with a message that begins "mysqlleader: " is one of the procedures' refusals.
+// The library's core classifies it (mysqlleader_error_classify), by the rule it applies to its
+// own calls: by its SQLSTATE or, without one, by the message's first words.
 //
 // After every error, roll tx back.
 func (e *Elector) Fence(ctx context.Context, tx *sql.Tx) error {

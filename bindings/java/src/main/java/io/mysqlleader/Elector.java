@@ -138,10 +138,18 @@ public final class Elector implements AutoCloseable {
     /** This node's id: the configured one, or the library's {@code hostname:pid} default. */
     public String nodeId() { return nodeId; }
 
-    /** Whether this node leads now: it holds the seat and its local deadline has not passed at this very moment. */
+    /**
+     * Whether this node leads now: it holds the seat and its local deadline has not passed at this
+     * very moment. False once the elector is closed (it leads nothing then: a shutdown hook or a
+     * health check that asks during or after {@link #close()} gets an answer, not an exception).
+     */
     public boolean isLeader() {
         ByteByReference out = new ByteByReference();
-        handle.check(p -> Lib.C.mysqlleader_elector_is_leader(p, out));
+        try {
+            handle.check(p -> Lib.C.mysqlleader_elector_is_leader(p, out));
+        } catch (InvalidStateException closed) {
+            return false;
+        }
         return out.getValue() != 0;
     }
 
@@ -339,6 +347,9 @@ public final class Elector implements AutoCloseable {
      * @throws InvalidArgumentException {@code conn} is null
      * @throws AccessDeniedException SQLSTATE 45002: the account may not act on this service
      * @throws ConnectionException the JDBC call failed otherwise (the SQLException is the cause)
+     * @throws ServerException the fence outlasted the time this node still leads (its own
+     *         timeout: the lease's remaining time, whole seconds, at least 1), or the server
+     *         failed it otherwise; roll the transaction back
      */
     public long fence(Connection conn) {
         if (conn == null) {
@@ -357,8 +368,11 @@ public final class Elector implements AutoCloseable {
             if (conn.getAutoCommit()) {
                 throw new UsageException("mysqlleader: fence needs the connection's open transaction: call setAutoCommit(false) first", null, 0, null);
             }
-            // 3. The guard, with parameters (text or server-prepared alike).
+            // 3. The guard, with parameters (text or server-prepared alike), bounded by the time
+            //    this node still leads (whole seconds, JDBC's unit, at least 1): past it the fence
+            //    could only be refused, so a hung server or a lock wait never holds the caller longer.
             try (PreparedStatement st = conn.prepareStatement("CALL assert_leader(?, ?, ?)")) {
+                st.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (state.valid_for_ms + 999) / 1000)));
                 st.setString(1, serviceId);
                 st.setString(2, nodeId);
                 st.setLong(3, term); // terms count from 1 by 1: far below 2^63

@@ -216,6 +216,35 @@ class ElectorTest {
         }
     }
 
+    /**
+     * Issue 41, item 2: the fence has a timeout of its own. A takeover's lock on the term's row
+     * (held here by hand, as a force_leader waiting for the seat would) makes the fence wait; the
+     * connection's own lock wait (50 s by default) would hold the caller that long. The fence
+     * gives up within the time this node still leads (lease 3 s), with the server's error.
+     */
+    @Test
+    void aFenceWaitsNoLongerThanTheLeaseLeft() throws Exception {
+        try (Elector a = node("fencewait", "a").lease(Duration.ofSeconds(3)).build();
+             Connection conn = db.connection(); Connection taker = db.connection()) {
+            assertTrue(a.awaitLeadership(WAIT));
+            taker.setAutoCommit(false);
+            try (Statement st = taker.createStatement()) {
+                st.execute("SELECT term FROM leader_election_history WHERE service_id = 'fencewait' AND ended_at IS NULL FOR UPDATE");
+            }
+            conn.setAutoCommit(false);
+            try (Statement st = conn.createStatement()) {
+                st.execute("SET SESSION innodb_lock_wait_timeout = 50");
+            }
+            long t0 = System.nanoTime();
+            MysqlLeaderException e = assertThrows(MysqlLeaderException.class, () -> a.fence(conn));
+            long tookMs = (System.nanoTime() - t0) / 1_000_000;
+            System.out.println("java: a fence behind a held term row gave up after " + tookMs + " ms: " + e);
+            assertTrue(tookMs < 6_000, "the fence waited " + tookMs + " ms, past the lease it had left (3 s)");
+            conn.rollback();
+            taker.rollback();
+        }
+    }
+
     @Test
     void misuseIsRejectedByName() throws Exception {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, null).build());
@@ -245,7 +274,8 @@ class ElectorTest {
         assertThrows(NullPointerException.class, () -> a.addListener(null));
         a.close();
         assertTrue(a.isClosed());
-        for (Runnable call : List.<Runnable>of(a::isLeader, a::term, a::validFor, a::leaderId, a::resign, a::isHealthy, a::metricsText,
+        assertFalse(a.isLeader(), "a closed elector leads nothing, and says so without an exception");
+        for (Runnable call : List.<Runnable>of(a::term, a::validFor, a::leaderId, a::resign, a::isHealthy, a::metricsText,
                 () -> a.noteRefusal(1), () -> { try { a.awaitLeadership(Duration.ZERO); } catch (InterruptedException x) { throw new AssertionError(x); } })) {
             assertThrows(InvalidStateException.class, call::run);
         }
