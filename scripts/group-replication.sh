@@ -246,9 +246,20 @@ launch_member() {
     die "member $n's mysqld did not answer within 90 s"
 }
 
-# join_member N: START GROUP_REPLICATION on member N (not bootstrapping).
+# join_member N: START GROUP_REPLICATION on member N (not bootstrapping). A member killed a
+# moment before may still be in the group's view until the group expels it (about 10 s after
+# the kill): the join of its new incarnation fails meanwhile (3092, "Error connecting to all
+# peers"), so a failed join is stopped and tried again, 5 s apart, up to 12 times.
 join_member() {
-    admin_sql "$1" "START GROUP_REPLICATION" || { show_logs "$1"; die "START GROUP_REPLICATION failed on member $1"; }
+    local n="$1" try
+    for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
+        admin_sql "$n" "START GROUP_REPLICATION" && return 0
+        log "member $n: START GROUP_REPLICATION failed (try $try of 12); again in 5 s"
+        admin_sql "$n" "STOP GROUP_REPLICATION" >/dev/null 2>&1 || true
+        sleep 5
+    done
+    show_logs "$n"
+    die "START GROUP_REPLICATION failed on member $n"
 }
 
 # wait_online TIMEOUT WANT N...: wait until each listed member is running, sees itself

@@ -25,7 +25,7 @@ use std::time::Duration;
 use common::overlap::{one_leader, watched, OverlapMonitor};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, Pool};
-use mysqlleader::{procedures, Elector, Error};
+use mysqlleader::{procedures, Elector, Error, ErrorKind};
 use tokio::time::Instant;
 
 const LEASE: Duration = Duration::from_secs(3);
@@ -184,7 +184,12 @@ fn three_electors(pools: &[Pool], service: &str) -> (Vec<Elector>, Vec<Vec<usize
 /// Every error code each elector's state showed, in order (a watcher per elector; an error
 /// stays in the state until the next call: a retry interval later, or at once when the
 /// elector moves on to its next member, which is why a watcher starts with its elector).
-type Seen = Arc<Mutex<Vec<Vec<(Option<u16>, String)>>>>;
+type Seen = Arc<Mutex<Vec<Vec<SeenError>>>>;
+
+/// One error an elector's state showed: its server code, its text, and whether it was a
+/// request timeout (no answer within the elector's request timeout: the machine's load, not the
+/// group's answer; judged by no assertion here, as timings are not).
+type SeenError = (Option<u16>, String, bool);
 
 fn record_errors(electors: &[Elector]) -> (Seen, Vec<tokio::task::JoinHandle<()>>) {
     let seen: Seen = Arc::new(Mutex::new(vec![Vec::new(); electors.len()]));
@@ -205,7 +210,7 @@ fn record_errors_of(seen: &Seen, i: usize, e: &Elector) -> tokio::task::JoinHand
             let text = now.as_ref().map(|e| e.to_string());
             if let Some(e) = &now {
                 if text != last {
-                    seen.lock().unwrap()[i].push((e.server_code(), e.to_string()));
+                    seen.lock().unwrap()[i].push((e.server_code(), e.to_string(), e.kind() == ErrorKind::Timeout));
                 }
             }
             last = text;
@@ -300,26 +305,31 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
     }
     let seen = seen.lock().unwrap().clone();
     for (i, e) in electors.iter().enumerate() {
-        let codes: Vec<Option<u16>> = seen[i].iter().map(|(c, _)| *c).collect();
-        println!("{} (members {:?} in order): {} campaign errors, codes seen {codes:?}", e.node_id(),
+        let codes: Vec<Option<u16>> = seen[i].iter().map(|(c, _, _)| *c).collect();
+        // Request timeouts are the shared machine's load (a commit the group certified late),
+        // never the group's answer: printed, not judged (timings are not assertions here).
+        let timeouts = seen[i].iter().filter(|(_, _, timeout)| *timeout).count() as u64;
+        let answered: Vec<&SeenError> = seen[i].iter().filter(|(_, _, timeout)| !*timeout).collect();
+        println!("{} (members {:?} in order): {} campaign errors, codes seen {codes:?} ({timeouts} request timeouts)", e.node_id(),
                  orders[i].iter().map(|m| m + 1).collect::<Vec<_>>(), e.metrics().campaign_errors());
+        let refusals = e.metrics().campaign_errors().saturating_sub(timeouts);
         if group.multi() {
-            for (code, text) in &seen[i] {
+            for (code, text, _) in &answered {
                 assert!(code.is_some_and(|c| CONFLICT_CODES.contains(&c)), "{}: only certification conflicts: {text}", e.node_id());
             }
         } else if orders[i][0] == primary {
-            assert_eq!(e.metrics().campaign_errors(), 0, "{} starts on the primary: no error: {:?}", e.node_id(), seen[i]);
+            assert!(answered.is_empty(), "{} starts on the primary: no error: {:?}", e.node_id(), seen[i]);
         } else {
             // Started on a secondary: refused there (and on the other secondary if it came next).
             let secondaries_before_primary = orders[i].iter().position(|&m| m == primary).unwrap() as u64;
             assert!(e.metrics().campaign_errors() >= 1, "{} starts on a secondary: refused", e.node_id());
-            assert!(!seen[i].is_empty(), "{}: the refusal was seen in its state", e.node_id());
-            for (code, text) in &seen[i] {
+            assert!(!answered.is_empty(), "{}: the refusal was seen in its state", e.node_id());
+            for (code, text, _) in &answered {
                 assert_eq!(*code, Some(1290), "{}: a secondary's refusal is 1290 (read-only): {text}", e.node_id());
             }
             // At most one refusal per secondary before the primary (a follower's campaign that
             // finds the leader only reads, which a secondary answers: it may stay there).
-            assert!(e.metrics().campaign_errors() <= secondaries_before_primary,
+            assert!(refusals <= secondaries_before_primary,
                     "{}: at most one refusal per secondary before the primary: {:?}", e.node_id(), seen[i]);
         }
     }
@@ -447,7 +457,7 @@ async fn gr_2_the_primary_killed_a_leader_again_and_no_stale_fenced_write() {
     }
     for (i, errors) in seen.lock().unwrap().iter().enumerate() {
         let mut codes: BTreeMap<String, usize> = BTreeMap::new();
-        for (code, text) in errors {
+        for (code, text, _) in errors {
             *codes.entry(code.map_or_else(|| text.chars().take(60).collect(), |c| c.to_string())).or_default() += 1;
         }
         println!("elector {}: errors seen {codes:?}", ["a", "b", "c"][i]);
