@@ -11,6 +11,9 @@
 //! 1. Calls: when calls failed in that second and the session was not failing already (or now
 //!    fails for another reason), one warning (an error when retrying cannot fix it) with the
 //!    first error and the number of failed calls; while the same failure goes on, nothing more.
+//!    A second in which any call failed as before goes on with that failure, whatever else
+//!    failed beside it (a few calls timing out on a loaded machine while every call is refused
+//!    is not a new incident).
 //!    When the session was failing and that second brought successes and no failure, one line
 //!    saying calls succeed again, after how long, and how many failed meanwhile.
 //! 2. Terms stopped: one line per reason, with the number of services and up to three of them
@@ -40,6 +43,8 @@ struct Window {
     failed: u64,
     succeeded: u64,
     first_error: Option<Error>,
+    /// The kinds of failure seen in this window (a few at most).
+    conditions: Vec<Condition>,
     stopped: BTreeMap<&'static str, Tally>,
     started: Tally,
     /// The failure going on: its kind, since when, how many calls failed in it.
@@ -106,6 +111,10 @@ impl Incidents {
         let mut w = self.window();
         w.failed += 1;
         w.first_error.get_or_insert_with(|| error.clone());
+        let condition = (error.kind(), error.server_code());
+        if !w.conditions.contains(&condition) {
+            w.conditions.push(condition);
+        }
     }
 
     pub(crate) fn call_succeeded(&self) {
@@ -144,8 +153,9 @@ impl Incidents {
         // Every failed call leaves its error (`failed` > 0 has one); no error, no line.
         if let Some(error) = w.first_error.take().filter(|_| failed > 0) {
             let condition = (error.kind(), error.server_code());
+            let conditions = std::mem::take(&mut w.conditions);
             match &mut w.failing {
-                Some((going_on, _, calls)) if *going_on == condition => *calls += failed,
+                Some((going_on, _, calls)) if conditions.contains(going_on) => *calls += failed,
                 _ => {
                     let text = format!("election calls fail: {error} ({failed} calls failed in the last second)");
                     lines.push(if error.is_permanent() {
@@ -175,6 +185,7 @@ impl Incidents {
         w.failed = 0;
         w.succeeded = 0;
         w.first_error = None;
+        w.conditions.clear();
         lines
     }
 }
@@ -185,6 +196,34 @@ mod tests {
 
     fn unreachable() -> Error {
         Error::Connection { message: "connection refused".into() }
+    }
+
+    /// Calls refused for good (1370) with a few timing out beside them, on a loaded machine: one
+    /// incident, one line, whichever failed first in a second. (Before, a second whose first
+    /// failure was a timeout wrote a new warning, and the next second's refusal a new error.)
+    #[tokio::test(start_paused = true)]
+    async fn timeouts_beside_an_ongoing_refusal_are_the_same_incident() {
+        let log = Incidents { node_id: "n1".into(), window: Mutex::default() };
+        let denied = Error::from_server(1370, "42000", "execute command denied to user 'app'@'%' for routine 'db.campaign'");
+        let timeout = Error::Timeout { after: Duration::from_millis(42) };
+        let mut lines = Vec::new();
+        for second in 0..4 {
+            if second % 2 == 1 {
+                log.call_failed(&timeout);
+            }
+            for _ in 0..30 {
+                log.call_failed(&denied);
+            }
+            tokio::time::advance(PERIOD).await;
+            lines.extend(log.flush(Instant::now()));
+        }
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert!(matches!(&lines[0], Line::Error(text) if text.contains("1370")), "{lines:#?}");
+        // A second with nothing but timeouts is a change of condition: a line says so.
+        log.call_failed(&timeout);
+        tokio::time::advance(PERIOD).await;
+        let changed = log.flush(Instant::now());
+        assert!(matches!(&changed[..], [Line::Warn(text)] if text.contains("no answer")), "{changed:#?}");
     }
 
     /// A server restart under 1,000 seats: every renew fails for four seconds, every seat's term
