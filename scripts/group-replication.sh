@@ -224,6 +224,7 @@ launch_member() {
         --group-replication-local-address="127.0.0.1:$(grport_of "$n")" \
         --group-replication-group-seeds="$seeds" \
         --group-replication-start-on-boot=OFF --group-replication-bootstrap-group=OFF \
+        --super-read-only=ON \
         --group-replication-consistency=BEFORE_ON_PRIMARY_FAILOVER \
         --group-replication-ip-allowlist=127.0.0.1/8 \
         "${mode_args[@]}" \
@@ -387,11 +388,19 @@ cmd_start() {
     # the members' GTID sets stay identical), and the recovery channel's credentials. The
     # channel uses TLS (group_replication_recovery_use_ssl=ON by default), as
     # caching_sha2_password requires without an RSA key exchange.
+    # Members start read-only (super_read_only=ON, as MySQL advises for a group's members): a
+    # member relaunched after a kill takes no client's write before it has rejoined (a write
+    # then, an elector's campaign, is a transaction the group does not have, and the member can
+    # never rejoin: "This member has more executed transactions than those present in the
+    # group"); Group Replication makes the primary writable itself. The recovery account is
+    # created with it off for a moment.
     for n in "${MEMBERS[@]}"; do
-        admin_sql "$n" "SET SQL_LOG_BIN=0;
+        admin_sql "$n" "SET GLOBAL super_read_only=OFF;
+            SET SQL_LOG_BIN=0;
             CREATE USER '$RECOVERY_USER'@'%' IDENTIFIED BY '$RECOVERY_PASS';
             GRANT REPLICATION SLAVE, BACKUP_ADMIN, GROUP_REPLICATION_STREAM, CONNECTION_ADMIN ON *.* TO '$RECOVERY_USER'@'%';
             SET SQL_LOG_BIN=1;
+            SET GLOBAL super_read_only=ON;
             CHANGE REPLICATION SOURCE TO SOURCE_USER='$RECOVERY_USER', SOURCE_PASSWORD='$RECOVERY_PASS' FOR CHANNEL 'group_replication_recovery';" \
             || die "setting up the recovery account on member $n failed"
     done
