@@ -322,3 +322,62 @@ async fn expiry_event_switches_stick_while_the_scheduler_runs_them() {
         t.await.unwrap();
     }
 }
+
+/// An operator's call that InnoDB picks as a deadlock's victim at its write runs again and
+/// succeeds (force_leader, reelect and handover run their locked part up to 3 times). Made on
+/// purpose: another transaction, heavier (1,000 rows written first, so that InnoDB rolls the
+/// operator's back, the lighter one), holds the history row of the term force_leader is about to
+/// begin; force_leader, holding the term and the seat, waits for it in its write; then the other
+/// transaction asks for the seat. Both servers' InnoDB pick the lighter transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operators_call_chosen_as_a_deadlocks_victim_runs_again() {
+    let db = TestDb::migrated("concurrency_victim").await;
+    let mut admin = connect(&db.url).await;
+    let mut heavy = connect(&db.url).await;
+    campaign(&mut admin, "svc", "a", 60_000).await;
+    exec(&mut admin, "CREATE TABLE ballast (n INT PRIMARY KEY)").await;
+
+    // 1. The heavy transaction: 1,000 rows, then the history row of term 2, not committed.
+    exec(&mut heavy, "START TRANSACTION").await;
+    exec(&mut heavy, "INSERT INTO ballast WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000) SELECT n FROM s").await;
+    exec(&mut heavy, "INSERT INTO leader_election_history (service_id, term, leader_id, lease_ms, began_at, began_how) \
+                      VALUES ('svc', 2, 'squatter', 1, UTC_TIMESTAMP(6), 'elected')").await;
+
+    // 2. The operator forces b: it locks term 1 and the seat, and its write waits for row 2.
+    let url = db.url.clone();
+    let operator = tokio::spawn(async move {
+        let mut c = connect(&url).await;
+        call(&mut c, "CALL force_leader(?, ?, ?)", ("svc", "b", 60_000)).await
+    });
+    let waits = if is_mariadb(&mut admin).await {
+        "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS"
+    } else {
+        "SELECT COUNT(*) FROM performance_schema.data_lock_waits"
+    };
+    // MariaDB refreshes INNODB_LOCK_WAITS only when it was not read for 0.1 s: read it less often.
+    let mut waiting = false;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let n: Option<i64> = admin.query_first(waits).await.unwrap();
+        if n == Some(1) {
+            waiting = true;
+            break;
+        }
+    }
+    assert!(waiting, "force_leader never waited for the history row");
+    // 3. The heavy transaction asks for the seat: a deadlock; InnoDB rolls the operator's back,
+    //    and force_leader runs again, waiting (at most 1 s) for the seat until step 4.
+    let r = heavy.query_drop("SELECT term FROM leader_election WHERE service_id = 'svc' FOR UPDATE").await;
+    assert!(r.is_ok(), "the heavy transaction was not the one to go on: {r:?}");
+    // 4. It lets everything go; force_leader's second run takes the seat at term 2.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    exec(&mut heavy, "ROLLBACK").await;
+    let forced = operator.await.unwrap();
+    let forced = forced.expect("force_leader succeeds after being a deadlock's victim");
+    assert_eq!((forced.text("leader_id").as_deref(), forced.term()), (Some("b"), 2));
+    let terms = history(&mut admin, "svc").await;
+    assert_eq!(terms.iter().map(|t| (t.leader_id.as_str(), t.term)).collect::<Vec<_>>(), [("a", 1), ("b", 2)]);
+    assert_eq!(terms[0].ended_how.as_deref(), Some("forced_out"));
+    assert!(!in_transaction(&mut heavy).await);
+    db.drop_db().await;
+}

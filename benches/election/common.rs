@@ -469,3 +469,35 @@ impl Rng {
         max.mul_f64(self.next_f64())
     }
 }
+
+/// The server's pid, when it runs on this host: the process named `mariadbd` or `mysqld` whose pid
+/// file (`@@pid_file`, read through the process's own root, so that a server in a chroot, as the
+/// MySQL of scripts/testdb.sh, is found too) holds its own pid. None for a server elsewhere.
+pub async fn server_pid(conn: &mut Conn) -> Res<Option<u32>> {
+    let Some(file): Option<String> = conn.query_first("SELECT @@pid_file").await? else { return Ok(None) };
+    let Ok(procs) = std::fs::read_dir("/proc") else { return Ok(None) };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if !matches!(comm.trim(), "mariadbd" | "mysqld") {
+            continue;
+        }
+        let written = std::fs::read_to_string(format!("/proc/{pid}/root{file}")).ok();
+        if written.and_then(|s| s.trim().parse::<u32>().ok()) == Some(pid) {
+            return Ok(Some(pid));
+        }
+    }
+    Ok(None)
+}
+
+/// CPU seconds (user + system) the process has used so far.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // After "(comm)": state is field 3 of stat(5), so utime (14) and stime (15) are at 11 and 12.
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / hz)
+}

@@ -48,17 +48,9 @@ fn p(v: &[Duration], q: f64) -> f64 {
     percentile_f(&v.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<_>>(), q)
 }
 
+/// The server's CPU seconds so far, when it runs on this host.
 async fn cpu_of(admin: &mut Conn) -> Res<Option<f64>> {
-    let file: Option<String> = admin.query_first("SELECT @@pid_file").await?;
-    let pid: Option<u32> = file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| s.trim().parse().ok());
-    Ok(pid.and_then(|pid| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let after = &stat[stat.rfind(')')? + 1..];
-        let f: Vec<&str> = after.split_whitespace().collect();
-        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-        // SAFETY: sysconf has no memory effects.
-        Some(ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64)
-    }))
+    Ok(server_pid(admin).await?.and_then(cpu_seconds))
 }
 
 async fn questions(admin: &mut Conn) -> Res<i64> {

@@ -54,24 +54,6 @@ async fn counters(conn: &mut Conn) -> Res<Counters> {
     Ok(rows.into_iter().map(|(k, v)| (k, v.parse().unwrap_or(0))).collect())
 }
 
-/// The server's pid, when its pid file is readable here (the server runs on this host).
-async fn server_pid(conn: &mut Conn) -> Res<Option<u32>> {
-    let file: Option<String> = conn.query_first("SELECT @@pid_file").await?;
-    Ok(file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| s.trim().parse().ok()))
-}
-
-/// CPU seconds (user + system) the process has used so far.
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // After "(comm)": state is field 3 of stat(5), so utime (14) and stime (15) are at 11 and 12.
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    // SAFETY: sysconf has no memory effects.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Some(ticks / hz)
-}
-
 /// The connections of the benchmark's database, except `admin`'s own.
 async fn connections(admin: &mut Conn, db: &str) -> Res<i64> {
     let n: Option<i64> = admin

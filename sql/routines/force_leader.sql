@@ -24,6 +24,8 @@ BEGIN
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_term_held BOOLEAN;
+    DECLARE v_runs     INT DEFAULT 0;
+    DECLARE v_again    BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -64,33 +66,52 @@ BEGIN
         IF v_rows = 0 THEN
             CALL leader_election_create_seat(v_sid);
         END IF;
-        SET SESSION innodb_lock_wait_timeout = 1;
-        CALL leader_election_begin(FALSE);
-        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-        -- waited for before the seat is held, so its leader's renews never wait behind this call.
-        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-        -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
-        -- there (leader_election_need_seat), or this call would answer from an earlier read.
-        SET v_term = NULL;
-        SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
-          FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-        CALL leader_election_need_seat(v_term IS NOT NULL);
-        SET SESSION innodb_lock_wait_timeout = v_wait;
-        SET v_now = UTC_TIMESTAMP(6);
-        -- One statement: its trigger ends the current term ('forced_out' now by this
-        -- session, or 'expired' at its lease's end) and writes the forced term's history row
-        -- (sql/triggers/leader_election_record_term.sql).
-        CALL leader_election_need_term(v_term_held);
-        SET v_term = v_term + 1,
-            v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
-        UPDATE leader_election
-           SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
-               term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
-               handover_to = NULL, handover_until = NULL, handover_by = NULL,
-               handover_from = NULL, handover_from_until = NULL,
-               change_how = 'forced', change_at = v_now
-         WHERE service_id = v_sid;
-        COMMIT;
+        -- Run again, up to 3 times in all, when InnoDB picks this transaction as a deadlock's victim
+        -- (1213: rolled back whole, nothing of it stays), so that an operator's call does
+        -- not fail on what running it again settles (leader_election_lock_seat does the same
+        -- for its own locks).
+        locked: LOOP
+            SET v_runs = v_runs + 1, v_again = FALSE;
+            BEGIN
+                DECLARE EXIT HANDLER FOR 1213 BEGIN
+                    IF v_runs >= 3 THEN
+                        RESIGNAL;
+                    END IF;
+                    ROLLBACK;
+                    SET v_again = TRUE;
+                END;
+                SET SESSION innodb_lock_wait_timeout = 1;
+                CALL leader_election_begin(FALSE);
+                -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+                -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
+                -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
+                -- there (leader_election_need_seat), or this call would answer from an earlier read.
+                SET v_term = NULL;
+                SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+                  FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+                CALL leader_election_need_seat(v_term IS NOT NULL);
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET v_now = UTC_TIMESTAMP(6);
+                -- One statement: its trigger ends the current term ('forced_out' now by this
+                -- session, or 'expired' at its lease's end) and writes the forced term's history row
+                -- (sql/triggers/leader_election_record_term.sql).
+                CALL leader_election_need_term(v_term_held);
+                SET v_term = v_term + 1,
+                    v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+                UPDATE leader_election
+                   SET leader_id = v_nid, term = v_term, lease_ms = v_lease_ms,
+                       term_started_at = v_now, renewed_at = v_now, lease_expires_at = v_expires,
+                       handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                       handover_from = NULL, handover_from_until = NULL,
+                       change_how = 'forced', change_at = v_now
+                 WHERE service_id = v_sid;
+                COMMIT;
+            END;
+            IF NOT v_again THEN
+                LEAVE locked;
+            END IF;
+        END LOOP;
     END;
 
     COMMIT;

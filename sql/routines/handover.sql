@@ -33,6 +33,8 @@ BEGIN
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_term_held BOOLEAN;
+    DECLARE v_runs     INT DEFAULT 0;
+    DECLARE v_again    BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -71,35 +73,54 @@ BEGIN
         IF v_rows = 0 THEN
             CALL leader_election_create_seat(v_sid);
         END IF;
-        SET SESSION innodb_lock_wait_timeout = 1;
-        CALL leader_election_begin(FALSE);
-        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-        -- waited for before the seat is held, so its leader's renews never wait behind this call.
-        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-        -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
-        -- there (leader_election_need_seat), or this call would answer from an earlier read.
-        SET v_term = NULL;
-        SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
-          FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-        CALL leader_election_need_seat(v_term IS NOT NULL);
-        SET SESSION innodb_lock_wait_timeout = v_wait;
-        SET v_now = UTC_TIMESTAMP(6);
-        IF v_leader = v_to AND v_expires > v_now THEN
-            UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL,
-                                       handover_from = NULL, handover_from_until = NULL
-             WHERE service_id = v_sid AND handover_to IS NOT NULL;
-        ELSE
-            CALL leader_election_need_term(v_term_held);
-            IF v_leader IS NOT NULL AND v_expires > v_now THEN
-                -- The old leader believes it leads until its next renew: the named node waits
-                -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).
-                CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, v_leader, v_expires);
-            ELSE
-                CALL leader_election_reserve_seat(v_sid, v_to, v_term, FALSE, v_now, NULL, NULL);
+        -- Run again, up to 3 times in all, when InnoDB picks this transaction as a deadlock's victim
+        -- (1213: rolled back whole, nothing of it stays), so that an operator's call does
+        -- not fail on what running it again settles (leader_election_lock_seat does the same
+        -- for its own locks).
+        locked: LOOP
+            SET v_runs = v_runs + 1, v_again = FALSE;
+            BEGIN
+                DECLARE EXIT HANDLER FOR 1213 BEGIN
+                    IF v_runs >= 3 THEN
+                        RESIGNAL;
+                    END IF;
+                    ROLLBACK;
+                    SET v_again = TRUE;
+                END;
+                SET SESSION innodb_lock_wait_timeout = 1;
+                CALL leader_election_begin(FALSE);
+                -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+                -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
+                -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
+                -- there (leader_election_need_seat), or this call would answer from an earlier read.
+                SET v_term = NULL;
+                SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+                  FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+                CALL leader_election_need_seat(v_term IS NOT NULL);
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET v_now = UTC_TIMESTAMP(6);
+                IF v_leader = v_to AND v_expires > v_now THEN
+                    UPDATE leader_election SET handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                                               handover_from = NULL, handover_from_until = NULL
+                     WHERE service_id = v_sid AND handover_to IS NOT NULL;
+                ELSE
+                    CALL leader_election_need_term(v_term_held);
+                    IF v_leader IS NOT NULL AND v_expires > v_now THEN
+                        -- The old leader believes it leads until its next renew: the named node waits
+                        -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).
+                        CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, v_leader, v_expires);
+                    ELSE
+                        CALL leader_election_reserve_seat(v_sid, v_to, v_term, FALSE, v_now, NULL, NULL);
+                    END IF;
+                    SET v_leader = NULL, v_expires = v_now;
+                END IF;
+                COMMIT;
+            END;
+            IF NOT v_again THEN
+                LEAVE locked;
             END IF;
-            SET v_leader = NULL, v_expires = v_now;
-        END IF;
-        COMMIT;
+        END LOOP;
     END;
 
     COMMIT;

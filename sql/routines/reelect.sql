@@ -18,6 +18,8 @@ BEGIN
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_term_held BOOLEAN;
+    DECLARE v_runs     INT DEFAULT 0;
+    DECLARE v_again    BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -45,30 +47,49 @@ BEGIN
             RESIGNAL;
         END;
         SET v_wait = @@session.innodb_lock_wait_timeout;
-        SET SESSION innodb_lock_wait_timeout = 1;
-        CALL leader_election_begin(FALSE);
-        -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-        -- waited for before the seat is held, so its leader's renews never wait behind this call.
-        CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-        SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
-          INTO v_leader, v_term, v_expires
-          FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-        SET SESSION innodb_lock_wait_timeout = v_wait;
-        SET v_now = UTC_TIMESTAMP(6);
-        IF v_leader IS NOT NULL AND v_expires > v_now THEN
-            SET v_previous = v_leader;
-        END IF;
-        -- Vacate the seat, and end a pending handover reservation (any node may win next), in
-        -- one statement: its trigger ends the term ('reelected' now by this session, or
-        -- 'expired' at its lease's end; sql/triggers/leader_election_record_term.sql).
-        CALL leader_election_need_term(v_term_held);
-        UPDATE leader_election
-           SET leader_id = NULL, lease_expires_at = NULL,
-               handover_to = NULL, handover_until = NULL, handover_by = NULL,
-               handover_from = NULL, handover_from_until = NULL,
-               change_how = 'reelected', change_at = v_now
-         WHERE service_id = v_sid AND (leader_id IS NOT NULL OR handover_to IS NOT NULL);
-        COMMIT;
+        -- Run again, up to 3 times in all, when InnoDB picks this transaction as a deadlock's victim
+        -- (1213: rolled back whole, nothing of it stays), so that an operator's call does
+        -- not fail on what running it again settles (leader_election_lock_seat does the same
+        -- for its own locks).
+        locked: LOOP
+            SET v_runs = v_runs + 1, v_again = FALSE, v_previous = NULL;
+            BEGIN
+                DECLARE EXIT HANDLER FOR 1213 BEGIN
+                    IF v_runs >= 3 THEN
+                        RESIGNAL;
+                    END IF;
+                    ROLLBACK;
+                    SET v_again = TRUE;
+                END;
+                SET SESSION innodb_lock_wait_timeout = 1;
+                CALL leader_election_begin(FALSE);
+                -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+                -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
+                SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
+                  INTO v_leader, v_term, v_expires
+                  FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET v_now = UTC_TIMESTAMP(6);
+                IF v_leader IS NOT NULL AND v_expires > v_now THEN
+                    SET v_previous = v_leader;
+                END IF;
+                -- Vacate the seat, and end a pending handover reservation (any node may win next), in
+                -- one statement: its trigger ends the term ('reelected' now by this session, or
+                -- 'expired' at its lease's end; sql/triggers/leader_election_record_term.sql).
+                CALL leader_election_need_term(v_term_held);
+                UPDATE leader_election
+                   SET leader_id = NULL, lease_expires_at = NULL,
+                       handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                       handover_from = NULL, handover_from_until = NULL,
+                       change_how = 'reelected', change_at = v_now
+                 WHERE service_id = v_sid AND (leader_id IS NOT NULL OR handover_to IS NOT NULL);
+                COMMIT;
+            END;
+            IF NOT v_again THEN
+                LEAVE locked;
+            END IF;
+        END LOOP;
     END;
 
     COMMIT;

@@ -24,8 +24,9 @@
 //!    [`BUSY_WAIT_S`] and changes wait for their end instead of a `KILL` each.
 //!    When the wait is granted the leader let go (resign, shutdown, crash: its connection
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
-//!    batched call. After a wait ended early or ran out they look once as the next wait begins:
-//!    the leader may have blinked in between, with nobody waiting. A lock nobody holds is looked at
+//!    batched call. After a wait ended early or ran out they look as the next wait begins, and
+//!    once more [`GAP_LOOK_AGAIN`] into it: the leader may have blinked in between, with nobody
+//!    waiting. A lock nobody holds is looked at
 //!    again after 100 ms, doubling up to the retry interval.
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
@@ -62,6 +63,10 @@ const RESTART_FIRST: Duration = Duration::from_secs(1);
 const RESTART_LAST: Duration = Duration::from_secs(60);
 /// The longest silence of the connection while it holds the lock and waits for nothing.
 const KEEPALIVE_MAX: Duration = Duration::from_secs(60);
+/// When the followers look a second time after a gap (step 3): by then the wait that follows the
+/// gap is queued on the server, so a blink of the leader's in the gap, which the first look (sent
+/// as the wait is) may have read before, is seen now.
+const GAP_LOOK_AGAIN: Duration = Duration::from_millis(250);
 
 /// What the session's electors tell the task, and what it tells them.
 pub(crate) struct Hub {
@@ -408,12 +413,18 @@ async fn serve(
             // one by the wait.
             // Seen on MySQL: this session took a seat, its wait was ended to take its own lock,
             // and the leader's handover of another seat, in that gap, woke nobody.
-            if std::mem::take(&mut gap) {
+            // Under load that round trip is not a bound: they look a second time
+            // [`GAP_LOOK_AGAIN`] into the wait (seen under the whole suite's load on MariaDB: a
+            // handover right after this session took a seat left the named node waiting for
+            // its retry interval).
+            let look_again_for = std::mem::take(&mut gap).then(|| {
                 hub.wake(Some(node.clone()));
-            }
+                node.clone()
+            });
             let busy = busy_since.is_some_and(|t| t.elapsed() < BUSY);
             let wait_s = if busy { BUSY_WAIT_S } else { FOLLOW_WAIT_S };
-            let Waited { got, gone, ended } = wait_unless_released(&mut conn, hub, signals, &name, wait_s, holding, !busy).await?;
+            let Waited { got, gone, ended } =
+                wait_unless_released(&mut conn, hub, signals, &name, wait_s, holding, !busy, look_again_for).await?;
             if ended {
                 busy_since = Some(Instant::now());
                 gap = true;
@@ -500,10 +511,13 @@ async fn wait_unless_released(
     wait_s: u32,
     holding: bool,
     may_end: bool,
+    mut look_again_for: Option<Arc<str>>,
 ) -> crate::Result<Waited> {
     let (opts, connection_id) = (conn.opts().clone(), conn.id());
     let wait = procedures::wakeup_lock_get(conn, name, wait_s);
     tokio::pin!(wait);
+    let look_again = tokio::time::sleep(GAP_LOOK_AGAIN);
+    tokio::pin!(look_again);
     let mut gone = false;
     let mut ended = false;
     // Pokes not acted on are handled at the next plan: one is put back when the wait ends (not
@@ -512,6 +526,9 @@ async fn wait_unless_released(
     let outcome = loop {
         tokio::select! {
             got = &mut wait => break got,
+            () = &mut look_again, if look_again_for.is_some() => {
+                hub.wake(look_again_for.take());
+            }
             more = signals.next(), if !gone && !ended => {
                 gone = !more;
                 poked |= more;
