@@ -46,7 +46,7 @@ def system_rows(runs):
         v = run["sections"].get("system")
         for k in keys:
             v = v.get(k) if isinstance(v, dict) else None
-        return fmt(None if v is None else v * scale, spec)
+        return fmt(None if v is None else (int(v) if spec == "d" else v * scale), spec)
     rows.append(("system: services x 3 candidates", [cell(r, "services", spec="d") for r in runs]))
     for who in ("library", "sessions", "recipe"):
         rows.append((f"system, {who}: server CPU ms per service-second",
