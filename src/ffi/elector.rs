@@ -878,7 +878,9 @@ pub unsafe extern "C" fn mysqlleader_elector_is_healthy(elector: *const mysqllea
 /// this node led by when it began (`MYSQLLEADER_CONNECTION`, "no answer within ...", after).
 ///
 /// `MYSQLLEADER_NOT_LEADER` when this node does not lead now (no round trip then) or the
-/// database says it no longer does; nothing is written to `*txn_out` then.
+/// database says it no longer does; nothing is written to `*txn_out` then. After the database's
+/// refusal the elector has stepped down before this returns (`mysqlleader_elector_is_leader` is
+/// false; its next call, sent at once, learns who leads), as after `mysqlleader_elector_note_refusal`.
 #[no_mangle]
 pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
     elector: *const mysqlleader_elector,
@@ -902,7 +904,17 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
         // Every step of it waits at most for the lease this node leads by (and the request timeout).
         let deadline = valid_until.unwrap_or_else(Instant::now);
         let mut txn = mysqlleader_txn::begin_until(&e.client, deadline)?;
-        txn.assert_leader(&e.config.service_id, &e.config.node_id, term)?;
+        if let Err(failure) = txn.assert_leader(&e.config.service_id, &e.config.node_id, term) {
+            // The database refused the term (another node took over): step down before the
+            // caller hears of it, as `fence` does, so that `is_leader` is false on return.
+            if failure.code == mysqlleader_result::MYSQLLEADER_NOT_LEADER {
+                let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
+                if let Some(elector) = guard.as_ref() {
+                    let _ = block_on_timeout(e.command_limit(), async { Ok(elector.refused(term).await) });
+                }
+            }
+            return Err(failure);
+        }
         unsafe { write_out(txn_out, Box::into_raw(txn)) };
         unsafe { write_out(term_out, term) };
         Ok(())

@@ -27,9 +27,10 @@
 //!    is vacant or expired and not reserved for another node by a handover (each at its own
 //!    next term, with its history row; seats never created are created first, in one
 //!    statement), and tells who leads those another node took meanwhile. After a leader's crash
-//!    or shutdown, a follower takes all the seats it may take in one call (per
+//!    or shutdown, a follower takes all the seats it may take in a few calls: each takes as
+//!    many seats as the one before took in a batch window's time (100 the first, at most
 //!    [`BATCH_LIMIT`]). These calls run for at most a batch window at a time (at least one per
-//!    round); the chunks left wait until the calls queued meanwhile were batched and sent.
+//!    round); the seats left wait until the calls queued meanwhile were batched and sent.
 //! 4. **The rest one by one.** A seat still unanswered (reserved by a handover, locked by
 //!    another transaction, taken over, forced, or one whose access is withdrawn) gets its own
 //!    `campaign`, which decides it as always, errors included: so a seat whose renew fails steps

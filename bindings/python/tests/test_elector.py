@@ -163,6 +163,19 @@ def test_fenced_writes(client: mysqlleader.Client, url: str, service: str) -> No
     assert query(url, f"SELECT id, term FROM `{table}`") == [(1, 1)]
 
 
+def test_a_fence_the_database_refuses_steps_the_elector_down_at_once(client: mysqlleader.Client, service: str) -> None:
+    # A long lease and renew interval: the elector would learn of the force_leader only at its
+    # next renew, 9 s on. The database's refusal of fenced() tells it now.
+    with mysqlleader.Elector(client, service, node_id="a", lease=30, renew_interval=9) as elector:
+        assert elector.wait_for_leadership(SLACK)
+        client.force_leader(service, "intruder", 30)
+        assert elector.is_leader, "the elector has not renewed since: it believes it leads"
+        with pytest.raises(mysqlleader.NotLeaderError):
+            elector.fenced()
+        assert not elector.is_leader, "refused by the database: stepped down before fenced() returned"
+        assert wait_until(lambda: elector.leader_id == "intruder"), "its next call learns who leads"
+
+
 def test_events_stream(client: mysqlleader.Client, service: str) -> None:
     follower = mysqlleader.Elector(client, service, node_id="f", lease=LEASE)
     stream = follower.events()
