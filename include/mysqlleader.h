@@ -1255,7 +1255,9 @@ mysqlleader_result mysqlleader_elector_is_healthy(const mysqlleader_elector *ele
  * this node led by when it began (`MYSQLLEADER_CONNECTION`, "no answer within ...", after).
  *
  * `MYSQLLEADER_NOT_LEADER` when this node does not lead now (no round trip then) or the
- * database says it no longer does; nothing is written to `*txn_out` then.
+ * database says it no longer does; nothing is written to `*txn_out` then. After the database's
+ * refusal the elector has stepped down before this returns (`mysqlleader_elector_is_leader` is
+ * false; its next call, sent at once, learns who leads), as after `mysqlleader_elector_note_refusal`.
  */
 mysqlleader_result mysqlleader_elector_txn_begin(const mysqlleader_elector *elector,
                                                  mysqlleader_txn **txn_out,
