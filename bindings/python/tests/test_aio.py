@@ -114,9 +114,11 @@ def test_the_event_loop_never_blocks(url: str, service: str) -> None:
 
         beat = asyncio.ensure_future(heartbeat())
         for i in range(2):
-            async with mysqlleader.aio.Elector(url, f"{service}-{i}", node_id="a", lease=2) as a:
+            # lease 6 s: its request timeout (1.2 s) is not what this test is about (at lease
+            # 2 s a resign under make test's load ran out of its 0.4 s).
+            async with mysqlleader.aio.Elector(url, f"{service}-{i}", node_id="a", lease=6) as a:
                 assert await timed(a.wait_for_leadership(10))
-                b = mysqlleader.aio.Elector(url, f"{service}-{i}", node_id="b", lease=2)
+                b = mysqlleader.aio.Elector(url, f"{service}-{i}", node_id="b", lease=6)
                 assert await timed(b.wait_for_leadership(1)) is mysqlleader.WaitOutcome.TIMED_OUT
                 await timed(a.resign())
                 assert await timed(b.wait_for_leadership(10))
