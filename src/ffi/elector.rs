@@ -213,6 +213,16 @@ impl mysqlleader_elector {
         self.config.request_timeout * 2 + Duration::from_secs(2)
     }
 
+    /// The database refused this node's `term`: the elector steps down (when it still leads at
+    /// `term`) before this returns, waiting at most [`Self::command_limit`]
+    /// (`mysqlleader_elector_note_refusal`, and a refused `mysqlleader_elector_txn_begin`).
+    fn refused(&self, term: u64) -> FfiResult {
+        let guard = self.elector.read().unwrap_or_else(|p| p.into_inner());
+        let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
+        block_on_timeout(self.command_limit(), async { Ok(elector.refused(term).await) })?;
+        Ok(())
+    }
+
     /// Stops the renew loop (resigning when configured), delivers the last events, and releases
     /// the pools, all within the request timeout whatever the server does:
     /// 1. the elector steps down at once and resigns with the time left (`shutdown_by`); a
@@ -742,10 +752,7 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 pub unsafe extern "C" fn mysqlleader_elector_note_refusal(elector: *const mysqlleader_elector, term: u64) -> mysqlleader_result {
     boundary(|| {
         let e = unsafe { arg_ref(elector, "elector") }?;
-        let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
-        let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
-        block_on_timeout(e.command_limit(), async { Ok(elector.refused(term).await) })?;
-        Ok(())
+        e.refused(term)
     })
 }
 
@@ -908,10 +915,7 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
             // The database refused the term (another node took over): step down before the
             // caller hears of it, as `fence` does, so that `is_leader` is false on return.
             if failure.code == mysqlleader_result::MYSQLLEADER_NOT_LEADER {
-                let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
-                if let Some(elector) = guard.as_ref() {
-                    let _ = block_on_timeout(e.command_limit(), async { Ok(elector.refused(term).await) });
-                }
+                let _ = e.refused(term);
             }
             return Err(failure);
         }
