@@ -717,11 +717,14 @@ async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
     let seat = &s;
     assert_eq!(seat["handover_to"].as_str(), Some("web-2"), "{}", status.stdout);
     assert_eq!(seat["ended_how"].as_str(), Some("handed_over"), "{}", status.stdout);
-    // The displaced leader's campaign sees the handover; a third node cannot take the seat.
+    // The displaced leader's campaign sees the handover, and its resign acknowledges it (until
+    // then, or until its lease runs out, not even web-2 may take the seat); a third node cannot.
     assert_eq!(cli(url, &["campaign", "billing", "web-1"]).code, 1);
     let third = cli(url, &["campaign", "billing", "web-3"]);
     assert_eq!(third.code, 1, "{third:?}");
     assert!(third.stdout.contains("reserved for another node"), "{}", third.stdout);
+    assert_eq!(cli(url, &["campaign", "billing", "web-2"]).code, 1, "before web-1's acknowledgement");
+    assert_eq!(cli(url, &["resign", "billing", "web-1"]).code, 0);
     assert_eq!(cli(url, &["campaign", "billing", "web-2"]).code, 0);
     // To the current leader: nothing changes.
     let same = cli(url, &["handover", "billing", "--to", "web-2"]);
@@ -729,11 +732,12 @@ async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
     assert!(same.stdout.contains("leads billing already"), "{}", same.stdout);
 
     // --wait until the named node leads: a campaign of web-4 in the background, after web-2's
-    // renew has seen the handover.
+    // renew has seen the handover and its resign acknowledged it.
     let url2 = db.url.clone();
     let taker = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(cli(Some(&url2), &["campaign", "billing", "web-2", "--lease", "1s"]).code, 1);
+        assert_eq!(cli(Some(&url2), &["resign", "billing", "web-2"]).code, 0);
         assert_eq!(cli(Some(&url2), &["campaign", "billing", "web-4", "--lease", "1s"]).code, 0);
     });
     let waited = cli(url, &["handover", "billing", "--to", "web-4", "--wait", "--json"]);
@@ -744,7 +748,7 @@ async fn handover_reserves_the_seat_and_wait_reports_how_it_ended() {
     assert!(v["waited_ms"].as_u64().is_some());
 
     // --wait for a node that never comes: exit 3 once the reservation lapsed (one 1 s lease
-    // after web-4's renew sees the handover).
+    // after web-4's lease ran out: its renew sees the handover, and it never acknowledges).
     let url3 = db.url.clone();
     let renewer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(200));

@@ -237,6 +237,51 @@ async fn a_session_elector_has_the_api_of_any_elector() {
     db.drop_db().await;
 }
 
+/// An operator's handover of one of a session's seats: the session learns it at its next
+/// renew, steps that seat's elector down (HandedOver), and only then acknowledges it with
+/// `resign_seats`, which lets the named node take the seat at once, not when the displaced
+/// lease would have run out (the database's own clock says which); its other seats go on.
+#[tokio::test]
+async fn an_operators_handover_of_a_sessions_seat_is_acknowledged_after_the_step_down() {
+    let db = TestDb::migrated("session_op_handover").await;
+    let ids = services(3);
+    let lease = Duration::from_secs(6);
+    let (ua, pa) = app_account(&db, "sho_a").await;
+    let (ub, pb) = app_account(&db, "sho_b").await;
+    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    let b = Session::builder(pb).node_id("node-b").lease(lease).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let mut admin = db.conn().await;
+    let old_end: String = admin
+        .query_first("SELECT CAST(lease_expires_at AS CHAR) FROM leader_election WHERE service_id = 'shard-0001'")
+        .await.unwrap().unwrap();
+    let term = electors_a[1].term();
+    let seat: Vec<mysql_async::Row> = admin.exec("CALL handover('shard-0001', 'node-b')", ()).await.unwrap();
+    assert!(!seat.is_empty());
+    until(Duration::from_secs(10), "node b leads shard-0001", || electors_b[1].is_leader()).await;
+    assert_eq!(electors_a[1].state().last_stop, Some((term, StopReason::HandedOver)));
+    // The new term began before the displaced lease would have run out: node a acknowledged it.
+    let began_before_end: i64 = admin
+        .exec_first("SELECT began_at < ? FROM leader_election_history WHERE service_id = 'shard-0001' AND term = ?", (old_end.as_str(), term + 1))
+        .await.unwrap().unwrap();
+    assert_eq!(began_before_end, 1, "node b began term {} only when node a's lease (to {old_end}) ran out", term + 1);
+    let ended: Option<String> = admin
+        .exec_first("SELECT CAST(ended_how AS CHAR) FROM leader_election_history WHERE service_id = 'shard-0001' AND term = ?", (term,))
+        .await.unwrap();
+    assert_eq!(ended.as_deref(), Some("handed_over"));
+    assert!(electors_a[0].is_leader() && electors_a[2].is_leader(), "the session's other seats go on");
+    drop(admin);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
 /// A session restarted with the same node id while its predecessor's leases are valid leads each
 /// seat at a term of its own: before its first campaigns its electors' resigns (batched in
 /// `resign_seats`) end the predecessor's terms, so the predecessor's fences fail.

@@ -345,20 +345,23 @@ async fn an_operators_call_chosen_as_a_deadlocks_victim_runs_again() {
 
     // 2. The operator forces b: it locks term 1 and the seat, and its write waits for row 2.
     let url = db.url.clone();
+    let (id_tx, id_rx) = tokio::sync::oneshot::channel();
     let operator = tokio::spawn(async move {
         let mut c = connect(&url).await;
+        let id: Option<u64> = c.query_first("SELECT CONNECTION_ID()").await.unwrap();
+        id_tx.send(id.unwrap()).unwrap();
         call(&mut c, "CALL force_leader(?, ?, ?)", ("svc", "b", 60_000)).await
     });
-    let waits = if is_mariadb(&mut admin).await {
-        "SELECT COUNT(*) FROM information_schema.INNODB_LOCK_WAITS"
-    } else {
-        "SELECT COUNT(*) FROM performance_schema.data_lock_waits"
-    };
-    // MariaDB refreshes INNODB_LOCK_WAITS only when it was not read for 0.1 s: read it less often.
+    let operator_id = id_rx.await.unwrap();
+    // The operator's own transaction, waiting for a lock: other tests run beside this one on the
+    // same server, with lock waits of their own. MariaDB refreshes INNODB_TRX only when it was not
+    // read for 0.1 s: read it less often.
+    let waits = format!("SELECT COUNT(*) FROM information_schema.INNODB_TRX \
+                         WHERE trx_mysql_thread_id = {operator_id} AND trx_state = 'LOCK WAIT'");
     let mut waiting = false;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(150)).await;
-        let n: Option<i64> = admin.query_first(waits).await.unwrap();
+        let n: Option<i64> = admin.query_first(&waits).await.unwrap();
         if n == Some(1) {
             waiting = true;
             break;

@@ -61,17 +61,26 @@ async fn handover_ends_the_term_and_only_the_named_node_takes_the_seat() {
     // The old leader's fence fails now, before anyone has the seat.
     assert_leader(&mut c, "svc", "a", 1).await.expect_err("the old fence").assert_not_leader("old fence");
     c.query_drop("ROLLBACK").await.unwrap();
-    // The named node waits until the old leader has seen the handover (it still believes it
-    // leads until its next renew), or its lease has run out.
+    // The named node waits until the old leader has acknowledged the handover (it still
+    // believes it leads until its next renew's answer comes back), or its lease has run out.
     let r = campaign(&mut c, "svc", "b", 60_000).await;
-    assert_eq!((r.flag("is_leader"), r.text("leader_id")), (0, None), "b before a's renew: {r:?}");
-    // Neither the old leader (whose campaign sees the handover) nor a third node takes the
-    // reserved seat; both see it vacant.
+    assert_eq!((r.flag("is_leader"), r.text("leader_id")), (0, None), "b before a's acknowledgement: {r:?}");
+    // Neither the old leader nor a third node takes the reserved seat; both see it vacant.
     for node in ["a", "c"] {
         let r = campaign(&mut c, "svc", node, 60_000).await;
         assert_eq!((r.flag("is_leader"), r.text("leader_id"), r.term(), r.remaining_ms()), (0, None, 1, 0), "{node}: {r:?}");
     }
     assert_eq!(current_leader(&mut c, "svc").await.text("leader_id"), None);
+    // The old leader's campaign is no acknowledgement: it may be its renew, sent while it still
+    // led, whose answer is on its way back. The named node still waits.
+    let r = campaign(&mut c, "svc", "b", 60_000).await;
+    assert_eq!((r.flag("is_leader"), r.text("leader_id")), (0, None), "b after a's campaign: {r:?}");
+    // Nor is another node's resign. The old leader's resign, sent once it stopped acting as
+    // leader, is: it ends no lease.
+    assert_eq!(resign(&mut c, "svc", "c").await.flag("resigned"), 0);
+    assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 0, "b after c's resign");
+    let r = resign(&mut c, "svc", "a").await;
+    assert_eq!((r.flag("resigned"), r.term()), (0, 1), "a's acknowledgement: {r:?}");
     // The named node takes it, at the next term, elected.
     let r = campaign(&mut c, "svc", "b", 60_000).await;
     assert_eq!((r.flag("is_leader"), r.term()), (1, 2), "{r:?}");
@@ -99,8 +108,9 @@ async fn a_reservation_lapses_after_one_lease() {
     let mut c = connect(&db.url).await;
     assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 1);
     handover(&mut c, "svc", "ghost").await.expect("handover");
-    // a's campaign sees the handover: the reservation's lease counts from now.
-    assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 0, "a saw the handover");
+    // a acknowledges the handover: the reservation's lease counts from now.
+    assert_eq!(campaign(&mut c, "svc", "a", 400).await.flag("is_leader"), 0, "a's renew sees the handover");
+    assert_eq!(resign(&mut c, "svc", "a").await.flag("resigned"), 0, "a's acknowledgement");
     assert_eq!(campaign(&mut c, "svc", "b", 60_000).await.flag("is_leader"), 0, "reserved for ghost");
     tokio::time::sleep(Duration::from_millis(450)).await;
     let r = campaign(&mut c, "svc", "b", 60_000).await;

@@ -291,10 +291,15 @@ async fn campaign_seats_takes_the_free_seats_in_one_transaction() {
     // Once free of the lock, and for d the reserved one, a second call takes them.
     let answer = procedures::campaign_seats(&db.pool, "a", Duration::from_secs(30), &["locked"]).await.unwrap();
     assert_eq!(answer.iter().map(|r| (r.service_id.as_str(), r.answer.term, r.answer.is_leader)).collect::<Vec<_>>(), [("locked", 2, true)]);
-    // d may not take the reserved seat while b, the leader the handover displaced, has not seen
-    // it (its lease runs for a minute): no overlap. Once b's campaign has seen it, d may.
+    // d may not take the reserved seat while b, the leader the handover displaced, has not
+    // acknowledged it (its lease runs for a minute): no overlap. b's campaign is no
+    // acknowledgement (it may be a renew whose answer is still on its way); its resign_seats, as
+    // a session sends it once the seat's elector has stepped down, is (no row: no lease ended).
     assert!(procedures::campaign_seats(&db.pool, "d", Duration::from_secs(30), &["reserved"]).await.unwrap().is_empty());
     assert_eq!(campaign(&mut c, "reserved", "b", 60_000).await.flag("is_leader"), 0);
+    assert!(procedures::campaign_seats(&db.pool, "d", Duration::from_secs(30), &["reserved"]).await.unwrap().is_empty());
+    let acknowledged = procedures::resign_seats(&db.pool, "b", &["reserved", "held"]).await.unwrap();
+    assert!(acknowledged.is_empty(), "{acknowledged:?}");
     let answer = procedures::campaign_seats(&db.pool, "d", Duration::from_secs(30), &["reserved"]).await.unwrap();
     assert_eq!(answer.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(), [("reserved", true)]);
     assert_eq!(history(&mut c, "reserved").await.last().map(|t| (t.term, t.leader_id.clone())), Some((2, "d".to_string())));

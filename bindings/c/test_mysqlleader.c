@@ -1654,12 +1654,21 @@ static void test_handover(mysqlleader_client *client) {
     CHECK(!seat.is_leader);
     CHECK_OK(mysqlleader_am_i_leader(client, "handover-calls", "x", &check));
     CHECK(!check.is_leader);
-    /* hz may take the seat once the displaced leader's renew has seen the handover (or its lease
-       has run out): before, hz waits; x's campaign is that renew. */
+    /* hz may take the seat once the displaced leader has acknowledged the handover with a
+       resign, sent once it stopped acting as leader (or once its lease has run out): before, hz
+       waits. x's campaign (its renew, whose answer could still be on its way) is no
+       acknowledgement. */
     CHECK_OK(mysqlleader_campaign(client, "handover-calls", "hz", 20000, &seat));
     CHECK(!seat.is_leader);
     CHECK_OK(mysqlleader_campaign(client, "handover-calls", "x", 20000, &seat));
     CHECK(!seat.is_leader);
+    CHECK_OK(mysqlleader_campaign(client, "handover-calls", "hz", 20000, &seat));
+    CHECK(!seat.is_leader);
+    {
+        mysqlleader_resign_result acknowledged;
+        CHECK_OK(mysqlleader_resign(client, "handover-calls", "x", &acknowledged));
+        CHECK(!acknowledged.resigned && acknowledged.term == 1);
+    }
     CHECK_OK(mysqlleader_campaign(client, "handover-calls", "y", 20000, &seat));
     CHECK(!seat.is_leader);
     CHECK_OK(mysqlleader_campaign(client, "handover-calls", "hz", 20000, &seat));

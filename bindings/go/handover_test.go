@@ -111,13 +111,21 @@ func TestClientHandover(t *testing.T) {
 	if r, err := c.AmILeader(ctx, s, "a"); err != nil || r.IsLeader {
 		t.Fatalf("AmILeader(a) after the handover = %+v, %v", r, err)
 	}
-	// b may take the seat once the displaced leader's renew has seen the handover (or its lease
-	// has run out): before, b waits; a's campaign is that renew.
+	// b may take the seat once the displaced leader has acknowledged the handover with a
+	// resign, sent once it stopped acting as leader (or once its lease has run out): before, b
+	// waits. a's campaign (its renew, whose answer could still be on its way) is no
+	// acknowledgement.
 	if r, err := c.Campaign(ctx, s, "b", 20*time.Second); err != nil || r.IsLeader {
-		t.Fatalf("Campaign(b) before a's renew = %+v, %v; b waits for it", r, err)
+		t.Fatalf("Campaign(b) before a's acknowledgement = %+v, %v; b waits for it", r, err)
 	}
 	if r, err := c.Campaign(ctx, s, "a", 20*time.Second); err != nil || r.IsLeader {
 		t.Fatalf("Campaign(a) = %+v, %v; a's renew sees the handover", r, err)
+	}
+	if r, err := c.Campaign(ctx, s, "b", 20*time.Second); err != nil || r.IsLeader {
+		t.Fatalf("Campaign(b) after a's renew = %+v, %v; a renew is no acknowledgement", r, err)
+	}
+	if r, err := c.Resign(ctx, s, "a"); err != nil || r.Resigned || r.Term != 1 {
+		t.Fatalf("Resign(a) = %+v, %v; want the acknowledgement (no lease ended, term 1)", r, err)
 	}
 	if r, err := c.Campaign(ctx, s, "c", 20*time.Second); err != nil || r.IsLeader {
 		t.Fatalf("Campaign(c) = %+v, %v; the seat is reserved for b", r, err)

@@ -26,7 +26,6 @@ BEGIN
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_held_for VARBINARY(512);
     DECLARE v_held_to  DATETIME(6);
-    DECLARE v_from     VARBINARY(512);
     DECLARE v_from_to  DATETIME(6);
     DECLARE v_barred   BOOLEAN DEFAULT FALSE;
     DECLARE v_term_held BOOLEAN;
@@ -99,34 +98,16 @@ BEGIN
     --    (sql/V11__handover.sql), in the call's own transaction (a follower's check begins one
     --    transaction in all).
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(handover_to), MAX(handover_until), MAX(handover_from), MAX(handover_from_until)
-      INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from, v_from_to
+           MAX(handover_to), MAX(handover_until), MAX(handover_from_until)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from_to
       FROM leader_election WHERE service_id = v_sid;
 
-    -- 2b. An operator's handover (sql/V11__handover.sql, note 1). This node is the leader it
-    --     displaced and learns of it now: record that (the named node may take the seat from
-    --     this commit on, for one lease from now) and take nothing. Otherwise the reservation bars this node while it
-    --     lasts if it is for another node, or for this one while the displaced leader has
-    --     neither seen the handover nor run out of lease.
-    IF v_from = v_nid AND v_leader IS NULL THEN
-        BEGIN
-            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-                ROLLBACK;
-                SET SESSION innodb_lock_wait_timeout = v_wait;
-                RESIGNAL;
-            END;
-            SET v_wait = @@session.innodb_lock_wait_timeout;
-            SET SESSION innodb_lock_wait_timeout = 1;
-            CALL leader_election_begin(FALSE);
-            UPDATE leader_election
-               SET handover_from = NULL, handover_from_until = NULL,
-                   handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
-             WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
-            SET SESSION innodb_lock_wait_timeout = v_wait;
-            COMMIT;
-        END;
-        SET v_from_to = NULL;
-    END IF;
+    -- 2b. An operator's handover (sql/V11__handover.sql, note 1) bars every node but the named one
+    --     while its reservation lasts, and the named one too while the leader it displaced has
+    --     neither acknowledged it nor run out of lease. That leader acknowledges with resign
+    --     (or resign_seats), sent once it has stopped acting as leader; never with campaign:
+    --     this call may be its renew, sent while it still leads, whose answer (that it leads no
+    --     more) is still on its way back when the named node would take the seat.
     SET v_barred = COALESCE(v_held_to > v_now AND (v_held_for <> v_nid OR v_from_to > v_now), FALSE);
 
     -- 3. The caller holds a valid lease: renew it with one guarded write (sql/V7__lean_hot_paths.sql, note 3).

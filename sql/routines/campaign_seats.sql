@@ -118,8 +118,7 @@ BEGIN
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
      WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
-       AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
-       AND NOT (e.handover_from <=> v_nid);
+       AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE);
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
     --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
     --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.
@@ -129,7 +128,6 @@ BEGIN
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
          WHERE (e.leader_id IS NULL OR e.lease_expires_at <= v_now)
            AND NOT COALESCE(e.handover_until > v_now AND (e.handover_to <> v_nid OR e.handover_from_until > v_now), FALSE)
-           AND NOT (e.handover_from <=> v_nid)
            FOR UPDATE SKIP LOCKED;        -- [mariadb]
            FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
     END IF;

@@ -26,6 +26,7 @@ BEGIN
     DECLARE v_term_held BOOLEAN;
     DECLARE v_runs     INT DEFAULT 0;
     DECLARE v_again    BOOLEAN;
+    DECLARE v_final    BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -67,14 +68,15 @@ BEGIN
             CALL leader_election_create_seat(v_sid);
         END IF;
         -- Run again, up to 3 times in all, when InnoDB picks this transaction as a deadlock's victim
-        -- (1213: rolled back whole, nothing of it stays), so that an operator's call does
-        -- not fail on what running it again settles (leader_election_lock_seat does the same
-        -- for its own locks).
+        -- (1213: rolled back whole, nothing of it stays) after the seat is locked, so that an
+        -- operator's call does not fail on what running it again settles. A 1213 while v_final
+        -- is a verdict, never run again: leader_election_lock_seat's (it has run its own part
+        -- again already) and leader_election_need_seat's (the seat was removed meanwhile).
         locked: LOOP
             SET v_runs = v_runs + 1, v_again = FALSE;
             BEGIN
                 DECLARE EXIT HANDLER FOR 1213 BEGIN
-                    IF v_runs >= 3 THEN
+                    IF v_runs >= 3 OR v_final THEN
                         RESIGNAL;
                     END IF;
                     ROLLBACK;
@@ -84,6 +86,7 @@ BEGIN
                 CALL leader_election_begin(FALSE);
                 -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
                 -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                SET v_final = TRUE;
                 CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
                 -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
                 -- there (leader_election_need_seat), or this call would answer from an earlier read.
@@ -91,6 +94,7 @@ BEGIN
                 SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
                   FROM leader_election WHERE service_id = v_sid FOR UPDATE;
                 CALL leader_election_need_seat(v_term IS NOT NULL);
+                SET v_final = FALSE;
                 SET SESSION innodb_lock_wait_timeout = v_wait;
                 SET v_now = UTC_TIMESTAMP(6);
                 -- One statement: its trigger ends the current term ('forced_out' now by this

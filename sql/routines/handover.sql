@@ -7,10 +7,12 @@
 -- then the seat is reserved for p_to_node for one lease (the seat's last lease length, 10 s if
 -- it never had one): only p_to_node may take it (at its next campaign, a new term) until the
 -- reservation lapses, everybody may after. A displaced leader still believes it leads until its
--- next renew: p_to_node may take the seat only once that renew has seen the handover (or the
--- old lease has run out), so the two never both count themselves leader. A later handover replaces the reservation;
--- force_leader and reelect clear it. The old leader learns at its next renew that it does not
--- lead; its library then steps down and wakes the named node.
+-- next renew's answer reaches it: p_to_node may take the seat only once that leader has
+-- acknowledged the handover (resign or resign_seats, which it sends once it stopped acting as
+-- leader) or the old lease has run out, so the two never both count themselves leader. A later
+-- handover replaces the reservation; force_leader and reelect clear it. The old leader learns at
+-- its next renew that it does not lead; its library then steps down, acknowledges and wakes the
+-- named node.
 -- Result, for the seat as it is after the call: is_leader (1 when p_to_node leads), leader_id,
 -- term, lease_remaining_ms.
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
@@ -35,6 +37,7 @@ BEGIN
     DECLARE v_term_held BOOLEAN;
     DECLARE v_runs     INT DEFAULT 0;
     DECLARE v_again    BOOLEAN;
+    DECLARE v_final    BOOLEAN;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -74,14 +77,15 @@ BEGIN
             CALL leader_election_create_seat(v_sid);
         END IF;
         -- Run again, up to 3 times in all, when InnoDB picks this transaction as a deadlock's victim
-        -- (1213: rolled back whole, nothing of it stays), so that an operator's call does
-        -- not fail on what running it again settles (leader_election_lock_seat does the same
-        -- for its own locks).
+        -- (1213: rolled back whole, nothing of it stays) after the seat is locked, so that an
+        -- operator's call does not fail on what running it again settles. A 1213 while v_final
+        -- is a verdict, never run again: leader_election_lock_seat's (it has run its own part
+        -- again already) and leader_election_need_seat's (the seat was removed meanwhile).
         locked: LOOP
             SET v_runs = v_runs + 1, v_again = FALSE;
             BEGIN
                 DECLARE EXIT HANDLER FOR 1213 BEGIN
-                    IF v_runs >= 3 THEN
+                    IF v_runs >= 3 OR v_final THEN
                         RESIGNAL;
                     END IF;
                     ROLLBACK;
@@ -91,6 +95,7 @@ BEGIN
                 CALL leader_election_begin(FALSE);
                 -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
                 -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                SET v_final = TRUE;
                 CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
                 -- A SELECT INTO that finds no row leaves its variables as they were: the seat must be
                 -- there (leader_election_need_seat), or this call would answer from an earlier read.
@@ -98,6 +103,7 @@ BEGIN
                 SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
                   FROM leader_election WHERE service_id = v_sid FOR UPDATE;
                 CALL leader_election_need_seat(v_term IS NOT NULL);
+                SET v_final = FALSE;
                 SET SESSION innodb_lock_wait_timeout = v_wait;
                 SET v_now = UTC_TIMESTAMP(6);
                 IF v_leader = v_to AND v_expires > v_now THEN
@@ -107,8 +113,9 @@ BEGIN
                 ELSE
                     CALL leader_election_need_term(v_term_held);
                     IF v_leader IS NOT NULL AND v_expires > v_now THEN
-                        -- The old leader believes it leads until its next renew: the named node waits
-                        -- for that renew, or for its lease to run out (sql/V11__handover.sql, note 1).
+                        -- The old leader believes it leads until its next renew's answer reaches it: the
+                        -- named node waits for its acknowledgement (resign), or for its lease to run
+                        -- out (sql/V11__handover.sql, note 1; campaign, 2b).
                         CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, v_leader, v_expires);
                     ELSE
                         CALL leader_election_reserve_seat(v_sid, v_to, v_term, FALSE, v_now, NULL, NULL);

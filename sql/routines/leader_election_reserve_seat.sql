@@ -3,10 +3,11 @@
 -- p_end_term (ended_by: the session that asked; an expired one as 'expired'), vacates the seat and reserves it for p_to for
 -- one lease (the seat's last lease length; 10 s when it never had one), measured from p_now.
 -- p_from / p_from_until: an operator's handover of a valid leader names it and the end of its
--- lease; the named node then waits until that leader's campaign has seen the handover or its
--- lease has run out (sql/V11__handover.sql, note 1), and the reservation's one lease counts
--- from then: from p_from_until here, from the moment it saw the handover once it does
--- (campaign, 2b). NULL for the leader's own handover.
+-- lease; the named node then waits until that leader has acknowledged the handover (resign,
+-- resign_seats: sent once it stopped acting as leader) or its lease has run out
+-- (sql/V11__handover.sql, note 1; campaign, 2b), and the reservation's one lease counts from
+-- then: from p_from_until here, from the acknowledgement once there is one. NULL for the
+-- leader's own handover.
 -- Internal.
 CREATE PROCEDURE leader_election_reserve_seat(
     IN p_sid      VARBINARY(512),

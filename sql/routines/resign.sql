@@ -1,6 +1,13 @@
 -- resign: end the caller's lease now if and only if it holds a valid one (term ends 'resigned',
 -- ended_by: the caller), and vacate the seat. A node that does not lead changes nothing (and
--- takes no lock). Result: resigned (0 or 1), term.
+-- takes no lock), except that it acknowledges an operator's handover that displaced it (see
+-- below). Result: resigned (0 or 1), term.
+-- The acknowledgement: an operator's handover of this node's valid lease (handover) vacates the
+-- seat and bars even the named node until this node acknowledges it, or its lease runs out
+-- (sql/V11__handover.sql, note 1; campaign, 2b). A resign from a node the seat names as the
+-- leader the handover displaced is that acknowledgement: the caller of resign has stopped
+-- acting as leader before it sends it (an elector steps down first), so the named node may take
+-- the seat from this commit on, for one lease from now. Answered resigned 0: no lease ended.
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction.
@@ -21,6 +28,7 @@ BEGIN
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_term_held BOOLEAN;
+    DECLARE v_from     VARBINARY(512);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -42,11 +50,12 @@ BEGIN
     CALL leader_election_begin(FALSE);
     CALL leader_election_check_access(p_service_id);
 
-    -- 1. A read: only a node that appears to lead goes on to lock and write.
-    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6)
-      INTO v_leader, v_term, v_expires, v_now
+    -- 1. A read: only a node that appears to lead, or to owe a handover's acknowledgement, goes
+    --    on to lock and write.
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(handover_from), UTC_TIMESTAMP(6)
+      INTO v_leader, v_term, v_expires, v_from, v_now
       FROM leader_election WHERE service_id = v_sid;
-    IF v_leader = v_nid AND v_expires > v_now THEN
+    IF (v_leader = v_nid AND v_expires > v_now) OR (v_leader IS NULL AND v_from = v_nid) THEN
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
                 ROLLBACK;
@@ -54,25 +63,35 @@ BEGIN
                 RESIGNAL;
             END;
             SET v_wait = @@session.innodb_lock_wait_timeout;
-            -- 2. Confirm under the row lock, then close the term and vacate the seat.
             SET SESSION innodb_lock_wait_timeout = 1;
             CALL leader_election_begin(FALSE);
-            -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-            -- waited for before the seat is held, so its leader's renews never wait behind this call.
-            CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-            SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
-              FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-            SET SESSION innodb_lock_wait_timeout = v_wait;
-            SET v_now = UTC_TIMESTAMP(6);
-            IF v_leader = v_nid AND v_expires > v_now THEN
-                -- One statement: its trigger ends the term as 'resigned' now, by this session
-                -- (sql/triggers/leader_election_record_term.sql).
-                CALL leader_election_need_term(v_term_held);
+            IF v_leader IS NULL THEN
+                -- 2a. The acknowledgement, one guarded write (the seat still vacant and naming
+                --     this node): the named node's one lease counts from now.
                 UPDATE leader_election
-                   SET leader_id = NULL, lease_expires_at = NULL,
-                       change_how = 'resigned', change_at = v_now
-                 WHERE service_id = v_sid;
-                SET v_resigned = 1;
+                   SET handover_from = NULL, handover_from_until = NULL,
+                       handover_until = UTC_TIMESTAMP(6) + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
+                 WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+            ELSE
+                -- 2b. Confirm under the row lock, then close the term and vacate the seat.
+                -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
+                -- waited for before the seat is held, so its leader's renews never wait behind this call.
+                CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
+                SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
+                  FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+                SET SESSION innodb_lock_wait_timeout = v_wait;
+                SET v_now = UTC_TIMESTAMP(6);
+                IF v_leader = v_nid AND v_expires > v_now THEN
+                    -- One statement: its trigger ends the term as 'resigned' now, by this session
+                    -- (sql/triggers/leader_election_record_term.sql).
+                    CALL leader_election_need_term(v_term_held);
+                    UPDATE leader_election
+                       SET leader_id = NULL, lease_expires_at = NULL,
+                           change_how = 'resigned', change_at = v_now
+                     WHERE service_id = v_sid;
+                    SET v_resigned = 1;
+                END IF;
             END IF;
             COMMIT;
         END;

@@ -9,6 +9,9 @@
 -- (sql/V14__access_by_account.sql); a list that is not one of distinct ids is refused
 -- (leader_election_check_ids). The caller must have stopped acting as leader of every listed
 -- seat before it calls (a resign vacates the seat for the others at its commit).
+-- Like resign, it acknowledges the operator's handovers that displaced this node (step 4): a
+-- listed seat still vacant that names this node as the leader a handover displaced may be
+-- taken by the named node from this commit on (not in the result: no lease ended).
 -- Result, in the order of service_id, one row per listed seat the node held with a valid lease:
 -- service_id, resigned (1: its term ended; 0: locked by another transaction, still held),
 -- term (the term that ended, or the one still held). No row for a seat the node did not hold.
@@ -36,6 +39,7 @@ BEGIN
     DECLARE v_i        INT;
     DECLARE v_n        INT;
     DECLARE v_free     INT;
+    DECLARE v_acks     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -113,6 +117,31 @@ BEGIN
           FROM JSON_TABLE(v_held, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
          WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+    END IF;
+    -- 4. The handovers this node acknowledges (see resign): the listed seats still vacant that an
+    --    operator's handover took from it, read then locked as in step 1, skipping each that
+    --    another transaction holds (its handover then waits for this node's lease to run out,
+    --    as without an acknowledgement), each with one guarded write.
+    SELECT JSON_ARRAYAGG(j.sid) INTO v_acks
+      FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+     WHERE e.leader_id IS NULL AND e.handover_from = v_nid;
+    IF v_acks IS NOT NULL THEN
+        SELECT JSON_ARRAYAGG(j.sid) INTO v_acks
+          FROM JSON_TABLE(v_acks, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE e.leader_id IS NULL AND e.handover_from = v_nid
+           FOR UPDATE SKIP LOCKED;        -- [mariadb]
+           FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
+        SET v_i = 0, v_n = COALESCE(JSON_LENGTH(v_acks), 0);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_acks, CONCAT('$[', v_i, ']'))) AS BINARY);
+            UPDATE leader_election
+               SET handover_from = NULL, handover_from_until = NULL,
+                   handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
+             WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
+            SET v_i = v_i + 1;
+        END WHILE;
     END IF;
     -- The writes are committed before the answer is sent; the answer is read in a read-only
     -- transaction of its own: the terms this call ended (by the history the trigger wrote), and

@@ -62,6 +62,11 @@ pub(crate) struct Decision {
     pub events: Vec<Event>,
     /// When to call next: `None` keeps the current schedule.
     pub next: Option<Instant>,
+    /// An operator's handover took this node's seat (the answer of its own renew): it has
+    /// stepped down (in this decision, if it still led), and now owes the acknowledgement, a
+    /// `resign` before its next campaign, which lets the named node take the seat (until then,
+    /// or until this node's lease runs out, the database keeps it vacant).
+    pub acknowledge: bool,
 }
 
 /// The timing the decision needs, taken from the configuration.
@@ -96,7 +101,7 @@ impl Timing {
 
 /// The decision. `me` is this node's id; `random` is uniform in [0, 1), for the jitter.
 pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: &Timing, random: f64) -> Decision {
-    let mut d = Decision { seat: seat.clone(), events: Vec::new(), next: None };
+    let mut d = Decision { seat: seat.clone(), events: Vec::new(), next: None, acknowledge: false };
     match input {
         Input::Campaigned { sent_at, result: Ok(c), .. } if c.is_leader => {
             // The lease runs from no earlier than `sent_at` on the database's clock, so the local
@@ -120,10 +125,15 @@ pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: 
             // finds its own term ended that way was handed over by an operator.
             let handed_over = c.leader_id.is_none() && c.term == d.seat.term;
             let reason = if handed_over { StopReason::HandedOver } else { StopReason::LostSeat };
+            // This node held that term (leading still, or stepped down by its deadline since):
+            // acknowledge at once, now that it no longer acts as leader.
+            d.acknowledge = handed_over && d.seat.leader_id.as_deref() == Some(me);
             let vacant = c.leader_id.is_none();
             d.follow(reason, c.leader_id, c.term);
             let lease_end = c.lease_remaining + Duration::from_millis(1);
-            let wait = if vacant {
+            let wait = if d.acknowledge {
+                Duration::ZERO
+            } else if vacant {
                 timing.retry(random)
             } else if watched {
                 lease_end
@@ -347,6 +357,19 @@ mod tests {
             Event::LeaderChanged { leader_id: None, term: 4 },
         ]);
         assert!(!d.seat.leading);
+        // Stepped down in this decision: it acknowledges at once (a resign, then a campaign).
+        assert!(d.acknowledge);
+        assert_eq!(d.next, Some(t0));
+        // So does a node that had stepped down by its deadline before the answer came.
+        let lapsed = Seat { leading: false, ..leading.clone() };
+        let d = decide(&lapsed, Input::Campaigned { sent_at: t0, result: vacant(4), watched: false }, t0, ME, &timing(), 0.0);
+        assert!(d.acknowledge);
+        // A node that did not hold the term owes nothing, nor does one answered with another term.
+        let other = Seat { leader_id: Some("other".into()), ..lapsed.clone() };
+        let d = decide(&other, Input::Campaigned { sent_at: t0, result: vacant(4), watched: false }, t0, ME, &timing(), 0.0);
+        assert!(!d.acknowledge);
+        let d = decide(&leading, Input::Campaigned { sent_at: t0, result: vacant(5), watched: false }, t0, ME, &timing(), 0.0);
+        assert!(!d.acknowledge);
     }
 
     #[test]

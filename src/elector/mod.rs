@@ -12,7 +12,9 @@
 //!    starved VM) steps down first, before it sends anything.
 //!    Before its first campaign (once), an elector resigns its seat: a term a previous process
 //!    with this node id still holds ends, so this process leads only at terms of its own and its
-//!    predecessor's fence fails. It does not campaign until that resign has succeeded.
+//!    predecessor's fence fails. It does not campaign until that resign has succeeded. So it
+//!    does after an operator's handover took its seat (step 3): that resign, sent once it has
+//!    stepped down, is the acknowledgement that lets the named node take the seat.
 //! 2. **Send** one call, timing it from `sent_at = Instant::now()` (monotonic), taken *before*
 //!    the send: `campaign` while campaigning — bounded by `request_timeout` and, while leading, by
 //!    the current local deadline — else `current_leader` (an elector that resigned only observes).
@@ -21,7 +23,9 @@
 //!    measured on its own clock, and the next renew is due at `sent_at + renew_interval`; another
 //!    leader means follow it and look again after the (jittered) retry interval, never later than
 //!    its lease can end; an error or timeout never extends the deadline (a leader retries after
-//!    renew_interval/4, a follower after the retry interval).
+//!    renew_interval/4, a follower after the retry interval). Its own term found ended and the
+//!    seat vacant means an operator's handover: step down, and owe the acknowledgement (1),
+//!    sent at once while this node still holds its wake-up lock (let go only after it).
 //! 4. **Publish**: one state update (so a watcher never sees a half-made change), then the
 //!    events in the order they happened.
 //! 5. **Wait** for the first of: a command (6); the step-down time (the deadline, at most 5 ms

@@ -325,7 +325,7 @@ pub(super) fn spawn_with<B: Backend>(
         metrics,
         pending: None,
         look_at: None,
-        predecessor_ended: false,
+        resign_owed: Some(Owed::Predecessor),
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -415,8 +415,19 @@ struct Task<B: Backend> {
     pending: Option<Option<Command>>,
     /// When to call next instead of at once, once (set after a handover).
     look_at: Option<Instant>,
-    /// Whether the term a previous process with this node id may hold has been ended (step 1b).
-    predecessor_ended: bool,
+    /// A resign this node sends before its next campaign (step 1b), and why.
+    resign_owed: Option<Owed>,
+}
+
+/// Why a resign is owed before the next campaign (step 1b).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owed {
+    /// The elector's first: a term a previous process with this node id may hold ends.
+    Predecessor,
+    /// An operator's handover took this node's seat (`decide`'s `acknowledge`): the resign,
+    /// sent now that this node no longer acts as leader, acknowledges it, so the named node
+    /// may take the seat at once (else it waits for this node's lease to run out).
+    Acknowledgement,
 }
 
 impl<B: Backend> Task<B> {
@@ -439,7 +450,10 @@ impl<B: Backend> Task<B> {
             // 5. Wait for a command, the step-down time, a wake-up, or the next call.
             let seat = self.seat();
             let step_down_at = seat.valid_until.filter(|_| seat.leading).map(|d| self.step_down_at(d));
-            let following = campaigning && !seat.leading;
+            // A node that owes a handover's acknowledgement keeps its wake-up lock until it has
+            // sent it: followers woken by its release before then would find the seat barred.
+            let acknowledging = self.resign_owed == Some(Owed::Acknowledgement);
+            let following = campaigning && !seat.leading && !acknowledging;
             self.backend.set_role(if !campaigning {
                 Role::Idle
             } else if following {
@@ -529,12 +543,13 @@ impl<B: Backend> Task<B> {
         //     restarted with the same node id within its predecessor's lease would otherwise renew
         //     that lease at the same term, and the fencing token could not tell the two apart (a
         //     predecessor paused, not dead, that wakes with a transaction in flight would pass the
-        //     fence of its successor). Until that resign succeeds the elector does not campaign;
-        //     its failure counts as a failed campaign (retried after the retry interval).
-        if !self.predecessor_ended {
+        //     fence of its successor). So is the first campaign after an operator's handover took
+        //     the seat (`Owed::Acknowledgement`). Until that resign succeeds the elector does not
+        //     campaign; its failure counts as a failed campaign (retried after the retry interval).
+        if self.resign_owed.is_some() {
             match self.end_predecessor().await {
                 None => return Instant::now(),
-                Some(Ok(())) => self.predecessor_ended = true,
+                Some(Ok(())) => self.resign_owed = None,
                 Some(Err((sent_at, e))) => {
                     let result = Err(e);
                     self.note(&result);
@@ -569,8 +584,8 @@ impl<B: Backend> Task<B> {
         decision.unwrap_or_else(Instant::now)
     }
 
-    /// Step 1b: `None` when a resign or shutdown command came first; the failure with the
-    /// instant the call was sent.
+    /// Step 1b, the owed `resign`: `None` when a resign or shutdown command came first; the
+    /// failure with the instant the call was sent.
     async fn end_predecessor(&mut self) -> Option<std::result::Result<(), (Instant, Error)>> {
         let config = self.config.clone();
         let sent_at = Instant::now();
@@ -691,7 +706,10 @@ impl<B: Backend> Task<B> {
     fn apply(&mut self, input: Input) -> Option<Instant> {
         let now = Instant::now();
         let random = self.random();
-        let Decision { seat, events, next } = decide(&self.seat(), input, now, &self.config.node_id, &self.timing, random);
+        let Decision { seat, events, next, acknowledge } = decide(&self.seat(), input, now, &self.config.node_id, &self.timing, random);
+        if acknowledge {
+            self.resign_owed = Some(Owed::Acknowledgement);
+        }
         let stop = events.iter().rev().find_map(|e| match e {
             Event::StoppedLeading { term, reason } => Some((*term, *reason)),
             _ => None,

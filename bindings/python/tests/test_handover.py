@@ -68,10 +68,14 @@ def test_an_operators_handover_with_the_client(client: mysqlleader.Client, url: 
     assert isinstance(seat, mysqlleader.CampaignResult)
     assert not seat.is_leader and seat.leader_id is None, seat
     assert not client.am_i_leader(service, "a").is_leader, "the old leader no longer leads"
-    # b may take the seat once the displaced leader's renew has seen the handover (or its lease
-    # has run out): before, b waits; a's campaign is that renew.
-    assert not client.campaign(service, "b", 20).is_leader, "b waits for a's renew"
+    # b may take the seat once the displaced leader has acknowledged the handover with a resign,
+    # sent once it stopped acting as leader (or once its lease has run out): before, b waits.
+    # a's campaign (its renew, whose answer could still be on its way) is no acknowledgement.
+    assert not client.campaign(service, "b", 20).is_leader, "b waits for a's acknowledgement"
     assert not client.campaign(service, "a", 20).is_leader, "a's renew sees the handover"
+    assert not client.campaign(service, "b", 20).is_leader, "a's renew is no acknowledgement"
+    acknowledged = client.resign(service, "a")
+    assert not acknowledged.resigned and acknowledged.term == 1, acknowledged
     assert not client.campaign(service, "c", 20).is_leader, "the seat is reserved for b"
     taken = client.campaign(service, "b", 20)
     assert taken.is_leader and taken.leader_id == "b" and taken.term == 2, taken

@@ -120,10 +120,16 @@ class HandoverTest {
         assertFalse(seat.isLeader(), seat.toString());
         assertNull(seat.leaderId(), seat.toString());
         assertFalse(client.amILeader(service, "a").isLeader(), "the old leader no longer leads");
-        // b may take the seat once the displaced leader's renew has seen the handover (or its
-        // lease has run out): before, b waits; a's campaign is that renew.
-        assertFalse(client.campaign(service, "b", Duration.ofSeconds(20)).isLeader(), "b waits for a's renew");
+        // b may take the seat once the displaced leader has acknowledged the handover with a
+        // resign, sent once it stopped acting as leader (or once its lease has run out): before,
+        // b waits. a's campaign (its renew, whose answer could still be on its way) is no
+        // acknowledgement.
+        assertFalse(client.campaign(service, "b", Duration.ofSeconds(20)).isLeader(), "b waits for a's acknowledgement");
         assertFalse(client.campaign(service, "a", Duration.ofSeconds(20)).isLeader(), "a's renew sees the handover");
+        assertFalse(client.campaign(service, "b", Duration.ofSeconds(20)).isLeader(), "a's renew is no acknowledgement");
+        ResignResult acknowledged = client.resign(service, "a");
+        assertFalse(acknowledged.resigned(), acknowledged.toString());
+        assertEquals(1, acknowledged.term());
         assertFalse(client.campaign(service, "c", Duration.ofSeconds(20)).isLeader(), "the seat is reserved for b");
         CampaignResult taken = client.campaign(service, "b", Duration.ofSeconds(20));
         assertTrue(taken.isLeader(), taken.toString());
