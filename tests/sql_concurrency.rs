@@ -97,6 +97,7 @@ async fn check_history(db: &TestDb, service: &str, answers: &[Answer]) -> HashMa
     let mut c = connect(&db.url).await;
     let terms = history(&mut c, service).await;
     let seat = seat(&mut c, service).await.expect("the seat exists");
+    let now_us: i64 = c.query_first(format!("SELECT {}", us("UTC_TIMESTAMP(6)"))).await.unwrap().unwrap();
     let numbers: Vec<u64> = terms.iter().map(|t| t.term).collect();
     assert_eq!(numbers, (1..=terms.len() as u64).collect::<Vec<_>>(), "terms are gapless from 1");
     assert_eq!(seat.term, terms.len() as u64, "the seat's term is the last term");
@@ -134,6 +135,12 @@ async fn check_history(db: &TestDb, service: &str, answers: &[Answer]) -> HashMa
             assert_eq!(t.leader_id, a.node, "{a:?} was told it leads term {}, the history says {t:?}", a.term);
             assert_eq!(a.leader_id.as_deref(), Some(a.node.as_str()), "{a:?}");
             assert_eq!(a.remaining_ms, a.lease_ms, "a leader's answer carries its full new lease: {a:?}");
+        } else if a.leader_id.is_none() {
+            // A campaign that found the seat's lease run out while another caller held its term
+            // (taking it): the seat answered as vacant, at a term that has ended.
+            assert_eq!(a.remaining_ms, 0, "{a:?}");
+            assert!(t.ended_us.is_some() || seat.expires_us.is_some_and(|end| end <= now_us),
+                    "{a:?} was told the seat is vacant at term {}, which has not ended: {t:?}", a.term);
         } else {
             assert_eq!(a.leader_id.as_deref(), Some(t.leader_id.as_str()), "{a:?} disagrees with the history: {t:?}");
             assert!(a.remaining_ms >= 0, "a follower is told of a valid lease only: {a:?}");

@@ -185,12 +185,11 @@ BEGIN
                 UPDATE leader_election
                    SET lease_ms = v_lease_ms, renewed_at = v_now, lease_expires_at = v_expires
                  WHERE service_id = v_sid;
-            ELSEIF (v_leader IS NULL OR v_expires <= v_now) AND NOT v_barred THEN
+            ELSEIF (v_leader IS NULL OR v_expires <= v_now) AND NOT v_barred AND v_term_held THEN
                 -- Take the vacant or expired seat (unless a handover's reservation bars this
                 -- node) and end any reservation, in one statement: its trigger closes the
                 -- expired term (at its lease's end, no ended_by) and writes the new term's
                 -- history row (sql/triggers/leader_election_record_term.sql).
-                CALL leader_election_need_term(v_term_held);
                 SET v_term = v_term + 1, v_leader = v_nid,
                     v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
                 UPDATE leader_election
@@ -201,8 +200,12 @@ BEGIN
                        change_how = 'elected', change_at = v_now
                  WHERE service_id = v_sid;
             END IF;
-            -- Otherwise another node took the seat meanwhile, or a handover's reservation bars
-            -- this node: nothing to write.
+            -- Otherwise another node took the seat meanwhile, a handover's reservation bars
+            -- this node, or another transaction holds the expired seat's term (v_term_held
+            -- false: a takeover that raced this one through leader_election_lock_seat's tries;
+            -- a fence of an expired term is waited for there instead): nothing to write, and
+            -- the answer is the seat as read (an expired lease answers as vacant), not an
+            -- error: not taking a seat another caller is taking is a follower's plain answer.
             COMMIT;
         END;
     END IF;
