@@ -494,7 +494,9 @@ cmd_start() {
     # Initialise node 1's datadir once and copy it to nodes 2 and 3 (they get
     # a full rsync SST from node 1 anyway when they join).
     log "initialising data directory"
-    if ! mariadb-install-db --no-defaults --user="$RUN_USER" \
+    # A temporary directory of its own, as each node's server has (see scripts/testdb.sh: a
+    # bootstrap in a shared /tmp lost its temporary tables to another part's bootstrap).
+    if ! mariadb-install-db --no-defaults --user="$RUN_USER" --tmpdir="$DIR/node1/tmp" \
             --datadir="$DIR/node1/data" --auth-root-authentication-method=socket \
             --skip-test-db --skip-name-resolve \
             --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \

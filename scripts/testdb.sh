@@ -230,7 +230,12 @@ start() {
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   # 1. A fresh data directory; root@localhost may log in over the socket without a password.
-  "$install_db" --no-defaults --datadir="$dir/data" --user="$(id -un)" \
+  #    The bootstrap server gets the temporary directory of its own too (see launch): with /tmp
+  #    shared, two parts' bootstraps at the same moment removed each other's temporary tables
+  #    ("Could not remove temporary table '/tmp/#sql-temptable-...'", then "Unknown table
+  #    'mysql.tmp_user_sys'": the install failed).
+  mkdir -p "$dir/tmp"
+  "$install_db" --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" --user="$(id -un)" \
       --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
     || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
   # 2. The server on a free loopback port.

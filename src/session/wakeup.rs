@@ -26,7 +26,8 @@
 //!    closed), so it releases the lock at once and wakes those electors: they campaign, in one
 //!    batched call. After a wait ended early or ran out they look as the next wait begins, and
 //!    once more [`GAP_LOOK_AGAIN`] into it: the leader may have blinked in between, with nobody
-//!    waiting. A lock nobody holds is looked at
+//!    waiting; so they do after a lock found free (its node may take it back and blink again
+//!    before the next wait is queued). A lock nobody holds is looked at
 //!    again after 100 ms, doubling up to the retry interval.
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
@@ -399,6 +400,9 @@ async fn serve(
                 if hub.watching_node(&node) {
                     hub.wake(Some(node.clone()));
                 }
+                // The node may take its lock back and blink again (a resign, then a handover of
+                // another seat) before the next wait is queued: that wait's followers look once.
+                gap = true;
                 if !signals.sleep(look_again).await { return Ok(()) }
                 look_again = (look_again * 2).min(retry_interval.max(recheck));
                 continue;
