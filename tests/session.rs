@@ -351,10 +351,6 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
     tokio::time::sleep(Duration::from_secs(2)).await; // renewed past two leases, one by one
     assert!(electors.iter().all(Elector::is_leader));
-    // One refused renew_seats, then none for a minute: not one wasted round trip per batch.
-    let stats = session.stats();
-    assert_eq!((stats.batch_calls, stats.batch_failures), (1, 1), "{stats:?}");
-    assert!(stats.single_campaigns >= 10, "the renews went one by one: {stats:?}");
     session.shutdown().await.unwrap();
     // Nor resign_seats: the shutdown resigned each seat with resign.
     let resigned: i64 = admin

@@ -43,18 +43,11 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             //    and a takeover of 500 seats each; on a loaded machine that passed the request
             //    timeout, and a held seat stepped down.)
             batch.sort_by_key(|r| !r.leading);
-            if core.renew_seats_off.now() {
-                // Step 5: renew_seats is off for now; the calls go one by one, before the rest.
-                for request in batch.into_iter().rev() {
-                    rest.push_front(request);
-                }
-            } else {
-                let mut unsettled = Vec::new();
-                for chunk in chunked(batch, BATCH_LIMIT) {
-                    unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await);
-                }
-                takes.extend(unsettled);
+            let mut unsettled = Vec::new();
+            for chunk in chunked(batch, BATCH_LIMIT) {
+                unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await);
             }
+            takes.extend(unsettled);
         }
         // 3. One campaign_seats per chunk of seats that may be free, for at most a window (at
         //    least one chunk per round): the seats left wait for the next round, after the
@@ -67,7 +60,7 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
         while !takes.is_empty() {
             let mut chunk: Vec<Request> = takes.drain(..take_size.min(takes.len())).collect();
             chunk.retain(|r| !r.reply.is_closed());
-            if chunk.len() >= 2 && !core.campaign_seats_off.now() {
+            if chunk.len() >= 2 && !core.takes_one_by_one.load(Ordering::Relaxed) {
                 let (started, sent) = (Instant::now(), chunk.len());
                 chunk = seats_or_answer(&core, chunk, Seats::Take).await;
                 take_size = next_take_size(started.elapsed(), sent, core.window);
@@ -137,33 +130,6 @@ async fn collect(core: &Core, requests: &mut mpsc::UnboundedReceiver<Request>, f
     batch
 }
 
-/// How long a session goes without a call over many seats after it failed for a reason retrying
-/// cannot fix (step 5: the account may not call it): then it tries the call once more, so that a
-/// re-run `grant` takes effect without a restart, and a refusal costs one round trip a minute,
-/// not one per batch.
-pub(super) const OFF_FOR: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Whether one of the calls over many seats is off for now (step 5).
-#[derive(Default)]
-pub(super) struct Off {
-    until: std::sync::Mutex<Option<Instant>>,
-    /// Whether the session said so already (a warning once; later refusals at DEBUG).
-    said: std::sync::atomic::AtomicBool,
-}
-
-impl Off {
-    /// Whether the call is off now.
-    pub(super) fn now(&self) -> bool {
-        self.until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until)
-    }
-
-    /// Turns the call off for [`OFF_FOR`]; true the first time.
-    fn turn_off(&self) -> bool {
-        *self.until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + OFF_FOR);
-        !self.said.swap(true, Ordering::Relaxed)
-    }
-}
-
 /// The two calls over many seats.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Seats {
@@ -225,18 +191,19 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             // A takeover that failed, for whatever reason, is left to the campaigns one by one,
             // which decide (and fail) each seat alone; retrying cannot fix a permanent failure
             // (an account granted before the procedure existed).
-            let (off, procedure) = match which {
-                Seats::Renew => (&core.renew_seats_off, "renew_seats"),
-                Seats::Take => (&core.campaign_seats_off, "campaign_seats"),
-            };
-            if e.is_permanent() && off.turn_off() {
+            let flag = if which == Seats::Renew { &core.said_renew_fallback } else { &core.takes_one_by_one };
+            if e.is_permanent() && !flag.swap(true, Ordering::Relaxed) {
+                // The words say what happens next: renew_seats is still sent with every batch (a
+                // re-run grant takes effect at the next one), campaign_seats no more.
+                let (procedure, then) = if which == Seats::Renew {
+                    ("renew_seats", "its seats are renewed one campaign each, and the call is tried again with every batch")
+                } else {
+                    ("campaign_seats", "this session takes seats one campaign each from now on")
+                };
                 tracing::warn!(node = %core.template.node_id, error = %e, procedure,
-                    "a session's call over many seats failed, and retrying cannot fix it: this session sends one campaign \
-                     per seat instead, and tries the call again once a minute (re-run `mysqlleader grant` for the account, \
-                     so that it may call the procedure)");
-            } else if e.is_permanent() {
-                tracing::debug!(node = %core.template.node_id, error = %e, procedure, "still refused: one campaign per seat for another minute");
-            } else {
+                    "a session's call over many seats failed, and retrying cannot fix it: {then} (re-run `mysqlleader grant` \
+                     for the account, so that it may call the procedure)");
+            } else if !e.is_permanent() {
                 tracing::debug!(node = %core.template.node_id, error = %e, "campaign_seats failed: the seats campaign one by one");
             }
             batch

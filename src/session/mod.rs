@@ -38,12 +38,11 @@
 //!    passed) is dropped unsent. These run for at most a batch window at a time; calls queued
 //!    meanwhile go first (step 1 without waiting), so that thousands of takeovers never starve
 //!    the renews of the seats the node holds.
-//! 5. **Failures.** When `renew_seats` or `campaign_seats` fails for a reason retrying cannot
-//!    fix (an account granted before the procedure existed: re-run `grant`), the session says
-//!    so once, leaves that call's seats to step 4, and sends no such call for a minute
-//!    ([`batcher::OFF_FOR`]): its seats campaign one by one meanwhile, then it tries the call
-//!    again (so a re-run `grant` takes effect without a restart). A `campaign_seats` that fails
-//!    otherwise leaves its seats to step 4 too. Any other failure of a renew
+//! 5. **Failures.** When `renew_seats` fails for a reason retrying cannot fix (an account
+//!    granted before the procedure existed: re-run `grant`), the session says so once and
+//!    campaigns one by one, sending `renew_seats` again with every batch (one refused round
+//!    trip a batch: a re-run `grant` takes effect at the next); a failed `campaign_seats` leaves its seats to step 4 (and after a
+//!    failure retrying cannot fix, the session stops sending it). Any other failure of a renew
 //!    batch is every batched elector's answer: it retries, and a leader steps down by its
 //!    deadline, as with any failed renew.
 //!
@@ -147,8 +146,8 @@ impl SessionBuilder {
             template: Arc::new(template),
             window,
             electors: Mutex::new(HashMap::new()),
-            renew_seats_off: batcher::Off::default(),
-            campaign_seats_off: batcher::Off::default(),
+            said_renew_fallback: AtomicBool::new(false),
+            takes_one_by_one: AtomicBool::new(false),
             stats: Mutex::default(),
             running: AtomicUsize::new(0),
             hub: wakeup_on.then(|| hub.clone()),
@@ -343,10 +342,10 @@ struct Core {
     window: Duration,
     /// The electors started by the session, by service.
     electors: Mutex<HashMap<String, Stopper>>,
-    /// Whether `renew_seats` is off for now (step 5): renews go one by one.
-    renew_seats_off: batcher::Off,
-    /// Whether `campaign_seats` is off for now (step 5): takeovers go one by one.
-    campaign_seats_off: batcher::Off,
+    /// Whether step 5's fallback for renews was reported.
+    said_renew_fallback: AtomicBool,
+    /// Whether `campaign_seats` failed for good (step 5): takeovers go one by one.
+    takes_one_by_one: AtomicBool,
     stats: Mutex<SessionStats>,
     /// The number of [`SessionBackend`]s alive: of electors whose task runs.
     running: AtomicUsize,
