@@ -56,13 +56,15 @@
 # Environment knobs (all optional):
 #   GR_START_TIMEOUT   seconds to wait for the 3 members to be ONLINE (default 90)
 #   GR_WAIT_TIMEOUT    seconds restart/relaunch wait for the member to be ONLINE (default 90)
+#   GR_JOIN_TRIES_BEFORE_MOVE  failed joins of one member before it takes a fresh XCom port
+#                      (default 2)
 
 set -euo pipefail
 
 export PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"
 export LC_ALL=C  # $EPOCHREALTIME uses a "." decimal point
 
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"   # ensure_mysql, mysql_client, MYSQL_ROOT, pick_ports
 
 readonly MEMBERS=(1 2 3)
@@ -75,6 +77,7 @@ readonly RECOVERY_PASS=gr_recovery
 readonly START_TIMEOUT="${GR_START_TIMEOUT:-90}"
 readonly WAIT_TIMEOUT="${GR_WAIT_TIMEOUT:-90}"
 readonly STOP_TIMEOUT=30
+readonly JOIN_TRIES_BEFORE_MOVE="${GR_JOIN_TRIES_BEFORE_MOVE:-2}"
 readonly MARKER=.group-replication-sh
 
 # --- output helpers -----------------------------------------------------------
@@ -247,19 +250,65 @@ launch_member() {
     die "member $n's mysqld did not answer within 90 s"
 }
 
-# join_member N: START GROUP_REPLICATION on member N (not bootstrapping). A member killed a
-# moment before may still be in the group's view until the group expels it (about 10 s after
-# the kill): the join of its new incarnation fails meanwhile (3092, "Error connecting to all
-# peers"), so a failed join is stopped and tried again, 5 s apart, up to 12 times.
-join_member() {
-    local n="$1" try
-    for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
-        admin_sql "$n" "START GROUP_REPLICATION" && return 0
-        log "member $n: START GROUP_REPLICATION failed (try $try of 12); again in 5 s"
-        admin_sql "$n" "STOP GROUP_REPLICATION" >/dev/null 2>&1 || true
-        sleep 5
+# listed_elsewhere N: how many of the other running members still list member N (by its SQL
+# port) in their view: an incarnation killed a moment before stays there, UNREACHABLE, until the
+# group expels it (about 10 s after the kill).
+listed_elsewhere() {
+    local n="$1" m count total=0
+    for m in "${MEMBERS[@]}"; do
+        [ "$m" != "$n" ] && [ -n "$(member_pid "$m")" ] || continue
+        count="$(admin_sql "$m" "SELECT COUNT(*) FROM performance_schema.replication_group_members
+            WHERE MEMBER_PORT = $(port_of "$n") AND MEMBER_ID <> @@server_uuid" 2>/dev/null || echo 0)"
+        total=$((total + ${count:-0}))
     done
-    show_logs "$n"
+    printf '%s\n' "$total"
+}
+
+# print_views: every running member's view of the group, one member a line (to stderr).
+print_views() {
+    local m
+    for m in "${MEMBERS[@]}"; do
+        [ -n "$(member_pid "$m")" ] || { log "  member $m: down"; continue; }
+        log "  member $m sees: $(admin_sql "$m" "SELECT GROUP_CONCAT(CONCAT(MEMBER_PORT, ' ', MEMBER_STATE) ORDER BY MEMBER_PORT SEPARATOR ', ')
+            FROM performance_schema.replication_group_members" 2>/dev/null || echo '(no answer)')"
+    done
+}
+
+# move_xcom N: give member N a fresh XCom address (group_replication_local_address), recorded
+# in group.state. A group whose members keep refusing an address (its old incarnation not yet
+# forgotten by their XCom) takes a new one as a new node.
+move_xcom() {
+    local n="$1" port
+    port="$(pick_ports 1)"
+    [ -n "$port" ] || die "could not pick a free port for member $n's group communication"
+    admin_sql "$n" "SET GLOBAL group_replication_local_address = '127.0.0.1:$port'" \
+        || die "could not move member $n's group communication to port $port"
+    sed -i "s/^GRPORT_$n=.*/GRPORT_$n=$port/" "$DIR/group.state"
+    load_state
+    log "member $n: group communication moved to port $port"
+}
+
+# join_member N: START GROUP_REPLICATION on member N (not bootstrapping).
+#  1. Wait (at most 30 s) until no other member lists N's old incarnation: a join while the
+#     group still has it fails ("Error connecting to all peers").
+#  2. START GROUP_REPLICATION (the server's own join attempts take up to about 60 s, so the
+#     client waits 100 s). On failure: stop it, print what every member sees, wait 5 s.
+#  3. After JOIN_TRIES_BEFORE_MOVE failures the member takes a fresh XCom address (move_xcom):
+#     CI saw the two live members refuse one rejoin for 13 minutes, every try failing at once.
+#  4. 8 tries in all, then give up with every member's log.
+join_member() {
+    local n="$1" try deadline=$((SECONDS + 30))
+    while [ "$(listed_elsewhere "$n")" != 0 ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.5; done
+    for try in 1 2 3 4 5 6 7 8; do
+        timeout 100 chroot "$MYSQL_ROOT" mysql --no-defaults --socket="/run/mysqld/$(member_id "$n").sock" \
+            -uroot --connect-timeout=5 -e "START GROUP_REPLICATION" && return 0
+        log "member $n: START GROUP_REPLICATION failed (try $try of 8); again in 5 s; the group meanwhile:"
+        admin_sql "$n" "STOP GROUP_REPLICATION" >/dev/null 2>&1 || true
+        print_views
+        sleep 5
+        if [ "$try" -eq "$JOIN_TRIES_BEFORE_MOVE" ]; then move_xcom "$n"; fi
+    done
+    show_logs "${MEMBERS[@]}"
     die "START GROUP_REPLICATION failed on member $n"
 }
 
@@ -571,4 +620,5 @@ main() {
     esac
 }
 
-main "$@"
+# Run unless sourced (a test sources the functions).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
