@@ -62,6 +62,7 @@
 pub mod config;
 pub mod elector;
 pub mod error;
+pub mod fenced;
 pub mod ffi;
 pub mod metrics;
 pub mod migrate;
@@ -74,6 +75,7 @@ mod wakeup;
 pub use config::ElectorConfig;
 pub use elector::{Elector, ElectorBuilder, Event, State, StopReason, WaitOutcome};
 pub use error::{Error, ErrorKind, Result};
+pub use fenced::FencedTransaction;
 pub use metrics::Metrics;
 pub use session::{Session, SessionBuilder, SessionStats};
 pub use migrate::{install, install_sql, install_sql_for, install_within, migrate, AppliedMigration, Installed, OnLockWait, Server, DEFAULT_LOCK_BUDGET};

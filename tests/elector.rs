@@ -1057,3 +1057,119 @@ async fn more_electors_than_pool_connections_keep_every_seat() {
     pool.disconnect().await.unwrap();
     db.drop_db().await;
 }
+
+/// The core's fenced transaction (`Elector::fenced`, the C ABI's `mysqlleader_txn` is its shell):
+/// its writes commit under the fence; a statement that would end the transaction is refused
+/// before it is sent and spends it (nothing commits, not even the writes before it); a step
+/// that outlasts the request timeout spends it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_transaction_commits_under_its_fence_and_is_spent_by_any_failure() {
+    let db = common::TestDb::migrated("elfenced").await;
+    let mut conn = db.conn().await;
+    conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY, term BIGINT)").await.unwrap();
+    let elector = Elector::builder(db.pool.clone(), "fenced")
+        .node_id("a")
+        .lease(Duration::from_secs(5))
+        .request_timeout(Duration::from_millis(800))
+        .retry_interval(RETRY)
+        .start()
+        .unwrap();
+    one_leader(&[&elector], Duration::from_secs(10)).await;
+
+    let mut tx = elector.fenced(&db.pool).await.unwrap();
+    assert_eq!(tx.term(), Some(elector.term()));
+    let outcome = tx.exec("INSERT INTO ledger VALUES (?, ?)", (1, tx.term())).await.unwrap();
+    assert_eq!(outcome.affected_rows, 1);
+    let read = tx.query("SELECT id FROM ledger", ()).await.unwrap();
+    assert_eq!(read.rows.len(), 1, "the transaction reads its own write");
+    tx.commit().await.unwrap();
+    assert_eq!(conn.query_first::<i64, _>("SELECT COUNT(*) FROM ledger").await.unwrap(), Some(1));
+    assert!(tx.exec("INSERT INTO ledger VALUES (9, 9)", ()).await.is_err(), "a committed transaction runs nothing more");
+
+    // A statement that ends the transaction: refused before it is sent, and the whole
+    // transaction with it.
+    let mut tx = elector.fenced(&db.pool).await.unwrap();
+    tx.exec("INSERT INTO ledger VALUES (2, 0)", ()).await.unwrap();
+    let refused = tx.exec("COMMIT", ()).await.unwrap_err();
+    assert_eq!(refused.kind(), mysqlleader::ErrorKind::Usage, "{refused}");
+    let spent = tx.exec("INSERT INTO ledger VALUES (3, 0)", ()).await.unwrap_err();
+    assert!(spent.to_string().contains("cannot be used any more"), "{spent}");
+    assert!(tx.commit().await.is_err(), "a spent transaction never commits");
+    tx.rollback().await.unwrap();
+    assert_eq!(conn.query_first::<i64, _>("SELECT COUNT(*) FROM ledger").await.unwrap(), Some(1), "nothing of it committed");
+
+    // A step longer than the request timeout: its connection is dropped, the transaction spent.
+    let mut tx = elector.fenced(&db.pool).await.unwrap();
+    tx.exec("INSERT INTO ledger VALUES (4, 0)", ()).await.unwrap();
+    let slow = tx.query("SELECT SLEEP(3)", ()).await.unwrap_err();
+    assert_eq!(slow.kind(), mysqlleader::ErrorKind::Timeout, "{slow}");
+    assert!(tx.commit().await.is_err());
+    drop(tx);
+    // The server runs the abandoned SLEEP to its end, then rolls back (with the fence's lock,
+    // which the elector's resign at shutdown would wait for).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while conn
+        .query_first::<i64, _>("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(3)%'")
+        .await
+        .unwrap()
+        != Some(0)
+    {
+        assert!(Instant::now() < deadline, "the abandoned statement never ended");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(conn.query_first::<i64, _>("SELECT COUNT(*) FROM ledger").await.unwrap(), Some(1));
+
+    drop(conn);
+    elector.shutdown().await.unwrap();
+    db.drop_db().await;
+}
+
+/// The fence is asserted once more right before COMMIT: a `ROLLBACK TO SAVEPOINT` that
+/// released the fence's lock lets another node take over meanwhile, and then nothing commits.
+/// An elector whose term the database refuses at `fenced()` has stepped down before the error
+/// is returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fence_dropped_by_a_savepoint_is_asserted_again_at_commit_and_a_refusal_steps_the_elector_down() {
+    let db = common::TestDb::migrated("elrefence").await;
+    let mut conn = db.conn().await;
+    conn.query_drop("CREATE TABLE ledger (id INT PRIMARY KEY)").await.unwrap();
+    // The library refuses `ROLLBACK TO SAVEPOINT` as a statement of its transactions; inside a
+    // procedure the application calls, it still runs.
+    conn.query_drop("CREATE PROCEDURE back_to_savepoint() ROLLBACK TO SAVEPOINT before_fence").await.unwrap();
+    let c = procedures::campaign(&mut conn, "refence", "a", Duration::from_secs(30)).await.unwrap();
+    let mut tx = mysqlleader::FencedTransaction::begin(&db.pool, Duration::from_secs(2)).await.unwrap();
+    tx.exec("SAVEPOINT before_fence", ()).await.unwrap();
+    tx.assert_leader("refence", "a", c.term).await.unwrap();
+    tx.exec("INSERT INTO ledger VALUES (1)", ()).await.unwrap();
+    tx.exec("CALL back_to_savepoint()", ()).await.unwrap();
+    tx.exec("INSERT INTO ledger VALUES (2)", ()).await.unwrap();
+    // The lock is gone: an operator installs another node at once.
+    let forced = tokio::time::timeout(Duration::from_secs(5), procedures::force_leader(&mut conn, "refence", "b", Duration::from_secs(30)))
+        .await
+        .expect("force_leader waited: the savepoint did not release the fence's lock")
+        .unwrap();
+    assert_eq!(forced.term, c.term + 1);
+    let refused = tx.commit().await.unwrap_err();
+    assert_eq!((refused.kind(), refused.current_term()), (mysqlleader::ErrorKind::NotLeader, Some(c.term + 1)), "{refused}");
+    assert_eq!(conn.query_first::<i64, _>("SELECT COUNT(*) FROM ledger").await.unwrap(), Some(0), "nothing committed");
+
+    // An elector that still believes it leads: the database refuses its fence, and it has
+    // stepped down when the error arrives.
+    let elector = Elector::builder(db.pool.clone(), "refence2")
+        .node_id("a")
+        .lease(Duration::from_secs(30))
+        .renew_interval(Duration::from_secs(9))
+        .retry_interval(RETRY)
+        .start()
+        .unwrap();
+    one_leader(&[&elector], Duration::from_secs(10)).await;
+    let term = elector.term();
+    procedures::force_leader(&mut conn, "refence2", "b", Duration::from_secs(30)).await.unwrap();
+    assert!(elector.is_leader(), "its renew is 9 s away: it still believes it leads");
+    let refused = elector.fenced(&db.pool).await.err().expect("the database refuses the old term");
+    assert_eq!((refused.kind(), refused.current_term()), (mysqlleader::ErrorKind::NotLeader, Some(term + 1)), "{refused}");
+    assert!(!elector.is_leader(), "the elector stepped down before the refusal was returned");
+    drop(conn);
+    elector.shutdown().await.unwrap();
+    db.drop_db().await;
+}

@@ -191,6 +191,30 @@ enum Command {
     Refused { term: u64 },
 }
 
+/// A channel to an elector's task for a fenced transaction that outlives the borrow of the
+/// elector: tells it that the database refused its term.
+#[derive(Clone)]
+pub(crate) struct RefusalLink {
+    commands: mpsc::UnboundedSender<Command>,
+    state: watch::Receiver<State>,
+}
+
+impl RefusalLink {
+    /// When the elector still leads at `term` it steps down at once (reason `LostSeat`);
+    /// resolves when it no longer reports leading at `term` (see [`Elector::refused`]).
+    pub(crate) async fn refused(&self, term: u64) -> StopReason {
+        // A refusal of another term than the one led now changes nothing, and costs no call.
+        let leads_at_term = {
+            let state = self.state.borrow();
+            state.leading && state.term == term
+        };
+        if leads_at_term {
+            let _ = self.commands.send(Command::Refused { term });
+        }
+        term_ended(self.state.clone(), term).await
+    }
+}
+
 /// [`Elector::wait_for_leadership`] on a receiver of the state: the C ABI waits with it without
 /// holding the elector itself (so that freeing it is never blocked by a waiter).
 pub(crate) async fn wait_for_leadership(mut rx: watch::Receiver<State>, limit: Option<Duration>) -> WaitOutcome {
@@ -488,15 +512,44 @@ impl Elector {
     /// does not lead at `term` now, else as soon as its task has taken the refusal in (after
     /// a call already in flight, which is bounded by the request timeout).
     pub async fn refused(&self, term: u64) -> StopReason {
-        // A refusal of another term than the one led now changes nothing, and costs no call.
-        let leads_at_term = {
-            let state = self.state.borrow();
-            state.leading && state.term == term
-        };
-        if leads_at_term {
-            let _ = self.commands.send(Command::Refused { term });
+        self.refusal_link().refused(term).await
+    }
+
+    /// What a fenced transaction keeps of this elector, to tell it of a refusal.
+    pub(crate) fn refusal_link(&self) -> RefusalLink {
+        RefusalLink { commands: self.commands.clone(), state: self.state.clone() }
+    }
+
+    /// The error of a fence asked of a node that does not lead now (no round trip).
+    fn not_leading(&self, term: u64) -> Error {
+        Error::NotLeader {
+            message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})",
+                             self.config.node_id, self.config.service_id),
+            current_term: None,
         }
-        self.term_ended(term).await
+    }
+
+    /// Begins a fenced transaction on a connection of `pool` (the database this elector
+    /// campaigns on): `assert_leader` has succeeded in it with the term this node leads at now
+    /// ([`FencedTransaction::term`](crate::FencedTransaction::term)). Every step waits at most
+    /// the request timeout and never past the lease this node led by when it began; COMMIT
+    /// fences once more (see [`crate::fenced`] for its rules).
+    ///
+    /// [`Error::NotLeader`] when this node does not lead now (no round trip then) or the
+    /// database refuses its term, at this fence or at the one before COMMIT; after a refusal the
+    /// elector has stepped down before the error is returned, as after [`Elector::fence`].
+    pub async fn fenced(&self, pool: &Pool) -> Result<crate::FencedTransaction<'static>> {
+        let (term, leads, valid_until) = {
+            let state = self.state.borrow();
+            (state.term, state.leads_at(Instant::now()), state.valid_until)
+        };
+        if !leads {
+            return Err(self.not_leading(term));
+        }
+        let deadline = valid_until.unwrap_or_else(Instant::now);
+        let mut tx = crate::FencedTransaction::begin_with(pool, self.config.request_timeout, Some(deadline), Some(self.refusal_link())).await?;
+        tx.assert_leader(&self.config.service_id, &self.config.node_id, term).await?;
+        Ok(tx)
     }
 
     /// The fence on the application's own transaction: runs `CALL assert_leader(service, node,
@@ -546,11 +599,7 @@ impl Elector {
             (state.term, state.leads_at(Instant::now()))
         };
         if !leads {
-            return Err(Error::NotLeader {
-                message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})",
-                                 self.config.node_id, self.config.service_id),
-                current_term: None,
-            });
+            return Err(self.not_leading(term));
         }
         match crate::procedures::assert_leader(conn, &self.config.service_id, &self.config.node_id, term).await {
             Ok(_) => Ok(term),

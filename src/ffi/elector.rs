@@ -897,28 +897,15 @@ pub unsafe extern "C" fn mysqlleader_elector_txn_begin(
     boundary(|| -> FfiResult {
         let e = unsafe { arg_ref(elector, "elector") }?;
         let txn_out = arg_out(txn_out, "txn_out")?;
-        let (leading, term, valid_until) = {
-            let state = e.state.borrow();
-            (state.leads_at(Instant::now()), state.term, state.valid_until)
+        // The core's fenced transaction: a refusal steps the elector down before it returns,
+        // and every step waits at most for the lease this node leads by (and the request timeout).
+        let core = {
+            let guard = e.elector.read().unwrap_or_else(|p| p.into_inner());
+            let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
+            block_on(elector.fenced(&e.client.pool))?
         };
-        if !leading {
-            return Err(Error::NotLeader {
-                message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})", e.config.node_id, e.config.service_id),
-                current_term: None,
-            }
-            .into());
-        }
-        // Every step of it waits at most for the lease this node leads by (and the request timeout).
-        let deadline = valid_until.unwrap_or_else(Instant::now);
-        let mut txn = mysqlleader_txn::begin_until(&e.client, deadline)?;
-        if let Err(failure) = txn.assert_leader(&e.config.service_id, &e.config.node_id, term) {
-            // The database refused the term (another node took over): step down before the
-            // caller hears of it, as `fence` does, so that `is_leader` is false on return.
-            if failure.code == mysqlleader_result::MYSQLLEADER_NOT_LEADER {
-                let _ = e.refused(term);
-            }
-            return Err(failure);
-        }
+        let term = core.term().unwrap_or_default();
+        let txn = mysqlleader_txn::adopt(&e.client, core);
         unsafe { write_out(txn_out, Box::into_raw(txn)) };
         unsafe { write_out(term_out, term) };
         Ok(())

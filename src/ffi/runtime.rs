@@ -51,10 +51,3 @@ pub(crate) fn block_on_within<F: Future>(limit: Duration, future: F) -> Option<F
 pub(crate) fn block_on_timeout<T>(limit: Duration, future: impl Future<Output = Result<T>>) -> Result<T> {
     block_on_within(limit, future).unwrap_or_else(|| Err(Error::timeout(limit)))
 }
-
-/// Drops `value` inside the runtime's context: a connection or pool that needs to spawn a
-/// clean-up task can do so even on a C thread.
-pub(crate) fn drop_in_runtime<T>(value: T) {
-    let _guard = runtime().enter();
-    drop(value);
-}

@@ -1,32 +1,24 @@
 //! `mysqlleader_txn`: a transaction on one pooled connection of a client, for writes that must
-//! be fenced with `assert_leader`.
+//! be fenced with `assert_leader`: the C shell of [`crate::FencedTransaction`], which keeps the
+//! recipe's rules (spent on any failure, one statement at a time, fenced again before COMMIT,
+//! steps bounded by the lease, the elector told of a refusal; see [`crate::fenced`]).
 //!
-//! The fencing recipe (docs/c-api.md, "Fencing"): begin, `assert_leader` with the term the
-//! node leads at, the writes, commit. `assert_leader` share-locks the term (its history row, not the seat) until the
-//! transaction ends, so no takeover can commit in between; when the node no longer leads at
-//! that term, it fails with `MYSQLLEADER_NOT_LEADER` and the server has already rolled the
-//! whole transaction back.
-//!
-//! Safety rule: after *any* failed `assert_leader` or `execute` — a bad argument included —
-//! the transaction is spent: `execute` and `commit` return `MYSQLLEADER_INVALID_STATE` until it
-//! is rolled back or freed. Without this rule a program that ignored a `NOT_LEADER` would go on
-//! writing outside any transaction (autocommit), unfenced.
+//! What this shell adds: C arguments (a bad one spends the transaction too), each call run to
+//! completion on the calling thread, and `MYSQLLEADER_INVALID_STATE` for a spent or ended
+//! transaction.
 
 use std::ffi::{c_char, CStr};
 use std::sync::Arc;
-use std::time::Duration;
 
-use mysql_async::prelude::{Protocol, Queryable};
-use mysql_async::{Column, Params, QueryResult, Row, Transaction, TxOpts, Value};
+use mysql_async::{Params, Row, Value};
 
 use super::calls::{leader_check, mysqlleader_leader_check};
 use super::client::{mysqlleader_client, ClientInner};
 use super::rows::mysqlleader_rows;
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
-use super::runtime::{block_on_timeout, drop_in_runtime};
+use super::runtime::block_on;
 use super::strings::{arg_id, arg_out, arg_str, write_out};
-use crate::error::Error;
-use crate::procedures;
+use crate::fenced::{FencedTransaction, Outcome};
 
 /// A transaction on one connection, begun by `mysqlleader_txn_begin` (or, fenced already,
 /// by `mysqlleader_elector_txn_begin`) and released by `mysqlleader_txn_free`, which rolls back
@@ -34,125 +26,43 @@ use crate::procedures;
 pub struct mysqlleader_txn {
     /// Keeps the pool open while the transaction lives.
     _client: Arc<ClientInner>,
-    timeout: Duration,
-    /// The open transaction; `None` once committed, rolled back, or lost with its connection.
-    tx: Option<Transaction<'static>>,
-    /// Why no more statements may run, once that is so.
-    spent: Option<String>,
-    /// Whether `assert_leader` succeeded in it: from then on, a statement that ends the
-    /// transaction early fails it (see `still_open`).
-    fenced: bool,
-    /// For an elector's fenced transaction: the local deadline of the leadership it was begun
-    /// under. Every step waits at most until then (and the request timeout).
-    lease_deadline: Option<tokio::time::Instant>,
-    /// The last fence that succeeded in it (service, node, term): asserted once more right
-    /// before COMMIT, so that a share lock dropped meanwhile (a `ROLLBACK TO SAVEPOINT` sent as
-    /// SQL releases the locks taken after the savepoint) cannot let stale writes commit.
-    fence: Option<(String, String, u64)>,
-    /// The `AUTO_INCREMENT` id of the last statement that succeeded (0: none).
-    last_insert_id: u64,
+    core: FencedTransaction<'static>,
 }
 
 impl mysqlleader_txn {
     /// Begins a transaction on a connection of `client`.
     pub(crate) fn begin(client: &Arc<ClientInner>) -> FfiResult<Box<mysqlleader_txn>> {
-        let timeout = client.request_timeout();
-        let pool = client.pool.clone();
-        let tx = block_on_timeout(timeout, async move {
-            pool.start_transaction(TxOpts::default()).await.map_err(|e| Error::from_pool(&pool, e))
-        })?;
-        Ok(Box::new(mysqlleader_txn {
-            _client: client.clone(),
-            timeout,
-            tx: Some(tx),
-            spent: None,
-            fenced: false,
-            lease_deadline: None,
-            fence: None,
-            last_insert_id: 0,
-        }))
+        let core = block_on(FencedTransaction::begin(&client.pool, client.request_timeout()))?;
+        Ok(Box::new(mysqlleader_txn { _client: client.clone(), core }))
     }
 
-    /// Begins a transaction whose every step is bounded by `deadline` (the lease this node
-    /// leads by) as well as by the client's request timeout.
-    pub(crate) fn begin_until(client: &Arc<ClientInner>, deadline: tokio::time::Instant) -> FfiResult<Box<mysqlleader_txn>> {
-        let timeout = client.request_timeout().min(deadline.saturating_duration_since(tokio::time::Instant::now()));
-        let pool = client.pool.clone();
-        let tx = block_on_timeout(timeout, async move {
-            pool.start_transaction(TxOpts::default()).await.map_err(|e| Error::from_pool(&pool, e))
-        })?;
-        Ok(Box::new(mysqlleader_txn {
-            _client: client.clone(),
-            timeout: client.request_timeout(),
-            tx: Some(tx),
-            spent: None,
-            fenced: false,
-            lease_deadline: Some(deadline),
-            fence: None,
-            last_insert_id: 0,
-        }))
+    /// Wraps an elector's fenced transaction ([`crate::Elector::fenced`]).
+    pub(crate) fn adopt(client: &Arc<ClientInner>, core: FencedTransaction<'static>) -> Box<mysqlleader_txn> {
+        Box::new(mysqlleader_txn { _client: client.clone(), core })
     }
 
-    /// The longest the next step may wait: the request timeout, and for an elector's fenced
-    /// transaction no later than the end of the leadership it was begun under.
-    fn step_limit(&self) -> Duration {
-        match self.lease_deadline {
-            Some(deadline) => self.timeout.min(deadline.saturating_duration_since(tokio::time::Instant::now())),
-            None => self.timeout,
+    /// `MYSQLLEADER_INVALID_STATE` saying why, once the transaction is spent or has ended.
+    fn usable(&self) -> FfiResult {
+        match self.core.unusable() {
+            Some(why) => Err(Failure::state(why)),
+            None => Ok(()),
         }
     }
 
-    /// The open transaction, or `MYSQLLEADER_INVALID_STATE` saying why there is none.
-    fn open(&mut self) -> FfiResult<&mut Transaction<'static>> {
-        if let Some(why) = &self.spent {
-            return Err(Failure::state(format!("the transaction cannot be used any more: {why}")));
-        }
-        self.tx.as_mut().ok_or_else(|| Failure::state("the transaction has ended"))
-    }
-
-    /// Runs one step; any failure spends the transaction. After a timeout or a broken
-    /// connection the connection is dropped (never reused; the server rolls back).
-    fn step<T>(&mut self, what: &str, run: impl FnOnce(&mut Transaction<'static>, Duration) -> crate::Result<T>) -> FfiResult<T> {
-        let timeout = self.step_limit();
-        let tx = self.open()?;
-        match run(tx, timeout) {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                self.spent = Some(format!("{what} failed ({error}); roll it back"));
-                if matches!(error, Error::Connection { .. } | Error::Timeout { .. }) {
-                    drop_in_runtime(self.tx.take());
-                }
-                Err(error.into())
-            }
-        }
-    }
-
-    /// Runs a whole exported call on this transaction; any failure spends it.
+    /// Runs a whole exported call on this transaction; any failure (a bad argument included)
+    /// spends it.
+    /// Arguments are checked before the state, as before anything is sent.
     fn spend_on_failure<T>(&mut self, what: &str, call: impl FnOnce(&mut Self) -> FfiResult<T>) -> FfiResult<T> {
         let result = call(self);
         if let Err(failure) = &result {
-            if self.spent.is_none() && failure.code != mysqlleader_result::MYSQLLEADER_INVALID_STATE {
-                self.spent = Some(format!("{what} failed ({}); roll it back", failure.message));
+            if failure.code != mysqlleader_result::MYSQLLEADER_INVALID_STATE {
+                self.core.spend(what, &failure.message);
             }
         }
         result
     }
 
-    /// `CALL assert_leader` inside this transaction.
-    pub(crate) fn assert_leader(&mut self, service_id: &str, node_id: &str, term: u64) -> FfiResult<procedures::LeaderCheck> {
-        let check = self.step("assert_leader", |tx, timeout| {
-            block_on_timeout(timeout, procedures::assert_leader(tx, service_id, node_id, term))
-        })?;
-        self.fenced = true;
-        self.fence = Some((service_id.to_string(), node_id.to_string(), term));
-        Ok(check)
-    }
-
-    /// Runs one statement of `mysqlleader_txn_execute` or `mysqlleader_txn_query`: reads the
-    /// arguments, checks the statement before anything is sent (one statement, none that ends
-    /// the transaction; stricter once fenced), runs it as one step and, in a fenced
-    /// transaction, checks that the server has not ended the transaction. `keep_rows` keeps
-    /// the first result set's columns and rows; otherwise they are read and discarded.
+    /// Runs one statement of `mysqlleader_txn_execute` or `mysqlleader_txn_query`.
     unsafe fn statement(
         &mut self,
         sql: *const c_char,
@@ -162,49 +72,17 @@ impl mysqlleader_txn {
         keep_rows: bool,
     ) -> FfiResult<Outcome> {
         let sql = unsafe { arg_str(sql, "sql") }?;
-        // One statement, not one that ends the transaction: before anything is sent.
-        crate::statement::check_transaction_statement("sql", sql, self.fenced)?;
+        // One statement, not one that ends the transaction: checked before the parameters are
+        // read, as before anything is sent.
+        crate::statement::check_transaction_statement("sql", sql, self.core.term().is_some())?;
         let values = unsafe { arg_params(params, param_lengths, param_count) }?;
-        let fenced = self.fenced;
-        let outcome = self.step("a statement", |tx, timeout| {
-            block_on_timeout(timeout, async move {
-                let mut outcome = Outcome::default();
-                if values.is_empty() {
-                    let result = tx.query_iter(sql).await.map_err(Error::from_mysql)?;
-                    (outcome.columns, outcome.rows) = read_result(result, keep_rows).await?;
-                } else {
-                    let result = tx.exec_iter(sql, Params::Positional(values)).await.map_err(Error::from_mysql)?;
-                    (outcome.columns, outcome.rows) = read_result(result, keep_rows).await?;
-                }
-                outcome.affected_rows = tx.affected_rows();
-                outcome.last_insert_id = tx.last_insert_id().unwrap_or(0);
-                if fenced {
-                    still_open(tx).await?;
-                }
-                Ok(outcome)
-            })
-        })?;
-        self.last_insert_id = outcome.last_insert_id;
-        Ok(outcome)
+        let params = if values.is_empty() { Params::Empty } else { Params::Positional(values) };
+        self.usable()?;
+        let core = &mut self.core;
+        Ok(block_on(async move {
+            if keep_rows { core.query(sql, params).await } else { core.exec(sql, params).await }
+        })?)
     }
-
-    /// Rolls back (bounded by the timeout); without an open transaction there is nothing to do.
-    fn rollback(&mut self) -> FfiResult {
-        self.spent = None;
-        match self.tx.take() {
-            None => Ok(()),
-            Some(tx) => Ok(block_on_timeout(self.timeout, async move { tx.rollback().await.map_err(Error::from_mysql) })?),
-        }
-    }
-}
-
-/// What one statement gave.
-#[derive(Default)]
-struct Outcome {
-    columns: Vec<Column>,
-    rows: Vec<Vec<Value>>,
-    affected_rows: u64,
-    last_insert_id: u64,
 }
 
 /// The statement parameters: `param_count` pointers, each NULL (SQL NULL) or, with
@@ -233,44 +111,11 @@ unsafe fn arg_params(params: *const *const c_char, param_lengths: *const usize, 
         .collect())
 }
 
-/// Reads a statement's whole result: the first result set's columns and rows when `keep_rows`
-/// (none otherwise), and the rest (the further sets of a CALL) read and discarded.
-async fn read_result<P: Protocol>(mut result: QueryResult<'_, '_, P>, keep_rows: bool) -> crate::Result<(Vec<Column>, Vec<Vec<Value>>)> {
-    let mut kept = (Vec::new(), Vec::new());
-    if keep_rows {
-        kept.0 = result.columns().map(|c| c.to_vec()).unwrap_or_default();
-        let rows: Vec<Row> = result.collect().await.map_err(Error::from_mysql)?;
-        kept.1 = rows.into_iter().map(Row::unwrap).collect();
-    }
-    result.drop_result().await.map_err(Error::from_mysql)?;
-    Ok(kept)
-}
-
-/// Fails when the server has ended the transaction behind the library's back: an implicit
-/// commit (DDL such as CREATE/ALTER/DROP, LOCK TABLES, ...), or a COMMIT/ROLLBACK sent as SQL.
-/// After that, statements would run in autocommit, outside the fence; so the statement that
-/// ended it fails, and with it the transaction (every later statement and the commit are
-/// refused). The server tells with `@@in_transaction` (MariaDB); where it cannot (MySQL: an
-/// unknown variable), nothing is checked.
-async fn still_open(tx: &mut Transaction<'static>) -> crate::Result<()> {
-    match tx.query_first::<i64, _>("SELECT @@in_transaction").await {
-        Ok(Some(0)) => Err(Error::usage(
-            "the server ended this transaction early (an implicit commit: DDL, LOCK TABLES, or a COMMIT/ROLLBACK \
-             sent as SQL): later statements would run outside the fence, so nothing more commits; roll back \
-             and begin a new fenced transaction",
-        )),
-        Ok(_) => Ok(()),
-        Err(mysql_async::Error::Server(e)) if e.code == 1193 => Ok(()),
-        Err(e) => Err(Error::from_mysql(e)),
-    }
-}
-
 impl Drop for mysqlleader_txn {
     fn drop(&mut self) {
-        let _ = self.rollback();
-        // The connection goes back to the pool in the runtime's context.
-        drop_in_runtime(self.tx.take());
-        // `_client` is dropped after this, so the pool outlives the connection.
+        // Rolled back inside the runtime (bounded by the request timeout): the connection goes
+        // back to the pool there. `_client` is dropped after this, so the pool outlives it.
+        let _ = block_on(self.core.rollback());
     }
 }
 
@@ -307,7 +152,9 @@ pub unsafe extern "C" fn mysqlleader_txn_assert_leader(
         txn.spend_on_failure("assert_leader", |txn| {
             let service_id = unsafe { arg_id(service_id, "service_id") }?;
             let node_id = unsafe { arg_id(node_id, "node_id") }?;
-            let check = txn.assert_leader(service_id, node_id, term)?;
+            txn.usable()?;
+            let core = &mut txn.core;
+            let check = block_on(core.assert_leader(service_id, node_id, term))?;
             unsafe { write_out(check_out, leader_check(&check)) };
             Ok(())
         })
@@ -400,7 +247,8 @@ pub unsafe extern "C" fn mysqlleader_txn_query(
         txn.spend_on_failure("a statement", |txn| {
             let rows_out = arg_out(rows_out, "rows_out")?;
             let outcome = unsafe { txn.statement(sql, params, param_lengths, param_count, true) }?;
-            let rows = mysqlleader_rows::new(&outcome.columns, outcome.rows, outcome.affected_rows, outcome.last_insert_id);
+            let values = outcome.rows.into_iter().map(Row::unwrap).collect();
+            let rows = mysqlleader_rows::new(&outcome.columns, values, outcome.affected_rows, outcome.last_insert_id);
             unsafe { write_out(rows_out, Box::into_raw(Box::new(rows))) };
             Ok(())
         })
@@ -416,7 +264,7 @@ pub unsafe extern "C" fn mysqlleader_txn_last_insert_id(txn: *const mysqlleader_
     boundary(|| {
         let txn = unsafe { super::strings::arg_ref(txn, "txn") }?;
         let out = arg_out(last_insert_id_out, "last_insert_id_out")?;
-        unsafe { write_out(out, txn.last_insert_id) };
+        unsafe { write_out(out, txn.core.last_insert_id()) };
         Ok(())
     })
 }
@@ -432,17 +280,11 @@ pub unsafe extern "C" fn mysqlleader_txn_last_insert_id(txn: *const mysqlleader_
 pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> mysqlleader_result {
     boundary(|| {
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
-        txn.open()?;
+        txn.usable()?;
         // A fenced transaction is fenced again right before its COMMIT (one round trip): the
         // share lock then holds to the commit, whatever happened to it meanwhile. A refusal
         // rolls the transaction back (the procedure does) and is the commit's error.
-        if let Some((service_id, node_id, term)) = txn.fence.clone() {
-            txn.spend_on_failure("commit", |txn| txn.assert_leader(&service_id, &node_id, term).map(drop))?;
-        }
-        let tx = txn.tx.take().ok_or_else(|| Failure::state("the transaction has ended"))?;
-        let limit = txn.step_limit();
-        txn.spent = Some("it has been committed or rolled back".into());
-        Ok(block_on_timeout(limit, async move { tx.commit().await.map_err(Error::from_mysql) })?)
+        Ok(block_on(txn.core.commit())?)
     })
 }
 
@@ -452,9 +294,7 @@ pub unsafe extern "C" fn mysqlleader_txn_commit(txn: *mut mysqlleader_txn) -> my
 pub unsafe extern "C" fn mysqlleader_txn_rollback(txn: *mut mysqlleader_txn) -> mysqlleader_result {
     boundary(|| {
         let txn = unsafe { txn.as_mut() }.ok_or_else(|| Failure::null("txn"))?;
-        let result = txn.rollback();
-        txn.spent = Some("it has been committed or rolled back".into());
-        result
+        Ok(block_on(txn.core.rollback())?)
     })
 }
 
