@@ -66,7 +66,8 @@ class TestApp {
         return new SpringApplicationBuilder(TestApp.class)
                 .web(WebApplicationType.NONE)
                 .properties("spring.main.banner-mode=off", "spring.jmx.enabled=false",
-                        "management.endpoint.health.show-details=always", "logging.level.io.mysqlleader.spring.LeaderOnly=debug")
+                        "management.endpoint.health.show-details=always", "logging.level.root=warn",
+                        "logging.level.io.mysqlleader.spring.LeaderOnly=debug")
                 .properties(properties)
                 .run();
     }
