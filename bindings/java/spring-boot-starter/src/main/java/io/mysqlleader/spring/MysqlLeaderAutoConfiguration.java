@@ -8,6 +8,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
@@ -82,7 +83,7 @@ public class MysqlLeaderAutoConfiguration {
         return new LeaderOnlyBeanPostProcessor();
     }
 
-    /** The health indicator {@code mysqlleader}, with Spring Boot Actuator. */
+    /** The health indicator {@code mysqlleader}, with Spring Boot 3's Actuator. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.health.AbstractHealthIndicator")
     @ConditionalOnProperty(prefix = "management.health.mysqlleader", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -91,6 +92,19 @@ public class MysqlLeaderAutoConfiguration {
         @ConditionalOnMissingBean(name = "mysqlleaderHealthIndicator")
         MysqlLeaderHealthIndicator mysqlleaderHealthIndicator(Elector elector) {
             return new MysqlLeaderHealthIndicator(elector);
+        }
+    }
+
+    /** The health indicator {@code mysqlleader}, with Spring Boot 4's Actuator (the {@code spring-boot-health} module). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.AbstractHealthIndicator")
+    @ConditionalOnMissingClass("org.springframework.boot.actuate.health.AbstractHealthIndicator")
+    @ConditionalOnProperty(prefix = "management.health.mysqlleader", name = "enabled", havingValue = "true", matchIfMissing = true)
+    static class Boot4HealthConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(name = "mysqlleaderHealthIndicator")
+        io.mysqlleader.spring.boot4.MysqlLeaderHealthIndicator mysqlleaderHealthIndicator(Elector elector) {
+            return new io.mysqlleader.spring.boot4.MysqlLeaderHealthIndicator(elector);
         }
     }
 

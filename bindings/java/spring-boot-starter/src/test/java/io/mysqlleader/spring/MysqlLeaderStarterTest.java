@@ -12,15 +12,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.boot.actuate.health.HealthEndpoint;
-import org.springframework.boot.actuate.health.HealthIndicator;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 
@@ -72,8 +71,49 @@ class MysqlLeaderStarterTest {
         }
     }
 
-    static HealthIndicator health(ConfigurableApplicationContext ctx) {
-        return ctx.getBean("mysqlleaderHealthIndicator", HealthIndicator.class);
+    /** A health as Actuator reports it: its status code and details (Boot 3 and Boot 4 alike). */
+    record H(String status, Map<String, Object> details) {}
+
+    /** The health of the indicator bean {@code mysqlleaderHealthIndicator} (Boot 3's or Boot 4's API, by reflection). */
+    static H health(ConfigurableApplicationContext ctx) {
+        return describe(call(ctx.getBean("mysqlleaderHealthIndicator"), "health"));
+    }
+
+    /** The health of the contributor named {@code mysqlleader} in Actuator's health endpoint. */
+    static H healthViaEndpoint(ConfigurableApplicationContext ctx) throws Exception {
+        Class<?> endpointClass;
+        try {
+            endpointClass = Class.forName("org.springframework.boot.actuate.health.HealthEndpoint");     // Boot 3
+        } catch (ClassNotFoundException boot4) {
+            endpointClass = Class.forName("org.springframework.boot.health.actuate.endpoint.HealthEndpoint");
+        }
+        Object endpoint = ctx.getBean(endpointClass);
+        Method m = endpointClass.getMethod("healthForPath", String[].class);
+        Object h = m.invoke(endpoint, (Object) new String[] {"mysqlleader"});
+        assertNotNull(h, "no health contributor named mysqlleader");
+        return describe(h);
+    }
+
+    @SuppressWarnings("unchecked")
+    static H describe(Object health) {
+        String status = (String) call(call(health, "getStatus"), "getCode");
+        Map<String, Object> details;
+        try {
+            details = (Map<String, Object>) call(health, "getDetails");
+        } catch (RuntimeException none) {
+            details = Map.of();
+        }
+        return new H(status, details == null ? Map.of() : details);
+    }
+
+    static Object call(Object target, String method) {
+        try {
+            Method m = target.getClass().getMethod(method);
+            m.setAccessible(true);
+            return m.invoke(target);
+        } catch (ReflectiveOperationException e) {
+            throw new RuntimeException(target.getClass() + "." + method, e);
+        }
     }
 
     @Test
@@ -189,22 +229,20 @@ class MysqlLeaderStarterTest {
             try (ConfigurableApplicationContext b = node(service, "health-b", "mysqlleader.lease=" + LEASE)) {
                 Elector eb = b.getBean(Elector.class);
                 await("b healthy and seeing a", () -> eb.isHealthy() && "health-a".equals(eb.leaderId()));
-                var ha = health(a).health();
-                assertEquals(Status.UP, ha.getStatus(), ha.toString());
-                assertEquals(true, ha.getDetails().get("leading"));
-                assertEquals("health-a", ha.getDetails().get("leader"));
-                assertEquals("health-a", ha.getDetails().get("node"));
-                assertEquals(service, ha.getDetails().get("service"));
-                assertEquals(ea.term(), ha.getDetails().get("term"));
-                var hb = health(b).health();
-                assertEquals(Status.UP, hb.getStatus(), hb.toString());
-                assertEquals(false, hb.getDetails().get("leading"));
-                assertEquals("health-a", hb.getDetails().get("leader"));
-                assertEquals("health-b", hb.getDetails().get("node"));
+                H ha = health(a);
+                assertEquals("UP", ha.status(), ha.toString());
+                assertEquals(true, ha.details().get("leading"));
+                assertEquals("health-a", ha.details().get("leader"));
+                assertEquals("health-a", ha.details().get("node"));
+                assertEquals(service, ha.details().get("service"));
+                assertEquals(ea.term(), ha.details().get("term"));
+                H hb = health(b);
+                assertEquals("UP", hb.status(), hb.toString());
+                assertEquals(false, hb.details().get("leading"));
+                assertEquals("health-a", hb.details().get("leader"));
+                assertEquals("health-b", hb.details().get("node"));
                 // Registered under the name "mysqlleader" in Actuator's health endpoint.
-                var viaEndpoint = b.getBean(HealthEndpoint.class).healthForPath("mysqlleader");
-                assertNotNull(viaEndpoint, "no health contributor named mysqlleader");
-                assertEquals(Status.UP, viaEndpoint.getStatus());
+                assertEquals("UP", healthViaEndpoint(b).status());
             }
         }
     }
@@ -216,15 +254,14 @@ class MysqlLeaderStarterTest {
         String wrong = "mysql://" + user + ":pw-Zq7x-wrong@" + u.getHost() + ":" + u.getPort() + u.getRawPath();
         try (ConfigurableApplicationContext ctx = TestApp.run("mysqlleader.url=" + wrong, "mysqlleader.service=" + service("down"),
                 "mysqlleader.node-id=down-1", "mysqlleader.lease=" + LEASE)) {
-            HealthIndicator h = health(ctx);
-            await("DOWN", () -> h.health().getStatus().equals(Status.DOWN));
-            var health = h.health();
-            assertEquals("down-1", health.getDetails().get("node"));
-            assertEquals(false, health.getDetails().get("leading"));
-            String error = String.valueOf(health.getDetails().get("error"));
+            await("DOWN", () -> health(ctx).status().equals("DOWN"));
+            H health = health(ctx);
+            assertEquals("down-1", health.details().get("node"));
+            assertEquals(false, health.details().get("leading"));
+            String error = String.valueOf(health.details().get("error"));
             assertTrue(error.contains("1045") || error.toLowerCase().contains("access denied"), error);
             assertFalse(error.contains("pw-Zq7x-wrong"), "the password is in the health details: " + error);
-            assertEquals(Status.DOWN, ctx.getBean(HealthEndpoint.class).healthForPath("mysqlleader").getStatus());
+            assertEquals("DOWN", healthViaEndpoint(ctx).status());
             assertEquals(0, ctx.getBean(TestApp.Job.class).runs(), "the job ran without leadership");
             assertTrue(ctx.getBean(TestApp.EventLog.class).events.stream().anyMatch(e -> e.getKind() == io.mysqlleader.ElectorEvent.Kind.FAILING),
                     "no FAILING event published");
