@@ -16,7 +16,8 @@
 #    a fenced write through JDBC (exit 0);
 # 5. the Spring Boot starter (bindings/java/spring-boot-starter): mvn -B test with the same
 #    temporary repositories (the core jar of step 4, never ~/.m2), real application contexts against
-#    the server (MYSQLLEADER_TEST_KIND=mysql: MySQL Connector/J for its JDBC part); afterwards the
+#    the server (MYSQLLEADER_TEST_KIND=mysql: MySQL Connector/J for its JDBC part), on Spring Boot
+#    3.5, then the same classes on Spring Boot 4.0 (mvn -Pboot4 test); afterwards the
 #    third-party artifacts it downloaded are copied into ~/.m2 (without io/mysqlleader), so that the
 #    next run (and MYSQLLEADER_MAVEN_OFFLINE=1) finds them there.
 #
@@ -133,8 +134,19 @@ fi
 say "spring-boot-starter: mvn test"
 starter_started=$(date +%s)
 cd "$root/bindings/java/spring-boot-starter"
+# Spring Boot 3.5 (the pom's), then the same classes in a Spring Boot 4.0 application (-Pboot4:
+# the tests compiled against Boot 4, the main classes not rebuilt: no clean in between).
 status=0
 mvn "${mvn_flags[@]}" -s "$tmp/settings.xml" clean test 2>&1 | tee "$tmp/starter.log" || status=$?
+starter_ran() {
+  cat target/surefire-reports/TEST-*.xml 2>/dev/null | sed -n 's/.*<testsuite [^>]* tests="\([0-9]*\)".*/\1/p' | paste -sd+ | bc || true
+}
+ran3=0 ran4=0
+if [ "$status" -eq 0 ]; then
+  ran3=$(starter_ran)
+  mvn "${mvn_flags[@]}" -s "$tmp/settings.xml" -Pboot4 test 2>&1 | tee -a "$tmp/starter.log" || status=$?
+  [ "$status" -eq 0 ] && ran4=$(starter_ran)
+fi
 # Keep what it downloaded (Spring Boot, Micrometer, ...) for the next run; never io.mysqlleader.
 rm -rf "$tmp/m2/io/mysqlleader"
 if [ -d "$HOME/.m2/repository" ]; then cp -rn "$tmp/m2/." "$HOME/.m2/repository/" 2>/dev/null || true; fi
@@ -142,10 +154,9 @@ if [ "$status" -ne 0 ]; then
   say "spring-boot-starter: failed (mvn exit status $status)"
   exit "$status"
 fi
-ran=$(cat target/surefire-reports/TEST-*.xml 2>/dev/null | sed -n 's/.*<testsuite [^>]* tests="\([0-9]*\)".*/\1/p' | paste -sd+ | bc || true)
-if [ -z "$ran" ] || [ "$ran" -eq 0 ]; then
-  say "spring-boot-starter: no test ran"
+if [ -z "$ran3" ] || [ "$ran3" -eq 0 ] || [ -z "$ran4" ] || [ "$ran4" -eq 0 ]; then
+  say "spring-boot-starter: no test ran (Boot 3.5: '$ran3', Boot 4.0: '$ran4')"
   exit 1
 fi
-say "spring-boot-starter: $ran tests passed in $(( $(date +%s) - starter_started )) s"
+say "spring-boot-starter: $ran3 tests passed on Spring Boot 3.5, $ran4 on Spring Boot 4.0, in $(( $(date +%s) - starter_started )) s"
 say "passed"
