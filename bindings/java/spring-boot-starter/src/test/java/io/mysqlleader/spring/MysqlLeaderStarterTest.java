@@ -195,6 +195,57 @@ class MysqlLeaderStarterTest {
     }
 
     @Test
+    void aLeaderOnlyMethodsFenceAppliesTheCurrentLeadersTerm() throws Exception {
+        String service = service("fence");
+        TestDb.exec("CREATE TABLE IF NOT EXISTS `" + db.name + "`.spring_writes (node VARCHAR(128) NOT NULL, term BIGINT NOT NULL)");
+        try (ConfigurableApplicationContext a = node(service, "fence-a", "mysqlleader.lease=" + LEASE);
+             ConfigurableApplicationContext b = node(service, "fence-b", "mysqlleader.lease=" + LEASE)) {
+            Elector ea = a.getBean(Elector.class), eb = b.getBean(Elector.class);
+            assertTrue(ea.awaitLeadership(WAIT) || eb.awaitLeadership(WAIT));
+            ConfigurableApplicationContext leaderCtx = ea.isLeader() ? a : b, followerCtx = ea.isLeader() ? b : a;
+            Elector leader = leaderCtx.getBean(Elector.class), follower = followerCtx.getBean(Elector.class);
+            try (java.sql.Connection conn = db.connection()) {
+                assertEquals(leader.term(), leaderCtx.getBean(TestApp.Job.class).fencedWrite(leader, conn));
+            }
+            try (java.sql.Connection conn = db.connection()) {
+                assertNull(followerCtx.getBean(TestApp.Job.class).fencedWrite(follower, conn), "the follower's call was not skipped");
+            }
+            // The seat moves: the old leader's calls are skipped, the new one's fence has the new term.
+            long oldTerm = leader.term();
+            leader.handover(follower.nodeId());
+            assertTrue(follower.awaitLeadership(WAIT), "no takeover after the handover");
+            try (java.sql.Connection conn = db.connection()) {
+                assertNull(leaderCtx.getBean(TestApp.Job.class).fencedWrite(leader, conn), "the old leader's call was not skipped");
+                assertEquals(follower.term(), followerCtx.getBean(TestApp.Job.class).fencedWrite(follower, conn));
+            }
+            assertTrue(follower.term() > oldTerm);
+            try (java.sql.Connection conn = db.connection();
+                 java.sql.Statement st = conn.createStatement();
+                 java.sql.ResultSet rs = st.executeQuery("SELECT node, term FROM spring_writes ORDER BY term")) {
+                assertTrue(rs.next());
+                assertEquals(leader.nodeId(), rs.getString(1));
+                assertEquals(oldTerm, rs.getLong(2));
+                assertTrue(rs.next());
+                assertEquals(follower.nodeId(), rs.getString(1));
+                assertEquals(follower.term(), rs.getLong(2));
+                assertFalse(rs.next(), "a skipped call wrote");
+            }
+        }
+    }
+
+    @Test
+    void withoutTheServiceTheContextFailsToStartSayingSo() {
+        Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> TestApp.run("mysqlleader.url=" + db.url).close());
+        Throwable t = e;
+        while (t.getCause() != null && !(t instanceof IllegalStateException)) t = t.getCause();
+        assertTrue(String.valueOf(t.getMessage()).contains("mysqlleader.service"), String.valueOf(e));
+        Exception noUrl = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> TestApp.run("mysqlleader.service=x").close());
+        Throwable u = noUrl;
+        while (u.getCause() != null && !(u instanceof IllegalStateException)) u = u.getCause();
+        assertTrue(String.valueOf(u.getMessage()).contains("mysqlleader.url"), String.valueOf(noUrl));
+    }
+
+    @Test
     void closingTheContextResignsAndTheOtherTakesOver() throws Exception {
         String service = service("close");
         ConfigurableApplicationContext a = node(service, "close-a", "mysqlleader.lease=" + LEASE);

@@ -1,5 +1,6 @@
 package io.mysqlleader.spring;
 
+import io.mysqlleader.Elector;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -32,6 +33,23 @@ class TestApp {
         @Scheduled(fixedDelay = 50)
         public void tick() {
             runs.incrementAndGet();
+        }
+
+        /**
+         * A fenced write on the leader only: CALL assert_leader at the current term inside the
+         * transaction, then a row with that term. Returns the term written, or null when skipped.
+         */
+        @LeaderOnly
+        public Long fencedWrite(Elector elector, java.sql.Connection conn) throws java.sql.SQLException {
+            conn.setAutoCommit(false);
+            long term = elector.fence(conn);
+            try (java.sql.PreparedStatement st = conn.prepareStatement("INSERT INTO spring_writes (node, term) VALUES (?, ?)")) {
+                st.setString(1, elector.nodeId());
+                st.setLong(2, term);
+                st.executeUpdate();
+            }
+            conn.commit();
+            return term;
         }
 
         /** Not scheduled: a @LeaderOnly method with a result (null or zero when skipped). */

@@ -55,6 +55,15 @@ final class TestDb implements AutoCloseable {
                 + (params.isEmpty() ? "" : "?" + params);
     }
 
+    /** A JDBC connection to this database as the test account. */
+    Connection connection() throws SQLException {
+        URI u = URI.create(baseUrl());
+        String[] userPass = u.getRawUserInfo().split(":", 2);
+        return DriverManager.getConnection(jdbcUrl(mysql() ? "allowPublicKeyRetrieval=true" : ""),
+                URLDecoder.decode(userPass[0], StandardCharsets.UTF_8),
+                userPass.length > 1 ? URLDecoder.decode(userPass[1], StandardCharsets.UTF_8) : "");
+    }
+
     /** Runs statements as the test account (MYSQLLEADER_TEST_URL's) on a fresh autocommit connection. */
     static void exec(String... statements) throws SQLException {
         URI u = URI.create(baseUrl());
