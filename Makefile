@@ -66,7 +66,8 @@ test-python:
 test-go:
 	scripts/test-go.sh
 
-## Java binding: JUnit 5 under Maven Surefire, then examples/java as a project outside the repository.
+## Java binding: JUnit 5 under Maven Surefire, then examples/java as a project outside the repository,
+## then the Spring Boot starter's tests (Boot 3.5 and 4.0).
 test-java:
 	scripts/test-java.sh
 

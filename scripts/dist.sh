@@ -26,7 +26,9 @@
 #          at META-INF/LICENSE-MIT, META-INF/LICENSE-APACHE),
 #          mysqlleader-<version>-sources.jar and mysqlleader-<version>.pom, for
 #          `mvn install:install-file -Dfile=... -DpomFile=... -Dsources=...` (built by Maven from
-#          bindings/java, which needs Java 17+ and Maven; artifacts from Maven Central into ~/.m2)
+#          bindings/java, which needs Java 17+ and Maven; artifacts from Maven Central into ~/.m2),
+#          and the Spring Boot starter's mysqlleader-spring-boot-starter-<version>.jar, its
+#          -sources.jar and .pom (bindings/java/spring-boot-starter, against that core jar)
 #
 # <abi> is the part of the version that changes when the C ABI may break: the major version from
 # 1.0 on, and "0.<minor>" before (the semver rule for 0.x, the same one Cargo applies: 0.1.x and
@@ -298,7 +300,44 @@ make_java() {
     || die "the jar lacks linux-x86-64/libmysqlleader.so"
   unzip -l "$java/mysqlleader-$version.jar" | grep ' META-INF/LICENSE-APACHE$' >/dev/null \
     || die "the jar lacks META-INF/LICENSE-APACHE (bindings/java/pom.xml's resources)"
+  make_java_starter "$build/mysqlleader-$version.jar"
   say "$(du -sh "$java" | cut -f1)  $java/"
+}
+
+# The Spring Boot starter (bindings/java/spring-boot-starter), against the core jar just built
+# ($1): that jar is installed into a temporary repository, and Maven's local repository is a
+# temporary one seeded from ~/.m2 (hard links), so that no io.mysqlleader artifact lands in ~/.m2.
+make_java_starter() {
+  local core=$1 java=$out/java
+  local dir=bindings/java/spring-boot-starter
+  local starter_version
+  starter_version=$(sed -n '0,/<artifactId>mysqlleader-spring-boot-starter<\/artifactId>/d; s/^  <version>\(.*\)<\/version>/\1/p' "$dir/pom.xml" | head -n 1)
+  [ "$starter_version" = "$version" ] || die "$dir/pom.xml has version '$starter_version', Cargo.toml '$version'"
+  local repo=$work/java-repo m2=$work/java-m2 build=$work/java-starter-build
+  rm -rf "$repo" "$m2" "$build"
+  say "building the Spring Boot starter (mvn package)"
+  mvn -B -q install:install-file -Dfile="$core" -DpomFile=bindings/java/pom.xml -DlocalRepositoryPath="$repo" \
+      -DgroupId=io.mysqlleader -DartifactId=mysqlleader -Dversion="$version" -Dpackaging=jar >&2
+  if [ -d "$HOME/.m2/repository" ]; then
+    cp -al "$HOME/.m2/repository" "$m2"
+    rm -rf "$m2/io/mysqlleader"
+  fi
+  cat >"$work/java-settings.xml" <<EOF
+<settings>
+  <localRepository>$m2</localRepository>
+  <profiles><profile><id>dist</id><repositories>
+    <repository><id>mysqlleader-dist</id><url>file://$repo</url></repository>
+  </repositories></profile></profiles>
+  <activeProfiles><activeProfile>dist</activeProfile></activeProfiles>
+</settings>
+EOF
+  (cd "$dir" && mvn -B -q -s "$work/java-settings.xml" clean package -DskipTests -Dmysqlleader.build.dir="$build" >&2)
+  cp "$build/mysqlleader-spring-boot-starter-$version.jar" "$build/mysqlleader-spring-boot-starter-$version-sources.jar" "$java/"
+  cp "$dir/pom.xml" "$java/mysqlleader-spring-boot-starter-$version.pom"
+  unzip -l "$java/mysqlleader-spring-boot-starter-$version.jar" \
+    | grep ' META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports$' >/dev/null \
+    || die "the starter's jar lacks its AutoConfiguration.imports"
+  rm -rf "$m2" "$repo"
 }
 
 steps=("$@")

@@ -197,9 +197,12 @@ artifacts() {
   cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
   cmp "$unpacked/$sdk_name/lib/libmysqlleader.a" "$dist/go/lib/libmysqlleader.a"
   # java/: the jar, its sources and its pom; the jar carries the SDK's stripped library where JNA
-  # looks on the class path (scripts/test-java.sh runs a project outside the repository on it).
+  # looks on the class path (scripts/test-java.sh runs a project outside the repository on it);
+  # and the Spring Boot starter's jar, sources and pom.
   listing=$(cd "$dist/java" && ls -1 | sort)
-  expected=$(printf '%s\n' "mysqlleader-$version.jar" "mysqlleader-$version-sources.jar" "mysqlleader-$version.pom" | sort)
+  expected=$(printf '%s\n' "mysqlleader-$version.jar" "mysqlleader-$version-sources.jar" "mysqlleader-$version.pom" \
+    "mysqlleader-spring-boot-starter-$version.jar" "mysqlleader-spring-boot-starter-$version-sources.jar" \
+    "mysqlleader-spring-boot-starter-$version.pom" | sort)
   [ "$listing" = "$expected" ] || fail "target/dist/java holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
   mkdir -p "$unpacked/jar"
   (cd "$unpacked/jar" && unzip -q "$dist/java/mysqlleader-$version.jar")
@@ -210,6 +213,15 @@ artifacts() {
   done
   if unzip -l "$dist/java/mysqlleader-$version-sources.jar" | grep '\.so$' >/dev/null; then fail "the sources jar carries a library"; fi
   grep -q "<version>$version</version>" "$dist/java/mysqlleader-$version.pom" || fail "the pom is not version $version"
+  mkdir -p "$unpacked/starter"
+  (cd "$unpacked/starter" && unzip -q "$dist/java/mysqlleader-spring-boot-starter-$version.jar")
+  grep -qx 'io.mysqlleader.spring.MysqlLeaderAutoConfiguration' \
+    "$unpacked/starter/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports" \
+    || fail "the starter's jar does not register io.mysqlleader.spring.MysqlLeaderAutoConfiguration"
+  [ -f "$unpacked/starter/io/mysqlleader/spring/LeaderOnly.class" ] || fail "the starter's jar lacks io/mysqlleader/spring/LeaderOnly.class"
+  [ -f "$unpacked/jar/io/mysqlleader/micrometer/MysqlLeaderMetrics.class" ] || fail "the jar lacks io/mysqlleader/micrometer/MysqlLeaderMetrics.class"
+  grep -q "<version>$version</version>" "$dist/java/mysqlleader-spring-boot-starter-$version.pom" \
+    || fail "the starter's pom is not version $version"
   ls -l "$dist" "$dist/go/lib" "$dist/java"
 }
 check artifacts artifacts

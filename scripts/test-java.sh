@@ -13,7 +13,13 @@
 #    copied to a temporary directory, resolves io.mysqlleader:mysqlleader from a temporary local
 #    repository into which the jar was put with `mvn install:install-file` (nothing is written to
 #    ~/.m2 for io.mysqlleader), compiles, and runs against the server: it must elect and commit
-#    a fenced write through JDBC (exit 0).
+#    a fenced write through JDBC (exit 0);
+# 5. the Spring Boot starter (bindings/java/spring-boot-starter): mvn -B test with the same
+#    temporary repositories (the core jar of step 4, never ~/.m2), real application contexts against
+#    the server (MYSQLLEADER_TEST_KIND=mysql: MySQL Connector/J for its JDBC part), on Spring Boot
+#    3.5, then the same classes on Spring Boot 4.0 (mvn -Pboot4 test); afterwards the
+#    third-party artifacts it downloaded are copied into ~/.m2 (without io/mysqlleader), so that the
+#    next run (and MYSQLLEADER_MAVEN_OFFLINE=1) finds them there.
 #
 # When MYSQLLEADER_TEST_URL is not set, it runs itself again under scripts/testdb.sh, which starts
 # a throwaway mariadbd and stops it. Maven artifacts come from Maven Central as usual, into
@@ -123,4 +129,34 @@ fi
   env -u MYSQLLEADER_LIB java -cp "target/classes:$(cat cp.txt)" example.Elect --migrate | tee "$tmp/example.log"
   grep -q "wrote as leader of term" "$tmp/example.log" || { say "examples/java did not write as leader"; exit 1; }
 )
+
+# 5. The Spring Boot starter's tests, against the core jar installed in step 4.
+say "spring-boot-starter: mvn test"
+starter_started=$(date +%s)
+cd "$root/bindings/java/spring-boot-starter"
+# Spring Boot 3.5 (the pom's), then the same classes in a Spring Boot 4.0 application (-Pboot4:
+# the tests compiled against Boot 4, the main classes not rebuilt: no clean in between).
+status=0
+mvn "${mvn_flags[@]}" -s "$tmp/settings.xml" clean test 2>&1 | tee "$tmp/starter.log" || status=$?
+starter_ran() {
+  cat target/surefire-reports/TEST-*.xml 2>/dev/null | sed -n 's/.*<testsuite [^>]* tests="\([0-9]*\)".*/\1/p' | paste -sd+ | bc || true
+}
+ran3=0 ran4=0
+if [ "$status" -eq 0 ]; then
+  ran3=$(starter_ran)
+  mvn "${mvn_flags[@]}" -s "$tmp/settings.xml" -Pboot4 test 2>&1 | tee -a "$tmp/starter.log" || status=$?
+  [ "$status" -eq 0 ] && ran4=$(starter_ran)
+fi
+# Keep what it downloaded (Spring Boot, Micrometer, ...) for the next run; never io.mysqlleader.
+rm -rf "$tmp/m2/io/mysqlleader"
+if [ -d "$HOME/.m2/repository" ]; then cp -rn "$tmp/m2/." "$HOME/.m2/repository/" 2>/dev/null || true; fi
+if [ "$status" -ne 0 ]; then
+  say "spring-boot-starter: failed (mvn exit status $status)"
+  exit "$status"
+fi
+if [ -z "$ran3" ] || [ "$ran3" -eq 0 ] || [ -z "$ran4" ] || [ "$ran4" -eq 0 ]; then
+  say "spring-boot-starter: no test ran (Boot 3.5: '$ran3', Boot 4.0: '$ran4')"
+  exit 1
+fi
+say "spring-boot-starter: $ran3 tests passed on Spring Boot 3.5, $ran4 on Spring Boot 4.0, in $(( $(date +%s) - starter_started )) s"
 say "passed"
