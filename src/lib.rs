@@ -78,6 +78,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use fenced::FencedTransaction;
 pub use metrics::Metrics;
 pub use session::{Session, SessionBuilder, SessionStats};
-pub use migrate::{install, install_sql, install_sql_for, install_within, migrate, AppliedMigration, Installed, OnLockWait, Server, DEFAULT_LOCK_BUDGET};
+pub use migrate::{install, install_plan, install_sql, install_sql_for, install_within, migrate, Plan, AppliedMigration, Installed, OnLockWait, Server, DEFAULT_LOCK_BUDGET};
 
 pub use url::{opts_from_url, pool_from_url, SslMode};

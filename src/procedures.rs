@@ -469,31 +469,15 @@ pub fn migration_lock_name(server: crate::Server) -> &'static str {
     }
 }
 
-/// The checksum recorded for each routine and view in `mysqlleader_routines` (migration V9)
-/// that exists in the schema.
-pub(crate) async fn routine_checksums(conn: &mut mysql_async::Conn) -> Result<std::collections::HashMap<String, String>> {
-    // Only those that exist: a routine dropped by hand is applied again whatever its record.
-    let rows: Vec<(String, String)> = "SELECT r.name, r.checksum FROM mysqlleader_routines r \
-         WHERE EXISTS (SELECT 1 FROM information_schema.ROUTINES x WHERE x.ROUTINE_SCHEMA = DATABASE() \
-                          AND x.ROUTINE_NAME = CONVERT(r.name USING utf8mb3)) \
-            OR EXISTS (SELECT 1 FROM information_schema.VIEWS v WHERE v.TABLE_SCHEMA = DATABASE() \
-                          AND v.TABLE_NAME = CONVERT(r.name USING utf8mb3)) \
-            OR EXISTS (SELECT 1 FROM information_schema.TRIGGERS t WHERE t.TRIGGER_SCHEMA = DATABASE() \
-                          AND t.TRIGGER_NAME = CONVERT(r.name USING utf8mb3))"
-        .fetch(&mut *conn)
-        .await
-        .map_err(Error::from_mysql)?;
-    Ok(rows.into_iter().collect())
-}
-
 /// Records that routine `name` (a name of the project's own, a plain identifier) now has the
-/// definition whose SHA-256 is `checksum`; `applied_on` changes only with the checksum. No
-/// final `;`.
+/// definition whose SHA-256 is `checksum`, applied now: `applied_on` is the time of the last
+/// (re-)creation by this installer, which [`crate::migrate::plan`] compares with the live
+/// object's own creation time. No final `;`.
 pub(crate) fn record_routine_sql(name: &str, kind: &str, checksum: &str) -> String {
     format!(
         "INSERT INTO mysqlleader_routines (name, kind, checksum, applied_on)\n\
          VALUES ('{name}', '{kind}', '{checksum}', UTC_TIMESTAMP(6))\n\
-         ON DUPLICATE KEY UPDATE applied_on = IF(checksum = '{checksum}', applied_on, UTC_TIMESTAMP(6)), checksum = '{checksum}'"
+         ON DUPLICATE KEY UPDATE applied_on = UTC_TIMESTAMP(6), checksum = '{checksum}'"
     )
 }
 

@@ -986,3 +986,73 @@ async fn status_filters_leader_node_and_vacant() {
     assert!(cli(url, &["status", "--node", ""]).stderr.contains("--node"));
     db.drop_db().await;
 }
+
+/// `migrate --dry-run` and `migrate --verify` read what is live, not only the installer's
+/// record: a routine dropped, or created again after its record (as an older release's script
+/// run over this one would), is a difference, and `migrate` applies it again; a schema that a
+/// newer release installed is refused, with nothing changed.
+#[tokio::test]
+async fn migrate_verify_and_dry_run_read_what_is_live_and_migrate_mends_it() {
+    let db = common::TestDb::empty("cli_verify").await;
+    let url = Some(db.url.as_str());
+    let fresh = cli(url, &["migrate", "--dry-run"]);
+    assert_eq!(fresh.code, 0, "{fresh:?}");
+    assert!(fresh.stdout.contains("would apply migration V1__election_tables"), "{}", fresh.stdout);
+    assert!(fresh.stdout.contains("would apply procedure campaign: new"), "{}", fresh.stdout);
+    assert_eq!(cli(url, &["migrate", "--verify"]).code, 1, "an empty database differs");
+    assert_eq!(cli(url, &["migrate"]).code, 0);
+    let ok = cli(url, &["migrate", "--verify"]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert!(ok.stdout.contains("no difference"), "{}", ok.stdout);
+
+    let mut admin = db.conn().await;
+    admin.query_drop("DROP PROCEDURE am_i_leader").await.unwrap();
+    // An older definition created after the record (the record set an hour back, so that the
+    // new creation time is later whatever second this runs in).
+    admin.query_drop("UPDATE mysqlleader_routines SET applied_on = applied_on - INTERVAL 1 HOUR WHERE name = 'current_leader'").await.unwrap();
+    admin.query_drop("DROP PROCEDURE current_leader").await.unwrap();
+    admin.query_drop("CREATE PROCEDURE current_leader(IN p_service_id VARCHAR(128)) SELECT 'an older release' AS leader_id").await.unwrap();
+    let differs = cli(url, &["migrate", "--verify"]);
+    assert_eq!(differs.code, 1, "{differs:?}");
+    assert!(differs.stdout.contains("differs: procedure am_i_leader: missing"), "{}", differs.stdout);
+    assert!(differs.stdout.contains("differs: procedure current_leader: created again at"), "{}", differs.stdout);
+    assert_eq!(differs.stdout.lines().count(), 2, "nothing else differs: {}", differs.stdout);
+    let dry = cli(url, &["migrate", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(dry.stdout.contains("would apply procedure am_i_leader"), "{}", dry.stdout);
+    assert!(dry.stdout.contains("would apply procedure current_leader"), "{}", dry.stdout);
+    assert_eq!(cli(url, &["migrate", "--verify"]).code, 1, "a dry run changes nothing");
+    let mended = cli(url, &["migrate"]);
+    assert_eq!(mended.code, 0, "{mended:?}");
+    assert!(mended.stdout.contains("applied routines: am_i_leader, current_leader\n"), "{}", mended.stdout);
+    assert_eq!(cli(url, &["migrate", "--verify"]).code, 0);
+    let leader = mysqlleader::procedures::current_leader(&db.pool, "nobody").await.unwrap();
+    assert_eq!(leader.leader_id, None, "this release's current_leader is live again");
+
+    // A term change that wrote no history row (as while the trigger was missing): said by
+    // --verify and by migrate, which cannot mend it.
+    for node in ["a", "b", "c"] {
+        mysqlleader::procedures::force_leader(&db.pool, "gappy", node, Duration::from_secs(30)).await.unwrap();
+    }
+    admin.query_drop("DELETE FROM leader_election_history WHERE service_id = 'gappy' AND term = 2").await.unwrap();
+    let gap = cli(url, &["migrate", "--verify"]);
+    assert_eq!(gap.code, 1, "{gap:?}");
+    assert!(gap.stdout.contains("differs: the history misses term changes of 1 service(s) (gappy)"), "{}", gap.stdout);
+    let warned = cli(url, &["migrate"]);
+    assert_eq!(warned.code, 0, "{warned:?}");
+    assert!(warned.stderr.contains("warning: the history misses term changes of 1 service(s) (gappy)"), "{}", warned.stderr);
+
+    // A newer release's migration is recorded: migrate refuses and changes nothing.
+    admin.query_drop("INSERT INTO mysqlleader_schema_history (version, name, applied_on, checksum) VALUES (99, 'from_a_newer_release', '', '0')").await.unwrap();
+    admin.query_drop("UPDATE mysqlleader_routines SET checksum = 'older' WHERE name = 'resign'").await.unwrap();
+    let refused = cli(url, &["migrate"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("the schema is newer than this release: migration V99 is applied"), "{}", refused.stderr);
+    let still: Option<String> = admin.query_first("SELECT checksum FROM mysqlleader_routines WHERE name = 'resign'").await.unwrap();
+    assert_eq!(still.as_deref(), Some("older"), "nothing was applied over the newer schema");
+    let verify = cli(url, &["migrate", "--verify"]);
+    assert_eq!(verify.code, 1, "{verify:?}");
+    assert!(verify.stdout.contains("differs: the schema is newer than this release"), "{}", verify.stdout);
+    drop(admin);
+    db.drop_db().await;
+}

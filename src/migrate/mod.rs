@@ -6,8 +6,11 @@
 //! Three ways to install, all with the same result:
 //! * [`migrate`] / [`install`] (or `mysqlleader migrate`): runs the versioned migrations that are
 //!   not applied yet, recording them in `mysqlleader_schema_history` (kept apart from an
-//!   application's own `refinery_schema_history`), then applies each routine whose checksum
-//!   differs from the one recorded in `mysqlleader_routines`, and records it;
+//!   application's own `refinery_schema_history`), then applies each routine that is not live
+//!   as this release defines it (its recorded checksum in `mysqlleader_routines` differs, or it
+//!   is missing, or was created again after its record: [`plan`]), and records it;
+//! * [`install_plan`] (or `mysqlleader migrate --dry-run` / `--verify`): what an install would
+//!   change, read only;
 //! * [`install_sql`] / [`install_sql_for`] (or `mysqlleader sql`): the same as one script for the
 //!   `mysql`/`mariadb` client, for a DBA to review and apply, for one kind of server; it records
 //!   what it applied in the same tables, so a later [`migrate`] applies nothing.
@@ -20,10 +23,10 @@
 //! its one file.
 
 mod locks;
+pub mod plan;
 pub(crate) mod routines;
 mod script;
 
-use std::collections::HashMap;
 
 use mysql_async::Pool;
 use refinery_core::traits::r#async::{AsyncQuery, AsyncTransaction};
@@ -33,6 +36,7 @@ use crate::procedures;
 
 pub use locks::DEFAULT_LOCK_BUDGET;
 pub use routines::Server;
+pub use plan::{install_plan, Plan};
 pub use script::{install_sql, install_sql_for};
 
 mod embedded {
@@ -57,6 +61,9 @@ pub struct Installed {
     /// The routines and views it (re-)created, because they were new or their definition
     /// changed, in the order applied.
     pub routines: Vec<String>,
+    /// Services whose history misses term changes, read after the install (`None`: the
+    /// installer may not read the history); see [`plan::HistoryGaps`].
+    pub history_gaps: Option<plan::HistoryGaps>,
 }
 
 fn runner() -> refinery::Runner {
@@ -92,10 +99,14 @@ pub type OnLockWait = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 /// 2. takes the migration lock, so that concurrent installers (several copies of a service
 ///    starting at once) run one after another; a lock that cannot be taken is an error, except
 ///    on a Galera node (no named locks there: run one installer at a time, README);
-/// 3. runs the versioned migrations not yet recorded, without their routine definitions;
-/// 4. applies every routine and view whose checksum is not the recorded one, and records it;
+/// 3. refuses a schema that a newer release installed (a migration this release does not know
+///    is applied): nothing changes; else runs the versioned migrations not yet recorded,
+///    without their routine definitions;
+/// 4. applies every routine, trigger and view that is not live as this release defines it
+///    ([`plan`]: new, missing, changed, or created again after its record), and records it;
 /// 5. runs what the versioned migrations of step 3 deferred until the routines exist;
-/// 6. releases the lock, also after a failure.
+/// 6. reads whether the history misses term changes ([`plan::history_gaps`]), and says so;
+/// 7. releases the lock, also after a failure.
 pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration, on_wait: Option<OnLockWait>) -> Result<Installed> {
     let waits = locks::LockWaits { budget: lock_budget, report: on_wait };
     // 1. Asked before the lock is taken, so that no early return leaves it held.
@@ -104,7 +115,7 @@ pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration, on_wa
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let locked = procedures::migration_lock(&mut conn, server).await?;
     let outcome = install_locked(pool, &mut conn, server, &waits).await;
-    // 6.
+    // 7.
     if locked {
         let unlocked = procedures::migration_unlock(&mut conn, server).await;
         let installed = outcome?;
@@ -117,7 +128,10 @@ pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration, on_wa
 async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Server, waits: &locks::LockWaits)
     -> Result<Installed> {
     locks::bound_waits(conn).await?;
-    // 3.
+    // 3. Not over a newer release's schema: its routines would be replaced by older ones.
+    if let Some(newer) = plan::newer_than_this_release(conn).await? {
+        return Err(newer);
+    }
     let mut versioned_conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     locks::bound_waits(&mut versioned_conn).await?;
     let mut target = Versioned { pool: pool.clone(), conn: versioned_conn, waits: waits.clone(), deferred: Vec::new() };
@@ -133,12 +147,13 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
     // 4. A view is applied again after any versioned migration, whatever its record: MySQL
     //    keeps a view's column metadata (nullability, defaults) from when it was created, and
     //    after an ALTER of a table under it reports every column nullable until it is re-created.
-    let recorded: HashMap<String, String> = procedures::routine_checksums(conn).await?;
+    //    A routine is applied again when the live one is missing, or was created again after
+    //    its record (another release's definition: `plan`), whatever the record says.
+    let live = plan::live_objects(conn).await?;
     let mut applied = Vec::new();
     for routine in routines::ROUTINES {
         let checksum = routine.checksum(server);
-        let refresh = routine.kind == routines::Kind::View && !migrations.is_empty();
-        if recorded.get(routine.name) == Some(&checksum) && !refresh {
+        if plan::why_apply(routine, server, live.get(routine.name), !migrations.is_empty()).is_none() {
             continue;
         }
         let mut statements = routine.apply_statements(server);
@@ -171,7 +186,12 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
             message: format!("after the routines: {}", crate::error::redact(&e.to_string())),
         })?;
     }
-    Ok(Installed { migrations, routines: applied })
+    // 6. Said, not mended: a history that missed term changes (the trigger was missing).
+    let history_gaps = plan::history_gaps(conn).await?;
+    if let Some(gaps) = history_gaps.as_ref().filter(|g| g.services > 0) {
+        tracing::warn!("mysqlleader install: {gaps}");
+    }
+    Ok(Installed { migrations, routines: applied, history_gaps })
 }
 
 /// The database as Refinery sees it: one connection of the installer's, whose waits for locks

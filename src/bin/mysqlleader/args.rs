@@ -28,7 +28,17 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Install or upgrade the SQL objects (tables, procedures, event) in the database of the URL.
-    Migrate,
+    Migrate {
+        /// Change nothing: print what an install would do (the versioned migrations, the tables
+        /// each alters, the routines it would create again and why).
+        #[arg(long, conflicts_with = "verify")]
+        dry_run: bool,
+        /// Change nothing: compare what is live with this release (migrations applied, every
+        /// routine, the trigger and the view as this release defines them, none created again
+        /// by another release since) and print each difference; exit status 1 when there is one.
+        #[arg(long)]
+        verify: bool,
+    },
     /// Print the installation script for the mysql/mariadb client (needs no server): versioned
     /// migrations, then each routine once, as the server kind needs them.
     Sql {

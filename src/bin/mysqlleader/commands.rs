@@ -131,6 +131,9 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
         if !installed.routines.is_empty() {
             say!("applied routines: {}", installed.routines.join(", "));
         }
+        if let Some(gaps) = installed.history_gaps.as_ref().filter(|g| g.services > 0) {
+            eprintln!("mysqlleader: migrate: warning: {gaps}");
+        }
         if installed.migrations.is_empty() && installed.routines.is_empty() {
             say!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
         } else {
@@ -142,6 +145,68 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
             );
         }
         Ok(0)
+    })
+    .await
+}
+
+/// What `migrate --dry-run` and `migrate --verify` do with the plan.
+pub enum PlanUse {
+    /// Print what an install would do; exit 0.
+    DryRun,
+    /// Print what differs from this release; exit 1 when anything does.
+    Verify,
+}
+
+/// `migrate --dry-run` / `migrate --verify`: reads only.
+pub async fn migrate_plan(ctx: &Ctx, how: PlanUse) -> Result<Status, CliError> {
+    with_db(ctx, async |db| {
+        let plan = mysqlleader::install_plan(&db.pool).await.map_err(|e| db.explain(e))?;
+        let server = plan.server.name();
+        let (verb, mend) = match how {
+            PlanUse::DryRun => ("would apply", ""),
+            PlanUse::Verify => ("differs:", " (mend: mysqlleader migrate)"),
+        };
+        if let Some(newer) = plan.newer_message() {
+            say!("{} {}", if matches!(how, PlanUse::DryRun) { "would refuse:" } else { "differs:" }, newer);
+        }
+        for m in &plan.migrations {
+            let locks = if m.alters.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; alters {}: each ALTER waits for the open transactions on its table, at most 1 s an attempt, \
+                     and the election's calls on that table wait behind it meanwhile",
+                    m.alters.join(", ")
+                )
+            };
+            match how {
+                PlanUse::DryRun => say!("would apply migration V{}__{}{locks}", m.version, m.name),
+                PlanUse::Verify => say!("differs: migration V{}__{} is not applied{mend}", m.version, m.name),
+            }
+        }
+        for r in &plan.routines {
+            let how_replaced = match (r.kind, plan.server) {
+                ("trigger", mysqlleader::Server::MySql) => "; replaced under LOCK TABLES on the election's tables: their calls wait meanwhile",
+                ("procedure", mysqlleader::Server::MySql) => "; dropped, created and granted again: a call in between fails for a moment (1305, 1370)",
+                _ => "; replaced in place",
+            };
+            match how {
+                PlanUse::DryRun => say!("{verb} {} {}: {}{how_replaced}", r.kind, r.name, r.why),
+                PlanUse::Verify => say!("{verb} {} {}: {}{mend}", r.kind, r.name, r.why),
+            }
+        }
+        if let Some(gaps) = plan.history_gaps.as_ref().filter(|g| g.services > 0) {
+            say!("{} {gaps}", if matches!(how, PlanUse::DryRun) { "note:" } else { "differs:" });
+        }
+        if plan.is_current() && !(matches!(how, PlanUse::Verify) && plan.history_has_gaps()) {
+            say!(
+                "the mysqlleader schema in database '{}' ({server}) is as this release installs it: {}",
+                db.db(),
+                if matches!(how, PlanUse::DryRun) { "nothing to apply" } else { "no difference" }
+            );
+            return Ok(0);
+        }
+        Ok(if matches!(how, PlanUse::Verify) { 1 } else { 0 })
     })
     .await
 }

@@ -45,7 +45,8 @@ fn main() -> ExitCode {
     let ctx = Ctx { url: cli.url };
     let outcome = runtime.block_on(async {
         match command {
-            Command::Migrate => commands::migrate(&ctx).await,
+            Command::Migrate { dry_run: false, verify: false } => commands::migrate(&ctx).await,
+            Command::Migrate { dry_run: _, verify } => commands::migrate_plan(&ctx, if verify { commands::PlanUse::Verify } else { commands::PlanUse::DryRun }).await,
             Command::Sql { server } => commands::sql(server),
             Command::Grant { account, role, services, services_exact, apply, database } => {
                 commands::grant(&ctx, &account, &role, &services, &services_exact, apply, database.as_deref()).await
