@@ -29,10 +29,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * try (Elector elector = Elector.builder(client, "billing").nodeId("web-1").lease(Duration.ofSeconds(10)).build()) {
  *     if (elector.awaitLeadership(Duration.ofSeconds(30))) {
  *         try (Connection conn = dataSource.getConnection()) {   // e.g. HikariCP
- *             conn.setAutoCommit(false);
- *             elector.fence(conn);                                // CALL assert_leader(..., term)
- *             // ... the leader's writes ...
- *             conn.commit();                                      // no takeover commits in between
+ *             elector.runFenced(conn, (c, term) -> {              // CALL assert_leader(..., term) first
+ *                 // ... the leader's writes on c ...
+ *                 return null;
+ *             });                                                 // fenced again, committed: no takeover commits in between
  *         }
  *     }
  * }
@@ -40,7 +40,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Safety: {@link #isLeader()} is true only while the seat is held <em>and</em> the local
  * deadline has not passed at that moment; a thread paused after asking still acts late, so fence
- * database writes with {@link #fence(Connection)}.
+ * database writes: {@link #runFenced(Connection, FencedWork)} runs a unit of work as one fenced
+ * transaction, {@link #fence(Connection)} fences a transaction of your own.
  *
  * <p>An elector comes from {@link #builder(Client, String)} or, sharing one connection and one
  * renew with the other services of one node, from {@link Session#elector(String)}; both have
@@ -339,6 +340,8 @@ public final class Elector implements AutoCloseable {
      * with the term this node leads at now, inside the transaction the connection has open
      * (autocommit off). On success the term stays share-locked (its history row; never the seat, so the leader renews meanwhile) until that transaction
      * ends, so no takeover can commit before its writes do. Returns the term asserted.
+     * {@link #runFenced(Connection, FencedWork)} does the whole transaction: autocommit, this fence,
+     * your work, the fence again before COMMIT, the commit or the rollback.
      *
      * @throws NotLeaderException this node does not lead now (no round trip then), or the
      *         database refused the term (SQLSTATE 45001: the server has rolled the transaction
@@ -352,16 +355,38 @@ public final class Elector implements AutoCloseable {
      *         failed it otherwise; roll the transaction back
      */
     public long fence(Connection conn) {
+        return fenceAt(conn, 0, 0).term();
+    }
+
+    /** A fence that held: the term asserted, and the local deadline ({@link System#nanoTime()}) of the leadership it was asserted under. */
+    private record Fenced(long term, long deadlineNanos) {}
+
+    /**
+     * {@link #fence}: at the term this node leads at now ({@code wantTerm} 0), or only at
+     * {@code wantTerm} (the fence before COMMIT: the first fence's term, never a later one);
+     * with {@code notAfterNanos} (0: none), refused (no round trip, no step-down) once that
+     * {@link System#nanoTime()} has passed.
+     */
+    private Fenced fenceAt(Connection conn, long wantTerm, long notAfterNanos) {
         if (conn == null) {
             throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: connection is null", "connection", null, 0, false, null);
         }
         // 1. This node's view, at one instant: no round trip when it does not lead.
+        long seenAt = System.nanoTime(); // before the snapshot: the deadline below errs early
         Lib.StateRow state = new Lib.StateRow();
         handle.check(p -> Lib.C.mysqlleader_elector_snapshot(p, state));
         long term = state.term;
-        if (state.is_leader == 0) {
+        if (state.is_leader == 0 || (wantTerm != 0 && term != wantTerm)) {
             throw new NotLeaderException("mysqlleader: not the leader: node " + nodeId + " does not lead service "
-                    + serviceId + " now (term seen last: " + term + ")", null, 0, 0, null);
+                    + serviceId + (wantTerm != 0 ? " at term " + wantTerm : "") + " now (term seen last: " + term + ")", null, 0, 0, null);
+        }
+        if (notAfterNanos != 0 && seenAt - notAfterNanos > 0) {
+            // Rule 4 of the core's fenced transactions (src/fenced.rs): never past the lease it was
+            // fenced under. At REPEATABLE READ the fence below would read the seat as of the first
+            // fence, see that lease run out, and be refused: a refusal that would step a leader down.
+            throw new ServerException("mysqlleader: the fenced work outlasted the lease it was fenced under (by "
+                    + (seenAt - notAfterNanos) / 1_000_000 + " ms): nothing commits; for a job longer than a lease, "
+                    + "fence your own transaction with fence(conn), first in it, and commit", null, 0, true, null);
         }
         try {
             // 2. Only inside a transaction: with autocommit on the lock would end with the CALL.
@@ -383,10 +408,103 @@ public final class Elector implements AutoCloseable {
                     }
                 }
             }
-            return term;
+            return new Fenced(term, seenAt + state.valid_for_ms * 1_000_000L);
         } catch (SQLException e) {
             throw fenceError(e, term);
         }
+    }
+
+    /**
+     * Runs {@code work} as one fenced transaction on {@code conn} and commits it: the unit of work
+     * of the core's fenced transactions (Rust {@code elector.fenced(&pool)}, Python
+     * {@code elector.fenced()}, Go {@code RunFencedTx}) on the application's own JDBC connection.
+     * In order: autocommit off (remembered); {@link #fence(Connection)} first, whose term
+     * {@code work} gets; {@code work}; the fence once more, at that same term, right before
+     * {@code COMMIT} (a {@code ROLLBACK TO SAVEPOINT} in {@code work} may have released the first
+     * fence's lock, and stale writes must not commit); {@code commit()}. On any exception, from
+     * {@code work}, a fence or the commit, the transaction is rolled back and the exception
+     * rethrown; autocommit is then as it was. A refusal is the {@link NotLeaderException} of
+     * {@link #fence}, after which {@link #isLeader()} is false at once.
+     *
+     * <pre>{@code
+     * try (Connection conn = dataSource.getConnection()) {                  // e.g. HikariCP
+     *     int sent = elector.runFenced(conn, (c, term) -> {
+     *         try (PreparedStatement st = c.prepareStatement(
+     *                 "UPDATE invoices SET state = 'sent', term = ? WHERE state = 'due'")) {
+     *             st.setLong(1, term);                                     // the fencing token
+     *             return st.executeUpdate();
+     *         }
+     *     });                                                              // committed at that term
+     * } catch (NotLeaderException e) {
+     *     // another node leads: nothing was committed, elector.isLeader() is false already
+     * }
+     * }</pre>
+     *
+     * <p>Like the core's, the transaction is bounded by the lease it was fenced under: when
+     * {@code work} returns after the local deadline the first fence saw ({@link #validFor()} then),
+     * nothing commits ({@link ServerException}; the elector goes on leading). At
+     * {@code REPEATABLE READ} the fence before {@code COMMIT} reads the seat as of the first fence
+     * and would be refused past that lease. For a job longer than a lease, run
+     * {@link #fence(Connection)} yourself, first in the transaction, then commit (README, "Transactions,
+     * autocommit and fencing").
+     *
+     * <p>{@code work} must not commit, roll back or change autocommit itself. Call this with no
+     * transaction open on {@code conn} (autocommit on, as a pool hands connections out, or right
+     * after a commit): with autocommit off already, what the connection has open becomes part of
+     * the unit, committed or rolled back with it. When even the rollback fails (a broken
+     * connection), autocommit is left off, so that nothing commits by restoring it; discard the
+     * connection.
+     *
+     * @return what {@code work} returned, once committed
+     * @throws NotLeaderException this node does not lead now ({@code work} does not run), or no
+     *         longer at the first fence's term, or the database refused the term at either fence
+     * @throws ServerException {@code work} outlasted the lease it was fenced under, or a fence
+     *         failed otherwise (see {@link #fence})
+     * @throws SQLException what {@code work}, the commit or the connection threw, unchanged
+     * @throws InvalidArgumentException {@code conn} or {@code work} is null
+     */
+    public <T> T runFenced(Connection conn, FencedWork<T> work) throws SQLException {
+        if (conn == null) {
+            throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: connection is null", "connection", null, 0, false, null);
+        }
+        if (work == null) {
+            throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: work is null", "work", null, 0, false, null);
+        }
+        boolean autoCommit = conn.getAutoCommit();
+        if (autoCommit) conn.setAutoCommit(false);
+        T result;
+        try {
+            Fenced first = fenceAt(conn, 0, 0);
+            result = work.run(conn, first.term());
+            fenceAt(conn, first.term(), first.deadlineNanos()); // rule 3: again before COMMIT, at the same term
+            conn.commit();
+        } catch (Throwable t) {
+            boolean ended;
+            try {
+                conn.rollback(); // after a refusal the server has rolled back already: a no-op
+                ended = true;
+            } catch (Throwable r) {
+                t.addSuppressed(r);
+                ended = false;   // setAutoCommit(true) would commit what is still open
+            }
+            if (autoCommit && ended) {
+                try {
+                    conn.setAutoCommit(true);
+                } catch (Throwable r) {
+                    t.addSuppressed(r);
+                }
+            }
+            throw t;
+        }
+        if (autoCommit) {
+            try {
+                conn.setAutoCommit(true);
+            } catch (SQLException e) {
+                // Committed already: an exception here would read as a failed unit (and invite a retry).
+                LOG.log(System.Logger.Level.WARNING, "runFenced committed, but autocommit could not be turned on again: " + e);
+            }
+        }
+        return result;
     }
 
     /**

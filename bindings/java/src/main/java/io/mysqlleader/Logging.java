@@ -15,6 +15,14 @@ import java.lang.System.Logger.Level;
  * <p>Loggers are named after the Rust module with {@code .} for {@code ::}
  * ({@code mysqlleader.elector.task}). The C side is asked only for the levels that the logger
  * {@code mysqlleader} allows when the library loads (error 1 ... trace 5).
+ *
+ * <p>Quiet unless asked: when the application has configured nothing for the logger
+ * {@code mysqlleader} (the JDK's own LoggerFinder, i.e. java.util.logging, and no level set on that
+ * JUL logger), only WARNING and above are forwarded, not the INFO records of every leadership
+ * change that JUL's default configuration would print. A level on {@code mysqlleader} (a
+ * {@code -Djava.util.logging.config.file} with {@code mysqlleader.level = INFO}, or
+ * {@code java.util.logging.Logger.getLogger("mysqlleader").setLevel(...)} before the library
+ * loads) or a LoggerFinder of another backend (SLF4J's, Log4j's) decides instead.
  */
 final class Logging {
     private Logging() {}
@@ -29,6 +37,7 @@ final class Logging {
         for (int i = 0; i < levels.length; i++) {
             if (root.isLoggable(levels[i])) max = i + 1;
         }
+        if (unconfigured()) max = Math.min(max, 2); // WARNING and above
         callback = (Pointer userdata, int level, String target, String message) -> {
             try {
                 Level l = level >= 1 && level <= 5 ? levels[level - 1] : Level.INFO;
@@ -42,5 +51,21 @@ final class Logging {
         Native.setCallbackThreadInitializer(callback, new CallbackThreadInitializer(true, false, "mysqlleader-log"));
         // MYSQLLEADER_INVALID_STATE: a Rust program in this process installed its own subscriber first.
         lib.mysqlleader_set_log_callback(null, max == 0 ? null : callback, max);
+    }
+
+    /**
+     * Whether the application has configured nothing for the logger {@code mysqlleader}: the
+     * LoggerFinder is the JDK's own (java.util.logging's) and the JUL logger {@code mysqlleader}
+     * has no level of its own.
+     */
+    static boolean unconfigured() {
+        try {
+            Module finder = System.LoggerFinder.getLoggerFinder().getClass().getModule();
+            String name = finder.isNamed() ? finder.getName() : "";
+            if (!name.equals("java.base") && !name.equals("java.logging")) return false;
+            return java.util.logging.Logger.getLogger("mysqlleader").getLevel() == null;
+        } catch (Throwable t) {
+            return false; // a security manager, or no java.logging module: as before, the finder's levels
+        }
     }
 }

@@ -172,6 +172,22 @@ class MysqlLeaderStarterTest {
         }
     }
 
+    /**
+     * The core jar forwards only WARNING and above while nothing is configured for the logger
+     * {@code mysqlleader} in java.util.logging (README, "Java", Logging): Spring Boot's Logback
+     * set-up sets no level there by itself, and passes {@code logging.level.mysqlleader} on to it.
+     */
+    @Test
+    void loggingLevelMysqlleaderReachesJavaUtilLogging() throws Exception {
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("mysqlleader");
+        try (ConfigurableApplicationContext ctx = node(service("log"), "log-1")) {
+            assertNull(jul.getLevel(), "Spring Boot set a level on the JUL logger mysqlleader by itself");
+        }
+        try (ConfigurableApplicationContext ctx = node(service("log"), "log-1", "logging.level.mysqlleader=info")) {
+            assertEquals(java.util.logging.Level.INFO, jul.getLevel(), "logging.level.mysqlleader did not reach java.util.logging");
+        }
+    }
+
     @Test
     void leaderOnlyScheduledMethodRunsOnTheLeaderOnly(CapturedOutput output) throws Exception {
         String service = service("job");
