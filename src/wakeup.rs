@@ -210,7 +210,9 @@ async fn serve(
         Err(e) if e.is_permanent() => {
             // An account granted before V12 may not call the routine yet (run `mysqlleader grant`
             // again): the election works without the accelerator, followers poll.
-            tracing::info!(service = %service_id, error = %e, "wake-up lock off: its name is not available to this account");
+            // A warning: unlike the Galera/Group Replication case above, an operator can mend it.
+            tracing::warn!(service = %service_id, error = %e,
+                           "wake-up lock off: its name is not available to this account (run `mysqlleader grant ACCOUNT --role ... --apply` again); followers poll");
             let _ = conn.disconnect().await;
             return Ok(());
         }

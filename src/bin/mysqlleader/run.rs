@@ -255,9 +255,34 @@ fn config_error(e: mysqlleader::Error) -> CliError {
     }
 }
 
+/// The library's own log records, on standard error for as long as `run` runs: warnings and
+/// errors by default (a renew that failed, a wake-up lock that is off for want of a grant), more
+/// with `MYSQLLEADER_LOG=info|debug|trace` (`off` for none).
+fn log_to_stderr() {
+    unsafe extern "C" fn line(_: *mut std::ffi::c_void, level: u32, _target: *const std::ffi::c_char, message: *const std::ffi::c_char) {
+        // SAFETY: the library passes a valid NUL-terminated message for the call's duration.
+        let message = unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy();
+        let level = ["error", "warning", "info", "debug", "trace"].get(level.saturating_sub(1) as usize).copied().unwrap_or("info");
+        note!("{level}: {}", crate::output::printable(&message));
+    }
+    let max = match std::env::var("MYSQLLEADER_LOG").unwrap_or_default().to_ascii_lowercase().as_str() {
+        "off" | "none" => 0,
+        "error" => 1,
+        "info" => 3,
+        "debug" => 4,
+        "trace" => 5,
+        _ => 2,
+    };
+    if max > 0 {
+        // SAFETY: `line` is a plain function that lives for the whole process; no userdata.
+        let _ = unsafe { mysqlleader::ffi::log::mysqlleader_set_log_callback(std::ptr::null_mut(), Some(line), max) };
+    }
+}
+
 pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<u8, CliError> {
     // 1. Arguments, server, login, schema.
     ctx.url()?;
+    log_to_stderr();
     check_command(&args.command[0])?;
     let fallbacks = fallback_pools(&args.fallback_urls)?;
     // --http's port before anything else touches the database: a taken port must not cost a
