@@ -1533,6 +1533,35 @@ static void test_elector_note_refusal(mysqlleader_client *client) {
     mysqlleader_elector_free(e);
 }
 
+/* A fenced transaction the database refuses (another node took the seat while this elector's
+ * next renew is seconds away): mysqlleader_elector_txn_begin answers NOT_LEADER with the current
+ * term, writes no transaction, and the elector has stepped down when it returns (the core's
+ * FencedTransaction tells its elector; src/fenced.rs rule 5). */
+static void test_elector_txn_refused_steps_down(mysqlleader_client *client) {
+    mysqlleader_elector_config config = quick_config("txnrefusal", "r1");
+    config.lease_ms = 20000;
+    config.renew_ms = 4000;
+    config.retry_ms = 1000;
+    mysqlleader_elector *e = NULL;
+    bool leading = false;
+    uint64_t term = 0, fenced = 0;
+    CHECK_OK(mysqlleader_elector_new(client, &config, NULL, NULL, &e));
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_term(e, &term));
+    mysqlleader_campaign_result forced;
+    CHECK_OK(mysqlleader_force_leader(client, "txnrefusal", "r2", 20000, &forced));
+    CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
+    CHECK(leading); /* its renew is seconds away: it still believes it leads */
+    mysqlleader_txn *txn = NULL;
+    CHECK_RC(mysqlleader_elector_txn_begin(e, &txn, &fenced), MYSQLLEADER_NOT_LEADER);
+    CHECK(mysqlleader_last_error_current_term() == term + 1);
+    CHECK(txn == NULL);
+    CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
+    CHECK(!leading);
+    mysqlleader_elector_free(e);
+}
+
 /* Terms of `service` that ended `ended_how`, counted by deleting them in a transaction rolled back. */
 static long long history_rows(mysqlleader_client *client, const char *service, const char *term, const char *ended_how) {
     mysqlleader_txn *txn = NULL;
@@ -1832,6 +1861,7 @@ int main(int argc, char **argv) {
         if (getenv("MYSQLLEADER_C_ONLY_TXN") != NULL) goto done; /* a quick run while developing */
         test_elector_waits(client);
         test_elector_note_refusal(client);
+        test_elector_txn_refused_steps_down(client);
         test_elector_arguments(client);
         test_elector(client);
         test_handover(client);

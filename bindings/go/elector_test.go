@@ -638,6 +638,40 @@ func TestFencedTx(t *testing.T) {
 	}
 }
 
+// TestBeginFencedTxRefusedStepsDown: the database refuses the term (an operator moved the seat
+// while this elector's next renew is seconds away): BeginFencedTx answers ErrNotLeader with the
+// current term, and the elector has stepped down when it returns (the core's fenced
+// transaction tells its elector).
+func TestBeginFencedTxRefusedStepsDown(t *testing.T) {
+	c := newClient(t)
+	ctx := ctxTimeout(t, time.Minute)
+	s := service(t)
+	config := testConfig(s, "r1")
+	config.Lease = 20 * time.Second
+	config.RenewInterval = 4 * time.Second
+	config.RetryInterval = time.Second
+	e := newElector(t, c, config)
+	eventually(t, 2*time.Second+slack, "r1 leads", e.IsLeader)
+	term := e.Term()
+	if _, err := c.ForceLeader(ctx, s, "r2", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !e.IsLeader() {
+		t.Fatal("r1 stepped down before its next renew: the test cannot see the refusal's step-down")
+	}
+	tx, err := e.BeginFencedTx(ctx)
+	if tx != nil {
+		t.Fatal("a refused BeginFencedTx returned a transaction")
+	}
+	refused := wantCode(t, err, CodeNotLeader, ErrNotLeader)
+	if refused != nil && refused.CurrentTerm != term+1 {
+		t.Fatalf("CurrentTerm = %d, want %d", refused.CurrentTerm, term+1)
+	}
+	if e.IsLeader() {
+		t.Fatal("the elector still reports leading right after the database refused its term")
+	}
+}
+
 // TestElectorFinalizer: an elector nobody closes is closed by its finalizer, which resigns.
 func TestElectorFinalizer(t *testing.T) {
 	c := newClient(t)

@@ -552,8 +552,10 @@ impl<B: Backend> Task<B> {
                 Some(Ok(())) => self.resign_owed = None,
                 Some(Err((sent_at, e))) => {
                     let result = Err(e);
-                    self.note(&result);
+                    // Counted before it is told (state, FAILING event): whoever sees the failure
+                    // sees it in the metrics too.
                     self.metrics.observe_campaign(sent_at.elapsed(), false);
+                    self.note(&result);
                     return self.apply(Input::Campaigned { sent_at, result, watched: false }).unwrap_or_else(Instant::now);
                 }
             }
@@ -573,8 +575,10 @@ impl<B: Backend> Task<B> {
             return Instant::now();
         };
         let result = result.unwrap_or_else(|_| Err(Error::timeout(limit - sent_at)));
-        self.note(&result);
+        // Counted before it is told (state, FAILING event): whoever sees the failure sees it in
+        // the metrics too (a test read the counter at 0 right after the FAILING event).
         self.metrics.observe_campaign(sent_at.elapsed(), result.is_ok());
+        self.note(&result);
         if let Ok(c) = &result {
             self.report_late_answer(c, sent_at);
         }

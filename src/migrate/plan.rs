@@ -7,9 +7,10 @@
 //! missing, or that was created again after its record (an older release's script run over
 //! this one: a downgrade, or a restore of old definitions), is applied again, whatever the
 //! record's checksum says. Creation times are read in UTC from `information_schema`
-//! (`ROUTINES.LAST_ALTERED`, `TRIGGERS.CREATED`; whole seconds on both servers), so a
-//! re-creation in the same second as the record is not seen; views have no such time, and are
-//! applied again only when missing or after a versioned migration.
+//! (`ROUTINES.LAST_ALTERED`, `TRIGGERS.CREATED`), and a creation counts as "again" only when it
+//! is more than a minute after the record ([`REPLICATION_SLACK_S`]: a cluster node applies the
+//! installer's `CREATE` when it arrives), so a re-creation within that minute is not seen; views
+//! have no such time, and are applied again only when missing or after a versioned migration.
 
 use std::collections::{HashMap, HashSet};
 
@@ -204,6 +205,13 @@ pub(crate) fn why_apply(routine: &Routine, server: Server, live: Option<&Live>, 
     }
 }
 
+/// How much later than its record a live object may have been created and still count as the
+/// recorded one, in seconds: on a Galera node or a Group Replication member other than the one
+/// that installed, the `CREATE` is applied (and timed) when it arrives, after the record's time
+/// on the installing node; a replica's lag is seconds. An older release's script run over this
+/// one within this minute of the install goes unseen.
+const REPLICATION_SLACK_S: u32 = 60;
+
 /// One repeatable object's state: there or not, its recorded checksum, and when it was created
 /// again after its record (UTC), if it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,7 +238,10 @@ pub(crate) async fn live_objects(conn: &mut Conn) -> Result<HashMap<String, Live
     let live = live.map_err(Error::from_mysql)?;
     restored.map_err(Error::from_mysql)?;
     let recorded: Vec<(String, String, String)> = match conn
-        .query("SELECT name, checksum, DATE_FORMAT(applied_on, '%Y-%m-%d %H:%i:%s.%f') FROM mysqlleader_routines")
+        .query(format!(
+            "SELECT name, checksum, DATE_FORMAT(applied_on + INTERVAL {REPLICATION_SLACK_S} SECOND, '%Y-%m-%d %H:%i:%s.%f') \
+             FROM mysqlleader_routines"
+        ))
         .await
     {
         Ok(rows) => rows,
@@ -247,9 +258,8 @@ pub(crate) async fn live_objects(conn: &mut Conn) -> Result<HashMap<String, Live
     for (name, checksum, applied_on) in recorded {
         let entry = objects.entry(name.clone()).or_insert(Live { exists: false, recorded: None, replaced_at: None });
         entry.recorded = Some(checksum);
-        // Both formatted alike ("YYYY-MM-DD HH:MM:SS.ffffff"), so text order is time order. The
-        // object's creation time is cut to whole seconds: created in the record's second, it
-        // compares as before the record.
+        // Both formatted alike ("YYYY-MM-DD HH:MM:SS.ffffff"), so text order is time order;
+        // `applied_on` is read with the slack added.
         if let Some(Some(at)) = created.get(&name) {
             if at.as_str() > applied_on.as_str() {
                 entry.replaced_at = Some(at.trim_end_matches(".000000").to_string());
@@ -274,11 +284,16 @@ pub(crate) async fn newer_than_this_release(conn: &mut Conn) -> Result<Option<Er
     Ok(Plan { server: Server::MariaDb, migrations: Vec::new(), newer, routines: Vec::new(), history_gaps: None }.newer_error())
 }
 
-/// The versions the record of applied migrations lists (none before the first install).
+/// The versions the record of applied migrations lists (none before the first install). A
+/// record that cannot be read as one (a table of that name that is something else) is a
+/// migration error, as Refinery's own reading of it would be.
 async fn applied_versions(conn: &mut Conn) -> Result<HashSet<i32>> {
     match conn.query::<i32, _>(format!("SELECT version FROM {MIGRATION_TABLE}")).await {
         Ok(versions) => Ok(versions.into_iter().collect()),
         Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(HashSet::new()),
+        Err(mysql_async::Error::Server(e)) => Err(Error::Migration {
+            message: format!("the record of applied migrations ({MIGRATION_TABLE}) cannot be read: {}", e.message),
+        }),
         Err(e) => Err(Error::from_mysql(e)),
     }
 }
