@@ -131,13 +131,7 @@ impl Plan {
 
     /// What [`newer_error`](Self::newer_error) says.
     pub fn newer_message(&self) -> Option<String> {
-        let newest = *self.newer.iter().max()?;
-        let known = super::embedded::migrations::runner().get_migrations().iter().map(|m| m.version() as i32).max().unwrap_or(0);
-        Some(format!(
-                "the schema is newer than this release: migration V{newest} is applied, and this release knows migrations up to \
-                 V{known}; nothing was changed. Use the newer release's `mysqlleader migrate`, or go back to this release as \
-                 docs/upgrades.md, \"Going back to an older release\", says"
-        ))
+        newer_message(&self.newer)
     }
 }
 
@@ -147,7 +141,6 @@ pub async fn install_plan(pool: &Pool) -> Result<Plan> {
     let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
     let applied = applied_versions(&mut conn).await?;
     let known: Vec<refinery::Migration> = super::embedded::migrations::runner().get_migrations().to_vec();
-    let known_versions: HashSet<i32> = known.iter().map(|m| m.version() as i32).collect();
     let mut migrations = Vec::new();
     for m in &known {
         if !applied.contains(&(m.version() as i32)) {
@@ -155,7 +148,7 @@ pub async fn install_plan(pool: &Pool) -> Result<Plan> {
         }
     }
     migrations.sort_by_key(|m| m.version);
-    let newer = newer_versions(&applied, &known_versions);
+    let newer = newer_versions(&applied, &known_versions());
     let live = live_objects(&mut conn).await?;
     let routines = routines::ROUTINES
         .iter()
@@ -276,12 +269,27 @@ fn newer_versions(applied: &HashSet<i32>, known: &HashSet<i32>) -> Vec<i32> {
     newer
 }
 
+/// The refusal of an install over versions `newer` (applied, unknown to this release); `None`
+/// when there are none.
+fn newer_message(newer: &[i32]) -> Option<String> {
+    let newest = *newer.iter().max()?;
+    let known = known_versions().into_iter().max().unwrap_or(0);
+    Some(format!(
+        "the schema is newer than this release: migration V{newest} is applied, and this release knows migrations up to \
+         V{known}; nothing was changed. Use the newer release's `mysqlleader migrate`, or go back to this release as \
+         docs/upgrades.md, \"Going back to an older release\", says"
+    ))
+}
+
+/// The versions of this release's migrations.
+fn known_versions() -> HashSet<i32> {
+    super::embedded::migrations::runner().get_migrations().iter().map(|m| m.version() as i32).collect()
+}
+
 /// The refusal of an install over a schema that a newer release installed, if it is one.
 pub(crate) async fn newer_than_this_release(conn: &mut Conn) -> Result<Option<Error>> {
-    let applied = applied_versions(conn).await?;
-    let known: HashSet<i32> = super::embedded::migrations::runner().get_migrations().iter().map(|m| m.version() as i32).collect();
-    let newer = newer_versions(&applied, &known);
-    Ok(Plan { server: Server::MariaDb, migrations: Vec::new(), newer, routines: Vec::new(), history_gaps: None }.newer_error())
+    let newer = newer_versions(&applied_versions(conn).await?, &known_versions());
+    Ok(newer_message(&newer).map(|message| Error::Migration { message }))
 }
 
 /// The versions the record of applied migrations lists (none before the first install). A
