@@ -79,13 +79,22 @@ class TestApp {
         return new EventLog();
     }
 
+    /** Boot's DataSource auto-configuration: Boot 3's class, Boot 4's (an exclusion that is not on the class path is ignored). */
+    static final String[] DATASOURCE_AUTO_CONFIGURATIONS = {
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    };
+
     /** A context of this application with {@code properties} ("key=value"). */
     static ConfigurableApplicationContext run(String... properties) {
         return new SpringApplicationBuilder(TestApp.class)
                 .web(WebApplicationType.NONE)
                 .properties("spring.main.banner-mode=off", "spring.jmx.enabled=false",
                         "management.endpoint.health.show-details=always", "logging.level.root=warn",
-                        "logging.level.io.mysqlleader.spring.LeaderOnly=debug")
+                        "logging.level.io.mysqlleader.spring.LeaderOnly=debug",
+                        // no DataSource (spring-boot-starter-jdbc is on the class path for FencedJobApp):
+                        // these contexts have no spring.datasource.url, or one only to derive the URL from
+                        "spring.autoconfigure.exclude=" + String.join(",", DATASOURCE_AUTO_CONFIGURATIONS))
                 .properties(properties)
                 .run();
     }

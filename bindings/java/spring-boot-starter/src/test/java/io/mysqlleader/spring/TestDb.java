@@ -55,13 +55,25 @@ final class TestDb implements AutoCloseable {
                 + (params.isEmpty() ? "" : "?" + params);
     }
 
+    /** The JDBC URL of this database for the test account: MySQL's default authentication without TLS needs the server's RSA key. */
+    String jdbcUrl() {
+        return jdbcUrl(mysql() ? "allowPublicKeyRetrieval=true" : "");
+    }
+
+    /** The test account's user name (MYSQLLEADER_TEST_URL's, decoded). */
+    static String user() {
+        return URLDecoder.decode(URI.create(baseUrl()).getRawUserInfo().split(":", 2)[0], StandardCharsets.UTF_8);
+    }
+
+    /** The test account's password (MYSQLLEADER_TEST_URL's, decoded; empty when it has none). */
+    static String password() {
+        String[] userPass = URI.create(baseUrl()).getRawUserInfo().split(":", 2);
+        return userPass.length > 1 ? URLDecoder.decode(userPass[1], StandardCharsets.UTF_8) : "";
+    }
+
     /** A JDBC connection to this database as the test account. */
     Connection connection() throws SQLException {
-        URI u = URI.create(baseUrl());
-        String[] userPass = u.getRawUserInfo().split(":", 2);
-        return DriverManager.getConnection(jdbcUrl(mysql() ? "allowPublicKeyRetrieval=true" : ""),
-                URLDecoder.decode(userPass[0], StandardCharsets.UTF_8),
-                userPass.length > 1 ? URLDecoder.decode(userPass[1], StandardCharsets.UTF_8) : "");
+        return DriverManager.getConnection(jdbcUrl(), user(), password());
     }
 
     /** Runs statements as the test account (MYSQLLEADER_TEST_URL's) on a fresh autocommit connection. */
