@@ -16,8 +16,10 @@
 #    a fenced write through JDBC (exit 0);
 # 5. the Spring Boot starter (bindings/java/spring-boot-starter): mvn -B test with the same
 #    temporary repositories (the core jar of step 4, never ~/.m2), real application contexts against
-#    the server (MYSQLLEADER_TEST_KIND=mysql: MySQL Connector/J for its JDBC part), on Spring Boot
-#    3.5, then the same classes on Spring Boot 4.0 (mvn -Pboot4 test); afterwards the
+#    the server (MYSQLLEADER_TEST_KIND=mysql: MySQL Connector/J for its JDBC part), and a Spring Boot
+#    application in three child JVMs (ThreeInstancesTest: a @LeaderOnly fenced job through kill -9
+#    of the leader and SIGTERM of the next, 0 overlaps in the rows it committed; about 15 s), on
+#    Spring Boot 3.5, then the same classes on Spring Boot 4.0 (mvn -Pboot4 test); afterwards the
 #    third-party artifacts it downloaded are copied into ~/.m2 (without io/mysqlleader), so that the
 #    next run (and MYSQLLEADER_MAVEN_OFFLINE=1) finds them there.
 #

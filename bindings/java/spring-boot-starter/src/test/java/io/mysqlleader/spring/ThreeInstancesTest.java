@@ -39,6 +39,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * JVMs exited by the signal or with 0; and no instance's job was called before the instance was first
  * elected ({@code @LeaderOnly} skipped it: without it a follower's call is refused by the fence, a
  * row in {@code job_failures}). The gaps between the leaders' units are printed, not asserted.
+ *
+ * <p>A leader's failed call is allowed, and printed: on SIGTERM the unit in flight usually fails
+ * ("the elector is closed" at the fence before COMMIT, so it rolls back), since Spring's default
+ * scheduler does not wait for a running task before the starter's lifecycle closes the elector.
  */
 class ThreeInstancesTest {
     /** The lease of the instances: a kill -9 costs one lease (plus one retry) of no job. */
