@@ -680,11 +680,12 @@ bool mysqlleader_last_error_is_transient(void);
  * this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
  * language reads the procedures' refusals by one rule (the core's), never by its own.
  *
- * `server_code` is the server's error number (1644 for the procedures' refusals), `sqlstate`
- * its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient keep none; a
- * refusal of the procedures, 1644 with a message that begins `mysqlleader: `, is then read by
- * the words the procedures put first: `not the leader` 45001, `access denied` 45002, else
- * 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
+ * `server_code` is the server's error number (45000 to 45004 for the procedures' refusals,
+ * one per kind: `mysqlleader::error::refusal`; 1644 from the routines of an earlier release),
+ * `sqlstate` its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient
+ * keep none; it is then the one the procedures raise with that number, and for a 1644 with a
+ * message that begins `mysqlleader: ` read by the words those put first: `not the leader`
+ * 45001, `access denied` 45002, else 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
  * `MYSQLLEADER_NOT_LEADER` for 45001 (with its current term), `MYSQLLEADER_ACCESS_DENIED` for
  * 45002, `MYSQLLEADER_INVALID_ARGUMENT` for a rejected input (with the parameter's name),
  * `MYSQLLEADER_USAGE` for a call the session's state does not allow (a fence outside a
@@ -1155,7 +1156,8 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  * Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
  * `assert_leader` the application ran itself, on a connection of its own driver (the fence of
  * the Java and other bindings). When the elector still leads at `term` it steps down at once
- * (`MYSQLLEADER_STOP_LOST_SEAT`) and its next call, sent at once, learns who leads; a refusal of
+ * (`MYSQLLEADER_STOP_LOST_SEAT`; `mysqlleader_elector_note_refusal_code` tells a handover's
+ * refusal apart) and its next call, sent at once, learns who leads; a refusal of
  * any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
  * leading at `term` (waiting at most for a renew already in flight, bounded by twice the
  * request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
@@ -1173,11 +1175,12 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  *    with `is_leader` = 1 means the term is share-locked (its history row, never the seat, so
  *    the node's renews go on) until your transaction ends, so no takeover can commit before
  *    your writes;
- * 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 1644 with a message that begins
- *    `mysqlleader: not the leader`) is the refusal of the term: the server has rolled your
- *    transaction back; call `mysqlleader_elector_note_refusal(elector, term)`, after which
- *    `mysqlleader_elector_is_leader` is false. 45000 `mysqlleader: assert_leader needs an open
- *    transaction` means no transaction was open (MariaDB; it would have fenced nothing).
+ * 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 45001, or 45004 when an operator's
+ *    handover ended the term: `mysql_errno`) is the refusal of the term: the server has rolled
+ *    your transaction back; call `mysqlleader_elector_note_refusal_code(elector, term,
+ *    mysql_errno(db))` (or `mysqlleader_elector_note_refusal(elector, term)`), after which
+ *    `mysqlleader_elector_is_leader` is false. 45000 (error 45003) `mysqlleader: assert_leader
+ *    needs an open transaction` means no transaction was open (MariaDB; it would have fenced nothing).
  *    After any error, `ROLLBACK`. `mysqlleader_error_classify(mysql_errno(db),
  *    mysql_sqlstate(db), mysql_error(db))` reads any of them as the library reads its own (the
  *    result code, the parameter, the current term, in `mysqlleader_last_error*`).
@@ -1191,7 +1194,7 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  * snprintf(sql, sizeof sql, "CALL assert_leader('billing', 'web-3', %llu)", (unsigned long long)term);
  * if (mysql_query(db, sql) != 0) {
  *     if (strcmp(mysql_sqlstate(db), "45001") == 0)
- *         mysqlleader_elector_note_refusal(elector, term); // is_leader is false now
+ *         mysqlleader_elector_note_refusal_code(elector, term, mysql_errno(db)); // is_leader is false now
  *     mysql_query(db, "ROLLBACK");
  * } else {
  *     do { mysql_free_result(mysql_store_result(db)); } while (mysql_next_result(db) == 0);
@@ -1201,6 +1204,17 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  */
 mysqlleader_result mysqlleader_elector_note_refusal(const mysqlleader_elector *elector,
                                                     uint64_t term);
+
+/**
+ * `mysqlleader_elector_note_refusal` with the refusal's error number (`mysql_errno`, JDBC's
+ * `getErrorCode()`, a driver's `errno`): 45004, the refusal of a term an operator's handover
+ * ended, makes the elector stop leading with `MYSQLLEADER_STOP_HANDED_OVER` (its next call
+ * acknowledges the handover); any other number, as `mysqlleader_elector_note_refusal`, with
+ * `MYSQLLEADER_STOP_LOST_SEAT`.
+ */
+mysqlleader_result mysqlleader_elector_note_refusal_code(const mysqlleader_elector *elector,
+                                                         uint64_t term,
+                                                         uint32_t server_code);
 
 /**
  * Waits until this node leads, `timeout_ms` pass (`MYSQLLEADER_WAIT_FOREVER`: no limit; 0 only

@@ -4,16 +4,16 @@
 //!
 //! | kind | raised by | fields | transient |
 //! | --- | --- | --- | --- |
-//! | `InvalidArgument` | SQLSTATE 45000, or a configuration check | `parameter` | no |
-//! | `NotLeader` | SQLSTATE 45001 (`assert_leader`) | `current_term` when known | no |
-//! | `AccessDenied` | SQLSTATE 45002 (per-service access) | | no |
+//! | `InvalidArgument` | error 45000 (SQLSTATE 45000), or a configuration check | `parameter` | no |
+//! | `NotLeader` | error 45001 or 45004 (SQLSTATE 45001, `assert_leader`) | `current_term` when known, `handed_over` | no |
+//! | `AccessDenied` | error 45002 (SQLSTATE 45002, per-service access) | | no |
 //! | `Authentication` | the server refused the login (1045; MySQL's 3159 for plaintext where TLS is required) | `code`, `state` | no |
 //! | `Privilege` | the server denied the account a database or routine (1044, 1049, 1142, 1227, 1370) | `code`, `state` | no |
-//! | `NotMigrated` | a missing election procedure or table | | no |
+//! | `NotMigrated` | a missing election procedure or table | `code`, `state` | no |
 //! | `Connection` | unreachable server, lost connection | | yes |
 //! | `Timeout` | no answer within the request timeout | `after` | yes |
 //! | `Server` | any other server error | `code`, `state` | for [`TRANSIENT_SERVER_CODES`] |
-//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet, a statement a fenced transaction refuses | `code`, `parameter` | no |
+//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet, a statement a fenced transaction refuses; error 45003 (SQLSTATE 45000): a call the session's state does not allow | `code`, `parameter` | no |
 //! | `Stopped` | a call on an elector whose background task has ended | | no |
 //! | `Migration` | a migration that could not be applied | | no |
 //!
@@ -32,6 +32,47 @@ pub const SQLSTATE_INVALID_ARGUMENT: &str = "45000";
 pub const SQLSTATE_NOT_LEADER: &str = "45001";
 /// SQLSTATE every procedure raises for a service outside the account's patterns.
 pub const SQLSTATE_ACCESS_DENIED: &str = "45002";
+
+/// The error numbers of the procedures' refusals (`SIGNAL ... SET MYSQL_ERRNO`): one per kind, so
+/// that the kind is data on the wire, as the errno every driver reports (also those that keep no
+/// SQLSTATE), and no caller reads a message. Routines installed by a release before these
+/// numbers raise 1644 ([`refusal::SIGNAL`]) for all of them; those are told apart by their
+/// messages ([`Error::from_server`]), while an upgrade replaces them.
+pub mod refusal {
+    /// A rejected input (SQLSTATE 45000); the message's first word after `mysqlleader: ` is
+    /// the parameter's name (`mysqlleader: lease_ms must be ...`).
+    pub const INVALID_ARGUMENT: u16 = 45000;
+    /// `assert_leader` refused the term (SQLSTATE 45001): another node leads, the lease ran out,
+    /// or the term has ended.
+    pub const NOT_LEADER: u16 = 45001;
+    /// A service outside the account's patterns, or a call over all services by a limited
+    /// account (SQLSTATE 45002).
+    pub const ACCESS_DENIED: u16 = 45002;
+    /// A call the session's state does not allow (SQLSTATE 45000): a fence outside a
+    /// transaction, a read inside one, any call inside an XA transaction.
+    pub const USAGE: u16 = 45003;
+    /// `assert_leader` refused the term because an operator's handover ended it (SQLSTATE
+    /// 45001): a `NotLeader` with `handed_over`.
+    pub const HANDED_OVER: u16 = 45004;
+    /// ER_SIGNAL_EXCEPTION: the number of a SIGNAL without a MYSQL_ERRNO of its own (the
+    /// routines of earlier releases).
+    pub const SIGNAL: u16 = 1644;
+
+    /// Whether `code` is one of the numbers above but [`SIGNAL`].
+    pub fn is_refusal(code: u16) -> bool {
+        (INVALID_ARGUMENT..=HANDED_OVER).contains(&code)
+    }
+
+    /// The SQLSTATE the procedures raise with `code` (one of the numbers above but [`SIGNAL`]).
+    pub fn sqlstate_of(code: u16) -> Option<&'static str> {
+        match code {
+            INVALID_ARGUMENT | USAGE => Some(super::SQLSTATE_INVALID_ARGUMENT),
+            NOT_LEADER | HANDED_OVER => Some(super::SQLSTATE_NOT_LEADER),
+            ACCESS_DENIED => Some(super::SQLSTATE_ACCESS_DENIED),
+            _ => None,
+        }
+    }
+}
 
 /// Server error codes that are worth retrying: the outcome is "not done", never "done".
 /// 1213 deadlock (and Galera certification conflict), 1205 lock wait timeout, 1047 unknown
@@ -78,9 +119,11 @@ pub enum Error {
     InvalidArgument { parameter: String, message: String },
 
     /// `assert_leader` refused: the node does not hold a valid lease at that term (SQLSTATE
-    /// 45001). `current_term` is the service's term when the refusal told it.
+    /// 45001). `current_term` is the service's term when the refusal told it; `handed_over`:
+    /// an operator's handover ended that term (error [`refusal::HANDED_OVER`]), and the elector
+    /// told of it stops leading for [`crate::StopReason::HandedOver`].
     #[error("{message}")]
-    NotLeader { message: String, current_term: Option<u64> },
+    NotLeader { message: String, current_term: Option<u64>, handed_over: bool },
 
     /// The account may not act on this service (SQLSTATE 45002, per-service access).
     #[error("{message}")]
@@ -111,9 +154,10 @@ pub enum Error {
     Timeout { after: Duration },
 
     /// The election procedures or tables are missing: run `mysqlleader migrate` (or
-    /// [`crate::migrate()`]) against this database first.
+    /// [`crate::migrate()`]) against this database first. `code` and `state`: the server's
+    /// error (1305 a missing procedure, 1146 a missing table, ...), when the server reported it.
     #[error("the mysqlleader schema is not installed in this database ({message}); run `mysqlleader migrate` first")]
-    NotMigrated { message: String },
+    NotMigrated { message: String, code: Option<u16>, state: Option<String> },
 
     /// Any other error the server reported.
     #[error("server error {code} ({state}): {message}")]
@@ -162,10 +206,10 @@ impl Error {
         let add = |message: String| format!("{message}; {context}");
         match self {
             Error::InvalidArgument { parameter, message } => Error::InvalidArgument { parameter, message: add(message) },
-            Error::NotLeader { message, current_term } => Error::NotLeader { message: add(message), current_term },
+            Error::NotLeader { message, current_term, handed_over } => Error::NotLeader { message: add(message), current_term, handed_over },
             Error::AccessDenied { message } => Error::AccessDenied { message: add(message) },
             Error::Connection { message } => Error::Connection { message: add(message) },
-            Error::NotMigrated { message } => Error::NotMigrated { message: add(message) },
+            Error::NotMigrated { message, code, state } => Error::NotMigrated { message: add(message), code, state },
             Error::Server { code, state, message } => Error::Server { code, state, message: add(message) },
             Error::Usage { code, parameter, message } => Error::Usage { code, parameter, message: add(message) },
             Error::Authentication { code, state, message } => Error::Authentication { code, state, message: add(message) },
@@ -272,11 +316,14 @@ impl Error {
         }
     }
 
-    /// The server error code (errno), when the server reported one.
+    /// The server error code (errno), when the server reported one; for `NotLeader` always its
+    /// refusal's number ([`refusal::NOT_LEADER`], or [`refusal::HANDED_OVER`]).
     pub fn server_code(&self) -> Option<u16> {
         match self {
             Error::Server { code, .. } | Error::Authentication { code, .. } | Error::Privilege { code, .. } => Some(*code),
-            Error::Usage { code, .. } => *code,
+            Error::Usage { code, .. } | Error::NotMigrated { code, .. } => *code,
+            // The kind as its number, also for a refusal made without a round trip.
+            Error::NotLeader { handed_over, .. } => Some(if *handed_over { refusal::HANDED_OVER } else { refusal::NOT_LEADER }),
             _ => None,
         }
     }
@@ -288,6 +335,7 @@ impl Error {
             Error::Server { state, .. } | Error::Authentication { state, .. } | Error::Privilege { state, .. } => Some(state),
             Error::NotLeader { .. } => Some(SQLSTATE_NOT_LEADER),
             Error::AccessDenied { .. } => Some(SQLSTATE_ACCESS_DENIED),
+            Error::NotMigrated { state, .. } => state.as_deref(),
             _ => None,
         }
     }
@@ -337,28 +385,48 @@ impl Error {
         }
     }
 
-    /// Maps a server error: the procedures' own SQLSTATEs to their kinds, missing objects to
-    /// `NotMigrated`, everything else to `Server`. This is the one place where the text of a
-    /// procedure's message is read (the protocol carries only errno, SQLSTATE and message). A
-    /// 45000 is one of three, told apart by the grammar every procedure keeps (the parameter
-    /// checks in `sql/routines/leader_election_check_*.sql`, `resign_to`'s):
-    /// 1. `mysqlleader: PARAMETER must ...`: a rejected input, `InvalidArgument` naming it;
-    /// 2. `mysqlleader: internal: ...`: a fault of the procedures themselves (a trigger's
-    ///    check), `Server`;
-    /// 3. anything else (`mysqlleader: campaign cannot run inside an XA transaction`,
-    ///    `assert_leader needs an open transaction`): a call the session's state does not
-    ///    allow, `Usage`, with no parameter.
-    /// The current term of a 45001 is the number after `current term `.
+    /// Maps a server error: the procedures' refusals to their kinds by their error numbers
+    /// ([`refusal`]), missing objects to `NotMigrated`, everything else to `Server`.
+    /// 1. An error number of [`refusal`] is the kind. An `InvalidArgument`'s parameter is the
+    ///    message's first word (`mysqlleader: PARAMETER must ...`, the grammar of every
+    ///    parameter check); a 45001's current term the number after `current term `.
+    /// 2. A refusal of the routines of an earlier release (1644 with SQLSTATE 45000, 45001 or
+    ///    45002, while an upgrade replaces them) is told apart by the grammar they keep: 45001
+    ///    and 45002 by their SQLSTATE; a 45000 is `InvalidArgument` when it reads
+    ///    `mysqlleader: PARAMETER must ...`, `Server` when `mysqlleader: internal: ...` (a
+    ///    fault of the procedures themselves, the trigger's check), else `Usage`.
     pub(crate) fn from_server(code: u16, state: &str, message: &str) -> Self {
+        let parameter = || {
+            let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
+            let mut words = rest.split_whitespace();
+            let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+            let is_name = !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            (is_name, first.to_string(), second == "must", first == "internal:")
+        };
+        let not_leader = |handed_over| Error::NotLeader {
+            message: message.to_string(),
+            current_term: number_after(message, "current term "),
+            handed_over,
+        };
+        let ours = refusal::is_refusal(code) && message.starts_with("mysqlleader: ");
+        match code {
+            _ if !ours => {}
+            refusal::INVALID_ARGUMENT => {
+                let (is_name, name, _, _) = parameter();
+                return Error::InvalidArgument { parameter: if is_name { name } else { String::new() }, message: message.to_string() };
+            }
+            refusal::NOT_LEADER => return not_leader(false),
+            refusal::HANDED_OVER => return not_leader(true),
+            refusal::ACCESS_DENIED => return Error::AccessDenied { message: message.to_string() },
+            refusal::USAGE => return Error::Usage { code: Some(code), parameter: None, message: message.to_string() },
+            _ => {}
+        }
         match state {
             SQLSTATE_INVALID_ARGUMENT => {
-                let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
-                let mut words = rest.split_whitespace();
-                let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-                let is_name = !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-                if is_name && second == "must" {
-                    Error::InvalidArgument { parameter: first.to_string(), message: message.to_string() }
-                } else if first == "internal:" {
+                let (is_name, name, must, internal) = parameter();
+                if is_name && must {
+                    Error::InvalidArgument { parameter: name, message: message.to_string() }
+                } else if internal {
                     Error::Server { code, state: state.to_string(), message: message.to_string() }
                 } else {
                     // Not a bad argument: a fence called outside a transaction (it would fence
@@ -368,9 +436,11 @@ impl Error {
                     Error::Usage { code: Some(code), parameter: None, message: message.to_string() }
                 }
             }
-            SQLSTATE_NOT_LEADER => Error::NotLeader { message: message.to_string(), current_term: number_after(message, "current term ") },
+            SQLSTATE_NOT_LEADER => not_leader(false),
             SQLSTATE_ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
-            _ if is_missing_schema(code, message) => Error::NotMigrated { message: message.to_string() },
+            _ if is_missing_schema(code, message) => {
+                Error::NotMigrated { message: message.to_string(), code: Some(code), state: Some(state.to_string()) }
+            }
             // MariaDB refuses a plaintext login to a server with require_secure_transport=ON,
             // and any login to an account REQUIRE SSL/X509 without what it requires, with the
             // same 1045 as a wrong password: say the possible causes (MySQL 8 has 3159 for the first).
@@ -454,6 +524,30 @@ mod tests {
         assert_eq!(redact("mysql://app@db/x"), "mysql://app@db/x");
         assert_eq!(redact("a mysql://u:p@h/x and mysql://v:q@h2"), "a mysql://u:***@h/x and mysql://v:***@h2");
         assert_eq!(redact("no url"), "no url");
+    }
+
+    #[test]
+    fn the_refusals_of_this_release_are_told_by_their_numbers() {
+        // The message's words no longer decide the kind: an XA refusal whose first word is a
+        // procedure's name is Usage, never InvalidArgument naming "campaign".
+        let xa = Error::from_server(45003, "45000", "mysqlleader: campaign cannot run inside an XA transaction (XA PREPARE would drop its locks)");
+        assert_eq!((xa.kind(), xa.parameter(), xa.server_code()), (ErrorKind::Usage, None, Some(45003)));
+        let bad = Error::from_server(45000, "45000", "mysqlleader: lease_ms must be between 1 and 86400000 (got 0)");
+        assert_eq!((bad.kind(), bad.parameter()), (ErrorKind::InvalidArgument, Some("lease_ms")));
+        let lost = Error::from_server(45001, "45001", "mysqlleader: not the leader at term 3 (current term 4)");
+        assert!(matches!(lost, Error::NotLeader { current_term: Some(4), handed_over: false, .. }), "{lost:?}");
+        assert_eq!((lost.server_code(), lost.sqlstate()), (Some(45001), Some("45001")));
+        let handed = Error::from_server(45004, "45001", "mysqlleader: not the leader at term 3 (current term 3): the term was handed over to another node");
+        assert!(matches!(handed, Error::NotLeader { current_term: Some(3), handed_over: true, .. }), "{handed:?}");
+        assert_eq!(handed.server_code(), Some(45004));
+        assert_eq!(Error::from_server(45002, "45002", "mysqlleader: access denied: account 'a' may not act on service 'b'").kind(), ErrorKind::AccessDenied);
+        // Without a SQLSTATE (drivers that keep none), the number alone.
+        assert_eq!(Error::from_server(45001, "", "mysqlleader: not the leader at term 1 (current term 2)").kind(), ErrorKind::NotLeader);
+        // One of these numbers on a message that is not the procedures': not a refusal.
+        assert_eq!(Error::from_server(45001, "", "an application's own SIGNAL").kind(), ErrorKind::Server);
+        // A missing routine keeps the server's number and SQLSTATE.
+        let missing = Error::from_server(1305, "42000", "PROCEDURE app.campaign does not exist");
+        assert_eq!((missing.kind(), missing.server_code(), missing.sqlstate()), (ErrorKind::NotMigrated, Some(1305), Some("42000")));
     }
 
     #[test]

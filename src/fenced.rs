@@ -31,14 +31,17 @@ use mysql_async::prelude::{Protocol, Queryable};
 use mysql_async::{Column, Params, Pool, QueryResult, Row, Transaction, TxOpts};
 use tokio::time::Instant;
 
-use crate::elector::RefusalLink;
+use crate::elector::{RefusalLink, StopReason};
 use crate::error::{Error, Result};
 use crate::procedures::{self, LeaderCheck};
 
 /// A transaction on one pooled connection whose writes commit only under a fence. Begun by
 /// [`Elector::fenced`](crate::Elector::fenced) (fenced already, at the term this node leads at) or
 /// [`FencedTransaction::begin`] (then [`FencedTransaction::assert_leader`] fences it). Dropping
-/// it uncommitted rolls it back.
+/// it uncommitted rolls it back. On MariaDB the fence lowers the session's
+/// `idle_transaction_timeout` to the lease left (an idle fenced transaction ends with its lease);
+/// [`commit`](Self::commit) and [`rollback`](Self::rollback) restore it in the same round trip,
+/// so the pooled connection goes back as it was; a transaction merely dropped leaves it lowered.
 ///
 /// ```no_run
 /// # async fn demo(pool: mysql_async::Pool, elector: mysqlleader::Elector) -> mysqlleader::Result<()> {
@@ -62,6 +65,9 @@ pub struct FencedTransaction<'a> {
     elector: Option<RefusalLink>,
     /// The `AUTO_INCREMENT` id of the last statement that succeeded (0: none).
     last_insert_id: u64,
+    /// A fence succeeded in it: on MariaDB it lowered the session's `idle_transaction_timeout`
+    /// (to the lease left), and the commit or rollback restores it ([`end_and_restore`]).
+    lowered: bool,
 }
 
 /// What one statement of a [`FencedTransaction`] gave.
@@ -88,7 +94,7 @@ impl FencedTransaction<'static> {
     pub(crate) async fn begin_with(pool: &Pool, timeout: Duration, lease_deadline: Option<Instant>, elector: Option<RefusalLink>) -> Result<Self> {
         let limit = step_limit(timeout, lease_deadline);
         let tx = within(limit, async { pool.start_transaction(TxOpts::default()).await.map_err(|e| Error::from_pool(pool, e)) }).await?;
-        Ok(FencedTransaction { tx: Some(tx), spent: None, fence: None, timeout, lease_deadline, elector, last_insert_id: 0 })
+        Ok(FencedTransaction { tx: Some(tx), spent: None, fence: None, timeout, lease_deadline, elector, last_insert_id: 0, lowered: false })
     }
 }
 
@@ -122,12 +128,13 @@ impl<'a> FencedTransaction<'a> {
         let result = within(limit, procedures::assert_leader(tx, service_id, node_id, term)).await;
         match self.after("assert_leader", result) {
             Ok(check) => {
+                self.lowered = true;
                 self.fence = Some((service_id.to_string(), node_id.to_string(), term));
                 Ok(check)
             }
             Err(error) => {
-                if let (Error::NotLeader { .. }, Some(elector)) = (&error, &self.elector) {
-                    elector.refused(term).await;
+                if let (Some(reason), Some(elector)) = (StopReason::of_refusal(&error), &self.elector) {
+                    elector.refused(term, reason).await;
                 }
                 Err(error)
             }
@@ -191,7 +198,11 @@ impl<'a> FencedTransaction<'a> {
         let limit = self.step_limit();
         let tx = self.tx.take().ok_or_else(|| Error::usage("the transaction has ended"))?;
         self.spent = Some("it has been committed or rolled back".into());
-        within(limit, async { tx.commit().await.map_err(Error::from_mysql) }).await
+        if self.restores(&tx) {
+            within(limit, end_and_restore(tx, "COMMIT")).await
+        } else {
+            within(limit, async { tx.commit().await.map_err(Error::from_mysql) }).await
+        }
     }
 
     /// Rolls back (bounded by the request timeout). Always allowed, also after a failure or
@@ -200,8 +211,15 @@ impl<'a> FencedTransaction<'a> {
         self.spent = Some("it has been committed or rolled back".into());
         match self.tx.take() {
             None => Ok(()),
+            Some(tx) if self.restores(&tx) => within(self.timeout, end_and_restore(tx, "ROLLBACK")).await,
             Some(tx) => within(self.timeout, async { tx.rollback().await.map_err(Error::from_mysql) }).await,
         }
+    }
+
+    /// Whether ending this transaction also restores the session's `idle_transaction_timeout`:
+    /// on MariaDB (the only server with it), once a fence has run in it (and may have lowered it).
+    fn restores(&self, tx: &Transaction<'_>) -> bool {
+        self.lowered && tx.server_version().0 >= 10
     }
 
     /// The longest the next step may wait (rule 4).
@@ -239,6 +257,25 @@ impl<'a> FencedTransaction<'a> {
         }
         result
     }
+}
+
+/// Restores the session's `idle_transaction_timeout` as the first fence found it
+/// (`sql/routines/leader_election_bound_idle_tx.sql` keeps it in `@mysqlleader_idle_tx_was`).
+const RESTORE_IDLE_BOUND: &str = "SET SESSION idle_transaction_timeout = \
+    CAST(COALESCE(@mysqlleader_idle_tx_was, @@session.idle_transaction_timeout) AS UNSIGNED), @mysqlleader_idle_tx_was = NULL";
+
+/// Ends `tx` with `end` (`COMMIT` or `ROLLBACK`) and restores the session's
+/// `idle_transaction_timeout` in the same round trip, after it: the bound the fence set lasts
+/// until the end, and the pooled connection goes back as the transaction found it. The end's
+/// error is the result (the server runs nothing after a failed statement); a failed restore is
+/// logged, never reported as a failed end. `mysql_async` rolls the connection back when it
+/// returns to its pool (it did not see the `COMMIT`): nothing is open then, so that changes nothing.
+async fn end_and_restore(mut tx: Transaction<'_>, end: &str) -> Result<()> {
+    let result = tx.query_iter(format!("{end}; {RESTORE_IDLE_BOUND}")).await.map_err(Error::from_mysql)?;
+    if let Err(e) = result.drop_result().await {
+        tracing::warn!(error = %Error::from_mysql(e), "the session's idle_transaction_timeout could not be restored after {end}");
+    }
+    Ok(())
 }
 
 /// `future`, given at most `limit`.

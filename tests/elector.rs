@@ -1173,3 +1173,45 @@ async fn a_fence_dropped_by_a_savepoint_is_asserted_again_at_commit_and_a_refusa
     elector.shutdown().await.unwrap();
     db.drop_db().await;
 }
+
+/// A fenced transaction leaves its pooled connection as it found it (MariaDB, where the fence
+/// lowers the session's idle_transaction_timeout to the lease left): the commit, and the
+/// rollback (also of a transaction a failure spent), restore the value the first fence found, in the same round
+/// trip. A pool of one connection, so that every transaction gets the same session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_transaction_restores_the_sessions_idle_bound_when_it_ends() {
+    let db = common::TestDb::migrated("elidle").await;
+    let mut admin = db.conn().await;
+    if !sql_support::is_mariadb(&mut admin).await {
+        return; // MySQL has no idle_transaction_timeout: the fence sets nothing there
+    }
+    let opts = mysql_async::OptsBuilder::from_opts(mysql_async::Opts::from_url(&db.url).unwrap())
+        .pool_opts(mysql_async::PoolOpts::default().with_constraints(mysql_async::PoolConstraints::new(1, 1).unwrap()).with_reset_connection(false));
+    let one = mysql_async::Pool::new(opts);
+    let bound = |pool: mysql_async::Pool| async move {
+        let mut conn = pool.get_conn().await.unwrap();
+        conn.query_first::<u64, _>("SELECT @@session.idle_transaction_timeout").await.unwrap().unwrap()
+    };
+    one.get_conn().await.unwrap().query_drop("SET SESSION idle_transaction_timeout = 600").await.unwrap();
+    let elector = Elector::builder(db.pool.clone(), "idle").node_id("a").lease(Duration::from_secs(5)).start().unwrap();
+    one_leader(&[&elector], Duration::from_secs(10)).await;
+
+    let mut tx = elector.fenced(&one).await.unwrap();
+    let inside: u64 = tx.query("SELECT @@session.idle_transaction_timeout", ()).await.unwrap().rows[0].get(0).unwrap();
+    assert!((1..=7).contains(&inside), "the fence bounds the idle transaction by its lease (5 s): {inside}");
+    tx.commit().await.unwrap();
+    assert_eq!(bound(one.clone()).await, 600, "after the commit");
+
+    let mut tx = elector.fenced(&one).await.unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(bound(one.clone()).await, 600, "after a rollback");
+
+    // Spent by a failure (a statement it refuses): its rollback restores.
+    let mut tx = elector.fenced(&one).await.unwrap();
+    assert_eq!(tx.exec("COMMIT", ()).await.unwrap_err().kind(), mysqlleader::ErrorKind::Usage);
+    tx.rollback().await.unwrap();
+    drop(tx);
+    assert_eq!(bound(one.clone()).await, 600, "after a failure and its rollback");
+    elector.shutdown().await.unwrap();
+    one.disconnect().await.unwrap();
+}

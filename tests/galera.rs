@@ -917,7 +917,7 @@ async fn galera_a_fence_dropped_by_a_savepoint_is_taken_again_before_commit() {
 
         if fenced_again {
             match elector.fence(&mut tx).await {
-                Err(Error::NotLeader { current_term, message }) => {
+                Err(Error::NotLeader { current_term, message, .. }) => {
                     assert_eq!(current_term, Some(term + 1), "the database's refusal, naming the new term: {message}");
                 }
                 other => panic!("the fence before COMMIT after the takeover: {other:?}"),

@@ -8,7 +8,7 @@ use crate::common;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysqlleader::{procedures, Elector, Event, StopReason};
+use mysqlleader::{procedures, Elector, Event, StopReason, WaitOutcome};
 use tokio::time::Instant;
 
 use common::overlap::{one_leader, watched, OverlapMonitor};
@@ -142,4 +142,42 @@ async fn a_handover_to_an_absent_node_lapses_and_the_service_elects_again() {
         e.shutdown().await.unwrap();
     }
     db.drop_db().await;
+}
+
+/// An operator's handover seen first by the leader's fence, before its next renew: the database
+/// refuses the term with error 45004 (`NotLeader` with `handed_over`), the elector stops leading
+/// for `HandedOver` (not `LostSeat`), its next call, sent at once, acknowledges the handover, and
+/// the named node leads long before the old lease (60 s) could have run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fence_refused_by_an_operators_handover_stops_for_it_and_acknowledges_at_once() {
+    let db = common::TestDb::migrated("hofence").await;
+    let lease = Duration::from_secs(60);
+    // Renews every 15 s: no renew in between, so the fence is the first to learn.
+    let a = slow_poller(&db.pool, "hofence", "a", lease, Duration::from_secs(15));
+    assert_eq!(a.wait_for_leadership(Some(Duration::from_secs(10))).await, WaitOutcome::Leading);
+    let b = slow_poller(&db.pool, "hofence", "b", lease, Duration::from_secs(15));
+    let term = a.term();
+    let seat = procedures::handover(&db.pool, "hofence", "b").await.unwrap();
+    assert!(!seat.is_leader && seat.leader_id.is_none(), "{seat:?}");
+    let t0 = Instant::now();
+    let mut conn = db.conn().await;
+    let mut tx = conn.start_transaction(mysql_async::TxOpts::default()).await.unwrap();
+    match a.fence(&mut tx).await {
+        Err(mysqlleader::Error::NotLeader { handed_over, current_term, message }) => {
+            assert!(handed_over, "the refusal says the term was handed over: {message}");
+            assert_eq!(current_term, Some(term), "{message}");
+        }
+        other => panic!("the fence after an operator's handover: {other:?}"),
+    }
+    drop(tx);
+    assert!(!a.is_leader(), "the elector stepped down before the fence returned");
+    assert_eq!(a.state().last_stop, Some((term, StopReason::HandedOver)));
+    // a's acknowledgement lets b take the seat; b, woken, leads within the retry interval (5 s)
+    // at most, never by waiting out a's lease.
+    assert_eq!(b.wait_for_leadership(Some(Duration::from_secs(8))).await, WaitOutcome::Leading, "b did not take over");
+    println!("handover seen by the fence: b leads {:?} after it", t0.elapsed());
+    assert_eq!(b.term(), term + 1);
+    assert_eq!(ended_how(&db, "hofence", term).await.as_deref(), Some("handed_over"));
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
 }

@@ -1534,6 +1534,37 @@ static void test_elector_note_refusal(mysqlleader_client *client) {
     mysqlleader_elector_free(e);
 }
 
+/* An operator's handover seen first by the application's own fence: the refusal carries error
+ * 45004 (mysqlleader_last_error_server_code), and mysqlleader_elector_note_refusal_code with it
+ * stops the elector for MYSQLLEADER_STOP_HANDED_OVER, not LOST_SEAT. */
+static void test_elector_note_refusal_code_tells_a_handover(mysqlleader_client *client) {
+    mysqlleader_elector_config config = quick_config("refusal-ho", "h1");
+    config.lease_ms = 60000;
+    config.renew_ms = 15000;
+    config.retry_ms = 1000;
+    mysqlleader_elector *e = NULL;
+    bool leading = false, ended = false;
+    uint64_t term = 0;
+    mysqlleader_stop_reason reason = MYSQLLEADER_STOP_NONE;
+    CHECK_OK(mysqlleader_elector_new(client, &config, NULL, NULL, &e));
+    CHECK_OK(mysqlleader_elector_wait_for_leadership(e, 2000 + SLACK_MS, &leading));
+    CHECK(leading);
+    CHECK_OK(mysqlleader_elector_term(e, &term));
+    mysqlleader_campaign_result seat;
+    mysqlleader_leader_check check;
+    CHECK_OK(mysqlleader_handover(client, "refusal-ho", "h2", &seat));
+    CHECK_RC(mysqlleader_assert_leader(client, "refusal-ho", "h1", term, &check), MYSQLLEADER_NOT_LEADER);
+    CHECK(mysqlleader_last_error_server_code() == 45004);
+    CHECK_OK(mysqlleader_elector_note_refusal_code(e, term, mysqlleader_last_error_server_code()));
+    CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
+    CHECK(!leading);
+    CHECK_OK(mysqlleader_elector_wait_term_end(e, term, 1000, &ended, &reason));
+    CHECK(ended);
+    CHECK(reason == MYSQLLEADER_STOP_HANDED_OVER);
+    CHECK_RC(mysqlleader_elector_note_refusal_code(NULL, term, 45004), MYSQLLEADER_NULL_ARGUMENT);
+    mysqlleader_elector_free(e);
+}
+
 /* A fenced transaction the database refuses (another node took the seat while this elector's
  * next renew is seconds away): mysqlleader_elector_txn_begin answers NOT_LEADER with the current
  * term, writes no transaction, and the elector has stepped down when it returns (the core's
@@ -1862,6 +1893,7 @@ int main(int argc, char **argv) {
         if (getenv("MYSQLLEADER_C_ONLY_TXN") != NULL) goto done; /* a quick run while developing */
         test_elector_waits(client);
         test_elector_note_refusal(client);
+        test_elector_note_refusal_code_tells_a_handover(client);
         test_elector_txn_refused_steps_down(client);
         test_elector_arguments(client);
         test_elector(client);

@@ -106,7 +106,8 @@ type Error struct {
 	Code Code
 	// ServerCode is the server's error number (e.g. 1213 for a deadlock, 1064 for a syntax
 	// error, 1045 a refused login) when Code is CodeServer, CodeAuthentication, CodePrivilege
-	// (or CodeUsage when the server reported it), else 0.
+	// (or CodeUsage when the server reported it), or for a refusal of the procedures that Fence
+	// read (45000 to 45004: the kind as a number), else 0.
 	ServerCode uint32
 	// Transient tells whether the same call may simply be tried again (a lost connection, a
 	// timeout, a deadlock or lock wait, a Galera node outside the primary component). The failed

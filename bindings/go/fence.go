@@ -46,10 +46,11 @@ import (
 // The *Error of a refusal wraps the driver's error: errors.As reaches it (e.g. *mysql.MySQLError).
 // How a refusal is told without importing a driver: an error with a method SQLState() string
 // gives the SQLSTATE; otherwise the error's text, which go-sql-driver writes as
-// "Error 1644 (45001): mysqlleader: not the leader ..." ("Error 1644: ..." before v1.7): error
-// 1644 (a SIGNAL) with a message that begins "mysqlleader: " is one of the procedures' refusals.
-// The library's core classifies it (mysqlleader_error_classify), by the rule it applies to its
-// own calls: by its SQLSTATE or, without one, by the message's first words.
+// "Error 45001 (45001): mysqlleader: not the leader ..." ("Error 45001: ..." before v1.7): an
+// error 45000 to 45004 (1644 from the routines of an earlier release) with a message that
+// begins "mysqlleader: " is one of the procedures' refusals, its number the kind (Error.ServerCode
+// keeps it). The library's core classifies it (mysqlleader_error_classify), by the rule it
+// applies to its own calls.
 //
 // After every error, roll tx back.
 func (e *Elector) Fence(ctx context.Context, tx *sql.Tx) error {
@@ -78,7 +79,7 @@ func (e *Elector) Fence(ctx context.Context, tx *sql.Tx) error {
 		if mapped.Code == CodeNotLeader {
 			// Step down before the caller hears of it. Bounded by the elector's own timeout;
 			// a failure (closed meanwhile) leaves the refusal standing.
-			_ = e.NoteRefusal(st.Term)
+			_ = e.noteRefusalCode(st.Term, mapped.ServerCode)
 		}
 		return mapped
 	}
@@ -92,10 +93,19 @@ func (e *Elector) Fence(ctx context.Context, tx *sql.Tx) error {
 // for a renew already in flight, bounded by the elector's request timeout). Fence does this
 // itself.
 func (e *Elector) NoteRefusal(term uint64) error {
+	return e.noteRefusalCode(term, 0)
+}
+
+// noteRefusalCode is NoteRefusal with the refusal's error number: 45004, the refusal of a term
+// an operator's handover ended, stops the elector with StopHandedOver; any other with
+// StopLostSeat.
+func (e *Elector) noteRefusalCode(term uint64, number uint32) error {
 	const op = "elector_note_refusal"
 	defer e.h.events.notify()
 	return e.h.with(op, func(p *C.mysqlleader_elector) error {
-		return ccall(op, func() C.mysqlleader_result { return C.mysqlleader_elector_note_refusal(p, C.uint64_t(term)) })
+		return ccall(op, func() C.mysqlleader_result {
+			return C.mysqlleader_elector_note_refusal_code(p, C.uint64_t(term), C.uint32_t(number))
+		})
 	})
 }
 
@@ -154,8 +164,14 @@ func runFence(ctx context.Context, tx *sql.Tx, statement string) (err error) {
 // "Error 1644 (45001): mysqlleader: ..." or, before v1.7, "Error 1644: mysqlleader: ...".
 var driverErrorText = regexp.MustCompile(`(?s)Error (\d+)(?: \(([0-9A-Z]{5})\))?: (mysqlleader: .*)$`)
 
-// signalErrno is ER_SIGNAL_EXCEPTION, the number of the procedures' SIGNALs.
+// signalErrno is ER_SIGNAL_EXCEPTION, the number of a SIGNAL without one of its own (the
+// refusals of the routines of an earlier release).
 const signalErrno = 1644
+
+// isRefusalErrno tells the error numbers of the procedures' refusals, one per kind: 45000 a
+// rejected input, 45001 not the leader, 45002 access denied, 45003 a call the session's state
+// does not allow, 45004 not the leader because an operator's handover ended the term.
+func isRefusalErrno(number int) bool { return number >= 45000 && number <= 45004 }
 
 // fenceError is the *Error for one of the procedures' refusals among a driver's errors (it wraps
 // the driver's error), or nil: the driver's error then passes through unchanged.
@@ -181,14 +197,18 @@ func fenceError(op string, err error) *Error {
 	} else if i := strings.Index(text, "mysqlleader: "); i >= 0 && sqlstate != "" {
 		message = text[i:]
 	}
-	if message == "" || (number != 0 && number != signalErrno) {
+	if message == "" || (number != 0 && number != signalErrno && !isRefusalErrno(number)) {
 		return nil
 	}
 	if sqlstate != "" && sqlstate != "45000" && sqlstate != "45001" && sqlstate != "45002" {
 		return nil
 	}
 	// The core classifies it, by the rule it applies to its own calls.
-	e := classifyServerError(op, signalErrno, sqlstate, message)
+	if number == 0 {
+		number = signalErrno
+	}
+	e := classifyServerError(op, uint32(number), sqlstate, message)
+	e.ServerCode = uint32(number)
 	e.cause = err
 	return e
 }

@@ -33,6 +33,24 @@ func TestFenceReadsADriversErrorWithoutImportingIt(t *testing.T) {
 			t.Fatalf("%q: the *Error does not wrap the driver's error", err)
 		}
 	}
+	// The refusals of this release carry their kind as their number (README, "Refusals are
+	// data"), with or without the SQLSTATE in the text; Error.ServerCode keeps it.
+	for _, c := range []struct {
+		err    error
+		is     error
+		number uint32
+	}{
+		{textError("Error 45001 (45001): " + refusal), ErrNotLeader, 45001},
+		{textError("Error 45004: " + refusal + ": the term was handed over to another node"), ErrNotLeader, 45004},
+		{textError("Error 45002: mysqlleader: access denied: account 'x' may not act on service 's'"), ErrAccessDenied, 45002},
+		{textError("Error 45000: mysqlleader: term must not be NULL"), ErrInvalidArgument, 45000},
+		{textError("Error 45003 (45000): mysqlleader: assert_leader needs an open transaction (START TRANSACTION first)"), ErrUsage, 45003},
+	} {
+		e := fenceError("elector_fence", c.err)
+		if e == nil || !errors.Is(e, c.is) || e.ServerCode != c.number {
+			t.Fatalf("%q: got %#v, want %v with ServerCode %d", c.err, e, c.is, c.number)
+		}
+	}
 	denied := textError("Error 1644 (45002): mysqlleader: access denied: account 'x' may not act on service 's'")
 	if e := fenceError("elector_fence", denied); e == nil || !errors.Is(e, ErrAccessDenied) {
 		t.Fatalf("45002: got %#v", e)
@@ -55,6 +73,7 @@ func TestFenceReadsADriversErrorWithoutImportingIt(t *testing.T) {
 	for _, err := range []error{
 		textError("Error 1213 (40001): Deadlock found when trying to get lock"),
 		textError("Error 1644 (45001): an application's own SIGNAL"),
+		textError("Error 45001 (45001): an application's own SIGNAL with one of these numbers"),
 		textError("Error 1305 (42000): PROCEDURE app.assert_leader does not exist"),
 		errors.New("driver: bad connection"),
 	} {

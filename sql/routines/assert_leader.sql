@@ -14,7 +14,9 @@
 -- Outside a transaction it raises 45000 where the server can tell (MariaDB), since it would
 -- fence nothing. On success it bounds how long this session's transaction may then stay idle
 -- (MariaDB: idle_transaction_timeout, sql/V6__access_audit_bounded_waits.sql, note 4).
--- Otherwise SQLSTATE 45001. It never starts or commits a transaction; but when it fails it rolls
+-- Otherwise SQLSTATE 45001: error number 45004 when an operator's handover ended the term (the
+-- seat is vacant at that term and names this node as the one handed over from), 45001 for any
+-- other cause (another node leads, the lease ran out, the term has ended). It never starts or commits a transaction; but when it fails it rolls
 -- the caller's transaction back before raising, so that writes made under a stale term cannot
 -- commit even if the caller ignores the error, and no lock is left held. Inside an XA
 -- transaction it is refused (45000) before it reads anything: XA PREPARE releases share locks,
@@ -40,6 +42,7 @@ BEGIN
     DECLARE v_in_tx   BOOLEAN;
     DECLARE v_msg     VARCHAR(255);
     DECLARE v_xa      BOOLEAN DEFAULT FALSE;
+    DECLARE v_from    VARBINARY(512);
     DECLARE v_open    INT;
     -- Inside an XA transaction ROLLBACK itself fails (1399): the refusal below is then the error.
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
@@ -65,8 +68,8 @@ BEGIN
     -- SERIALIZABLE the read of the account's row share-locks that one row (its own), never a seat.
     CALL leader_election_check_access(p_service_id);
     -- 1. The seat, as the caller's transaction reads it: a plain read, no lock.
-    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at)
-      INTO v_leader, v_term, v_expires
+    SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(handover_from)
+      INTO v_leader, v_term, v_expires, v_from
       FROM leader_election WHERE service_id = v_sid;
     -- A fence outside a transaction fences nothing: refuse it where the server can tell. With
     -- autocommit off a transaction is always open (it begins with the read above); with it on,
@@ -74,7 +77,7 @@ BEGIN
     CALL leader_election_probe_in_tx();
     SET v_in_tx = (@@session.autocommit = 0 OR @mysqlleader_in_tx = 1);
     IF @@session.autocommit = 1 AND @mysqlleader_in_tx = 0 THEN
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45003, MESSAGE_TEXT =
             'mysqlleader: assert_leader needs an open transaction (START TRANSACTION first): with autocommit on it would fence nothing';
     END IF;
 
@@ -82,9 +85,16 @@ BEGIN
     -- Valid means at least 1 ms left, so that lease_remaining_ms is always > 0 on success.
     IF NOT COALESCE(v_leader = CAST(p_node_id AS BINARY) AND v_term = v_want
                     AND v_expires >= v_now + INTERVAL 1000 MICROSECOND, FALSE) THEN
+        -- An operator's handover vacated the seat at this very term, away from this node: the
+        -- elector reports it as such (handed_over), and acknowledges it at its next call.
+        IF v_leader IS NULL AND v_term = v_want AND v_from = CAST(p_node_id AS BINARY) THEN
+            SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
+                               ' (current term ', v_term, '): the term was handed over to another node');
+            SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45004, MESSAGE_TEXT = v_msg;
+        END IF;
         SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
                            ' (current term ', v_term, ')');
-        SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45001, MESSAGE_TEXT = v_msg;
     END IF;
 
     -- 2. The term's lock: its history row, read as it is now (a locking read, whatever the
@@ -111,7 +121,7 @@ BEGIN
     IF v_open = 0 THEN
         SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want, ' (current term ', v_term,
                            '): the term has ended, or its history row is missing');
-        SIGNAL SQLSTATE '45001' SET MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45001, MESSAGE_TEXT = v_msg;
     END IF;
 
     -- An idle fenced transaction ends with its lease (MariaDB): whole seconds, rounded up, + 1.

@@ -43,8 +43,9 @@ pub(crate) enum Input {
     /// The local deadline passed with no renew.
     DeadlineReached,
     /// The database refused this node's term `term` (its own fenced transaction got SQLSTATE
-    /// 45001): another node has the seat, or the lease ended.
-    Refused { term: u64 },
+    /// 45001): another node has the seat, or the lease ended (`LostSeat`), or an operator's
+    /// handover ended the term (`HandedOver`: the next call acknowledges it).
+    Refused { term: u64, reason: StopReason },
     /// This node stops leading on purpose (resign, shutdown) or because its task failed.
     Stop(StopReason),
     /// `resign` answered that this node's lease ended at `term`: the seat is vacant.
@@ -161,9 +162,9 @@ pub(crate) fn decide(seat: &Seat, input: Input, now: Instant, me: &str, timing: 
             d.step_down(StopReason::DeadlinePassed, now);
             d.next = Some(now);
         }
-        Input::Refused { term } => {
+        Input::Refused { term, reason } => {
             if d.seat.leading && d.seat.term == term {
-                d.step_down(StopReason::LostSeat, now);
+                d.step_down(reason, now);
                 // Learn who leads now.
                 d.next = Some(now);
             }
@@ -330,15 +331,30 @@ mod tests {
     fn a_refusal_of_the_current_term_steps_down_at_once() {
         let t0 = Instant::now();
         let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
-        let d = decide(&leading, Input::Refused { term: 4 }, t0, ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Refused { term: 4, reason: StopReason::LostSeat }, t0, ME, &timing(), 0.0);
         assert!(!d.seat.leading);
         assert_eq!(d.events, vec![Event::StoppedLeading { term: 4, reason: StopReason::LostSeat }]);
         assert_eq!(d.next, Some(t0));
         // A refusal of an older term changes nothing.
-        let d = decide(&leading, Input::Refused { term: 3 }, t0, ME, &timing(), 0.0);
+        let d = decide(&leading, Input::Refused { term: 3, reason: StopReason::LostSeat }, t0, ME, &timing(), 0.0);
         assert_eq!(d.seat, leading);
         assert!(d.events.is_empty());
         assert_eq!(d.next, None);
+    }
+
+    #[test]
+    fn a_fence_refused_by_an_operators_handover_stops_for_it_and_the_next_call_acknowledges() {
+        let t0 = Instant::now();
+        let leading = Seat { leading: true, leader_id: Some(ME.into()), term: 4, valid_until: Some(t0 + ms(5000)) };
+        let d = decide(&leading, Input::Refused { term: 4, reason: StopReason::HandedOver }, t0, ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![Event::StoppedLeading { term: 4, reason: StopReason::HandedOver }]);
+        assert_eq!(d.next, Some(t0));
+        // The call sent at once finds the seat vacant at that term: no second stop, and this
+        // node, which held the term, owes the acknowledgement.
+        let d = decide(&d.seat, Input::Campaigned { sent_at: t0, result: vacant(4), watched: false }, t0 + ms(3), ME, &timing(), 0.0);
+        assert_eq!(d.events, vec![Event::LeaderChanged { leader_id: None, term: 4 }]);
+        assert!(d.acknowledge);
+        assert_eq!(d.next, Some(t0 + ms(3)));
     }
 
     fn vacant(term: u64) -> Result<Campaign> {

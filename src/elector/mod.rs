@@ -133,6 +133,17 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Why a node stops leading when the database refused its term with `error`: `HandedOver`
+    /// for the refusal of a term an operator's handover ended (error 45004), `LostSeat` for any
+    /// other [`Error::NotLeader`]; `None` for every other error (not a refusal of the term).
+    pub fn of_refusal(error: &Error) -> Option<StopReason> {
+        match error {
+            Error::NotLeader { handed_over: true, .. } => Some(StopReason::HandedOver),
+            Error::NotLeader { .. } => Some(StopReason::LostSeat),
+            _ => None,
+        }
+    }
+
     /// The reason in snake case, as logs, JSON and the bindings spell it: `lost_seat`,
     /// `deadline_passed`, `resigned`, `shutdown`, `failed`.
     pub fn name(self) -> &'static str {
@@ -187,8 +198,9 @@ enum Command {
     Handover { to: String, reply: oneshot::Sender<Result<bool>> },
     /// Stop; resign first when `resign`, giving up on the server at `deadline`.
     Shutdown { resign: bool, done: oneshot::Sender<Result<()>>, deadline: Instant },
-    /// This node's fenced transaction was refused at `term` (SQLSTATE 45001).
-    Refused { term: u64 },
+    /// This node's fenced transaction was refused at `term` (SQLSTATE 45001); `reason`:
+    /// `HandedOver` when an operator's handover ended the term, else `LostSeat`.
+    Refused { term: u64, reason: StopReason },
 }
 
 /// A channel to an elector's task for a fenced transaction that outlives the borrow of the
@@ -200,16 +212,17 @@ pub(crate) struct RefusalLink {
 }
 
 impl RefusalLink {
-    /// When the elector still leads at `term` it steps down at once (reason `LostSeat`);
-    /// resolves when it no longer reports leading at `term` (see [`Elector::refused`]).
-    pub(crate) async fn refused(&self, term: u64) -> StopReason {
+    /// When the elector still leads at `term` it steps down at once, for `reason` (see
+    /// [`StopReason::of_refusal`]); resolves when it no longer reports leading at `term` (see
+    /// [`Elector::refused`]).
+    pub(crate) async fn refused(&self, term: u64, reason: StopReason) -> StopReason {
         // A refusal of another term than the one led now changes nothing, and costs no call.
         let leads_at_term = {
             let state = self.state.borrow();
             state.leading && state.term == term
         };
         if leads_at_term {
-            let _ = self.commands.send(Command::Refused { term });
+            let _ = self.commands.send(Command::Refused { term, reason });
         }
         term_ended(self.state.clone(), term).await
     }
@@ -500,8 +513,8 @@ impl Elector {
     /// next renew. Any other error is ignored. [`Elector::fence`] steps down itself (and waits for it:
     /// see [`Elector::refused`]).
     pub fn note_refusal(&self, error: &Error, term: u64) {
-        if matches!(error, Error::NotLeader { .. }) {
-            let _ = self.commands.send(Command::Refused { term });
+        if let Some(reason) = StopReason::of_refusal(error) {
+            let _ = self.commands.send(Command::Refused { term, reason });
         }
     }
 
@@ -512,7 +525,17 @@ impl Elector {
     /// does not lead at `term` now, else as soon as its task has taken the refusal in (after
     /// a call already in flight, which is bounded by the request timeout).
     pub async fn refused(&self, term: u64) -> StopReason {
-        self.refusal_link().refused(term).await
+        self.refusal_link().refused(term, StopReason::LostSeat).await
+    }
+
+    /// [`Elector::refused`] for the refusal `error` (a [`Error::NotLeader`]): the elector stops
+    /// leading for [`StopReason::HandedOver`] when an operator's handover ended the term, else
+    /// for `LostSeat`. Any other error changes nothing and resolves at once.
+    pub async fn refused_by(&self, error: &Error, term: u64) -> StopReason {
+        match StopReason::of_refusal(error) {
+            Some(reason) => self.refusal_link().refused(term, reason).await,
+            None => self.state().last_stop.filter(|(t, _)| *t == term).map_or(StopReason::LostSeat, |(_, r)| r),
+        }
     }
 
     /// What a fenced transaction keeps of this elector, to tell it of a refusal.
@@ -526,6 +549,7 @@ impl Elector {
             message: format!("mysqlleader: not the leader: node {} does not lead service {} now (term seen last: {term})",
                              self.config.node_id, self.config.service_id),
             current_term: None,
+            handed_over: false,
         }
     }
 
@@ -566,6 +590,10 @@ impl Elector {
     ///   rolled the caller's transaction back; the elector steps down *before* this returns
     ///   ([`Elector::is_leader`] is false at once, its next call learns who leads), and the
     ///   error is [`Error::NotLeader`] with [`Error::current_term`].
+    /// * No answer within the request timeout, nor within the time this node still leads
+    ///   (whichever is shorter; past it the fence could only be refused): [`Error::Timeout`]. A
+    ///   hung server or a lock wait never holds the caller longer; the statement may still run
+    ///   on the server, so roll the transaction back (or drop the connection).
     /// * Any other error passes through unchanged, and the elector goes on as it was: e.g.
     ///   [`ErrorKind::Usage`](crate::ErrorKind::Usage) (SQLSTATE 45000) on MariaDB when no
     ///   transaction is open on `conn`, since a fence there would fence nothing. Treat every
@@ -593,20 +621,24 @@ impl Elector {
     where
         C: mysql_async::prelude::ToConnection<'a, 't> + 'a,
     {
-        // This node's view at one instant: the term and whether it leads at it now.
-        let (term, leads) = {
+        // This node's view at one instant: the term, whether it leads at it now, for how long.
+        let now = Instant::now();
+        let (term, leads, left) = {
             let state = self.state.borrow();
-            (state.term, state.leads_at(Instant::now()))
+            (state.term, state.leads_at(now), state.valid_until.map_or(Duration::ZERO, |d| d.saturating_duration_since(now)))
         };
         if !leads {
             return Err(self.not_leading(term));
         }
-        match crate::procedures::assert_leader(conn, &self.config.service_id, &self.config.node_id, term).await {
+        let limit = left.min(self.config.request_timeout);
+        let call = crate::procedures::assert_leader(conn, &self.config.service_id, &self.config.node_id, term);
+        let answer = tokio::time::timeout(limit, call).await.unwrap_or(Err(Error::Timeout { after: limit }));
+        match answer {
             Ok(_) => Ok(term),
             Err(e) => {
                 if matches!(e, Error::NotLeader { .. }) {
                     // Step down before the caller hears of it: `is_leader()` is false on return.
-                    self.refused(term).await;
+                    self.refused_by(&e, term).await;
                 }
                 Err(e)
             }

@@ -491,9 +491,9 @@ impl<B: Backend> Task<B> {
             // 6. Commands.
             match command {
                 None => {}
-                Some(Some(Command::Refused { term })) => {
+                Some(Some(Command::Refused { term, reason })) => {
                     // A refusal of the current term: the next call (at once) learns who leads.
-                    self.apply(Input::Refused { term });
+                    self.apply(Input::Refused { term, reason });
                 }
                 Some(Some(Command::Resign(reply))) => {
                     let limit = Instant::now() + self.config.request_timeout;

@@ -308,7 +308,7 @@ async fn a_refused_fence_steps_down_at_once_and_learns_who_leads() {
     let (elector, mut events) = start(&fake, config());
     sleep(ms(500)).await;
     assert!(elector.is_leader());
-    elector.note_refusal(&Error::NotLeader { message: "mysqlleader: not the leader at term 1 (current term 2)".into(), current_term: Some(2) }, 1);
+    elector.note_refusal(&Error::NotLeader { message: "mysqlleader: not the leader at term 1 (current term 2)".into(), current_term: Some(2), handed_over: false }, 1);
     sleep(ms(1)).await;
     assert!(!elector.is_leader());
     // The campaign that learns the new leader is sent at once, not at the next renew (2 s).

@@ -216,10 +216,10 @@ impl mysqlleader_elector {
     /// The database refused this node's `term`: the elector steps down (when it still leads at
     /// `term`) before this returns, waiting at most [`Self::command_limit`]
     /// (`mysqlleader_elector_note_refusal`, and a refused `mysqlleader_elector_txn_begin`).
-    fn refused(&self, term: u64) -> FfiResult {
+    fn refused(&self, term: u64, reason: StopReason) -> FfiResult {
         let guard = self.elector.read().unwrap_or_else(|p| p.into_inner());
         let elector = guard.as_ref().ok_or_else(|| Failure::state("the elector is being freed"))?;
-        block_on_timeout(self.command_limit(), async { Ok(elector.refused(term).await) })?;
+        block_on_timeout(self.command_limit(), async { Ok(elector.refusal_link().refused(term, reason).await) })?;
         Ok(())
     }
 
@@ -705,7 +705,8 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 /// Tells the elector that the database refused this node's `term`: SQLSTATE 45001 from an
 /// `assert_leader` the application ran itself, on a connection of its own driver (the fence of
 /// the Java and other bindings). When the elector still leads at `term` it steps down at once
-/// (`MYSQLLEADER_STOP_LOST_SEAT`) and its next call, sent at once, learns who leads; a refusal of
+/// (`MYSQLLEADER_STOP_LOST_SEAT`; `mysqlleader_elector_note_refusal_code` tells a handover's
+/// refusal apart) and its next call, sent at once, learns who leads; a refusal of
 /// any other term changes nothing. Returns once `mysqlleader_elector_is_leader` no longer reports
 /// leading at `term` (waiting at most for a renew already in flight, bounded by twice the
 /// request timeout; `MYSQLLEADER_CONNECTION` when even that passed).
@@ -723,11 +724,12 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 ///    with `is_leader` = 1 means the term is share-locked (its history row, never the seat, so
 ///    the node's renews go on) until your transaction ends, so no takeover can commit before
 ///    your writes;
-/// 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 1644 with a message that begins
-///    `mysqlleader: not the leader`) is the refusal of the term: the server has rolled your
-///    transaction back; call `mysqlleader_elector_note_refusal(elector, term)`, after which
-///    `mysqlleader_elector_is_leader` is false. 45000 `mysqlleader: assert_leader needs an open
-///    transaction` means no transaction was open (MariaDB; it would have fenced nothing).
+/// 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 45001, or 45004 when an operator's
+///    handover ended the term: `mysql_errno`) is the refusal of the term: the server has rolled
+///    your transaction back; call `mysqlleader_elector_note_refusal_code(elector, term,
+///    mysql_errno(db))` (or `mysqlleader_elector_note_refusal(elector, term)`), after which
+///    `mysqlleader_elector_is_leader` is false. 45000 (error 45003) `mysqlleader: assert_leader
+///    needs an open transaction` means no transaction was open (MariaDB; it would have fenced nothing).
 ///    After any error, `ROLLBACK`. `mysqlleader_error_classify(mysql_errno(db),
 ///    mysql_sqlstate(db), mysql_error(db))` reads any of them as the library reads its own (the
 ///    result code, the parameter, the current term, in `mysqlleader_last_error*`).
@@ -741,7 +743,7 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 /// snprintf(sql, sizeof sql, "CALL assert_leader('billing', 'web-3', %llu)", (unsigned long long)term);
 /// if (mysql_query(db, sql) != 0) {
 ///     if (strcmp(mysql_sqlstate(db), "45001") == 0)
-///         mysqlleader_elector_note_refusal(elector, term); // is_leader is false now
+///         mysqlleader_elector_note_refusal_code(elector, term, mysql_errno(db)); // is_leader is false now
 ///     mysql_query(db, "ROLLBACK");
 /// } else {
 ///     do { mysql_free_result(mysql_store_result(db)); } while (mysql_next_result(db) == 0);
@@ -752,7 +754,21 @@ pub unsafe extern "C" fn mysqlleader_elector_handover(
 pub unsafe extern "C" fn mysqlleader_elector_note_refusal(elector: *const mysqlleader_elector, term: u64) -> mysqlleader_result {
     boundary(|| {
         let e = unsafe { arg_ref(elector, "elector") }?;
-        e.refused(term)
+        e.refused(term, StopReason::LostSeat)
+    })
+}
+
+/// `mysqlleader_elector_note_refusal` with the refusal's error number (`mysql_errno`, JDBC's
+/// `getErrorCode()`, a driver's `errno`): 45004, the refusal of a term an operator's handover
+/// ended, makes the elector stop leading with `MYSQLLEADER_STOP_HANDED_OVER` (its next call
+/// acknowledges the handover); any other number, as `mysqlleader_elector_note_refusal`, with
+/// `MYSQLLEADER_STOP_LOST_SEAT`.
+#[no_mangle]
+pub unsafe extern "C" fn mysqlleader_elector_note_refusal_code(elector: *const mysqlleader_elector, term: u64, server_code: u32) -> mysqlleader_result {
+    boundary(|| {
+        let e = unsafe { arg_ref(elector, "elector") }?;
+        let reason = if server_code == u32::from(crate::error::refusal::HANDED_OVER) { StopReason::HandedOver } else { StopReason::LostSeat };
+        e.refused(term, reason)
     })
 }
 

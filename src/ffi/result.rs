@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::error::{redact, Error};
+use crate::error::{redact, refusal, Error};
 
 /// The result of every fallible call. The numbers are stable: a code is never renumbered or
 /// reused, new codes are only appended. `MYSQLLEADER_OK` is 0, so `if (rc) { ... }` tests for
@@ -347,9 +347,6 @@ pub extern "C" fn mysqlleader_last_error_is_transient() -> bool {
     catch_unwind(|| LAST_ERROR.with(|last| last.borrow().transient)).unwrap_or(false)
 }
 
-/// ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own, as the
-/// procedures raise their refusals.
-const SIGNAL_ERRNO: u16 = 1644;
 
 /// Classifies an error the server sent on a connection of the application's own driver (the
 /// fence of the bindings: `CALL assert_leader` run through JDBC, go-sql-driver or a DB-API
@@ -357,11 +354,12 @@ const SIGNAL_ERRNO: u16 = 1644;
 /// this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
 /// language reads the procedures' refusals by one rule (the core's), never by its own.
 ///
-/// `server_code` is the server's error number (1644 for the procedures' refusals), `sqlstate`
-/// its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient keep none; a
-/// refusal of the procedures, 1644 with a message that begins `mysqlleader: `, is then read by
-/// the words the procedures put first: `not the leader` 45001, `access denied` 45002, else
-/// 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
+/// `server_code` is the server's error number (45000 to 45004 for the procedures' refusals,
+/// one per kind: `mysqlleader::error::refusal`; 1644 from the routines of an earlier release),
+/// `sqlstate` its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient
+/// keep none; it is then the one the procedures raise with that number, and for a 1644 with a
+/// message that begins `mysqlleader: ` read by the words those put first: `not the leader`
+/// 45001, `access denied` 45002, else 45000), `message` its text (NUL-terminated; bytes that are not UTF-8 are replaced). Returns the code the library gives that error:
 /// `MYSQLLEADER_NOT_LEADER` for 45001 (with its current term), `MYSQLLEADER_ACCESS_DENIED` for
 /// 45002, `MYSQLLEADER_INVALID_ARGUMENT` for a rejected input (with the parameter's name),
 /// `MYSQLLEADER_USAGE` for a call the session's state does not allow (a fence outside a
@@ -378,7 +376,10 @@ pub unsafe extern "C" fn mysqlleader_error_classify(server_code: u32, sqlstate: 
         let message = unsafe { CStr::from_ptr(message) }.to_string_lossy();
         let mut state = if sqlstate.is_null() { String::new() } else { unsafe { CStr::from_ptr(sqlstate) }.to_string_lossy().into_owned() };
         let code = u16::try_from(server_code).unwrap_or(u16::MAX);
-        if state.is_empty() && code == SIGNAL_ERRNO {
+        if state.is_empty() && refusal::is_refusal(code) && message.starts_with("mysqlleader: ") {
+            state = refusal::sqlstate_of(code).unwrap_or_default().into();
+        }
+        if state.is_empty() && code == refusal::SIGNAL {
             if let Some(rest) = message.strip_prefix("mysqlleader: ") {
                 state = if rest.starts_with("not the leader") { "45001" } else if rest.starts_with("access denied") { "45002" } else { "45000" }.into();
             }

@@ -909,26 +909,30 @@ class Elector:
         45001), or None: the driver's exception passes through unchanged."""
         mapped = _fence.mapped(error)
         if isinstance(mapped, NotLeaderError):
-            self._note_refusal_quietly(term)
+            self._note_refusal_quietly(term, mapped.server_code)
         return mapped
 
-    def _note_refusal_quietly(self, term: int) -> None:
+    def _note_refusal_quietly(self, term: int, server_code: Optional[int] = None) -> None:
         try:
-            self.note_refusal(term)
+            self.note_refusal(term, server_code)
         except MysqlLeaderError:  # closed meanwhile, or a renew in flight outlasted the wait
             _log.debug("the elector could not be told of the refusal of term %d", term, exc_info=True)
 
-    def note_refusal(self, term: int) -> None:
+    def note_refusal(self, term: int, server_code: Optional[int] = None) -> None:
         """Tells the elector that the database refused this node's ``term`` (SQLSTATE 45001
         from an ``assert_leader`` the application ran itself): when it still leads at that
         term it steps down at once, and its next call, sent at once, learns who leads; a
-        refusal of any other term changes nothing. Returns once :attr:`is_leader` no longer
+        refusal of any other term changes nothing. ``server_code``, the refusal's error number
+        (the driver's ``errno``): 45004, the refusal of a term an operator's handover ended,
+        stops it with :attr:`StopReason.HANDED_OVER`; any other (or None) with
+        :attr:`StopReason.LOST_SEAT`. Returns once :attr:`is_leader` no longer
         reports leading at ``term`` (waiting at most for a renew already in flight, bounded by
         the request timeout). :meth:`fence` does this itself."""
         term = _args.term(term)
+        code = server_code if isinstance(server_code, int) and 0 <= server_code <= 0xFFFFFFFF else 0
         try:
             with self._handle.use() as ptr:
-                self._check(library().mysqlleader_elector_note_refusal(ptr, c_uint64(term)))
+                self._check(library().mysqlleader_elector_note_refusal_code(ptr, c_uint64(term), c_uint32(code)))
         finally:
             self._hub.poke()
 

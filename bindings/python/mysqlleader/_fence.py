@@ -13,13 +13,15 @@ A driver's exception is read by duck typing, without importing any driver:
 * the error number from ``.errno``, else ``.args[0]`` (PyMySQL, mysqlclient: ``(1644, msg)``);
 * the message from ``.msg`` / ``.errmsg``, else ``.args[1]``.
 
-The procedures' own refusals are ``SIGNAL`` s (error 1644) whose message begins with
-``mysqlleader:``, SQLSTATE 45000, 45001 or 45002: the library's core classifies them, as it
-classifies the errors of its own calls (``mysqlleader_error_classify``): 45001 becomes
-:class:`NotLeaderError`, 45002 :class:`AccessDeniedError`, 45000 :class:`InvalidArgumentError`
-when it names what a parameter must be, else :class:`UsageError` (a fence outside a
-transaction, or inside XA). Without a SQLSTATE the core reads the message's first words. Every
-other exception of the driver passes through unchanged.
+The procedures' own refusals are ``SIGNAL`` s whose message begins with ``mysqlleader:``,
+SQLSTATE 45000, 45001 or 45002, each kind with an error number of its own (45000 a rejected
+input, 45001 not the leader, 45002 access denied, 45003 a call the session's state does not
+allow, 45004 not the leader because an operator's handover ended the term; 1644 for all of them
+from the routines of an earlier release): the library's core classifies them, as it classifies
+the errors of its own calls (``mysqlleader_error_classify``): 45001 and 45004 become
+:class:`NotLeaderError`, 45002 :class:`AccessDeniedError`, 45000 :class:`InvalidArgumentError`,
+45003 :class:`UsageError` (a fence outside a transaction, or inside XA). Every other exception of
+the driver passes through unchanged.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from typing import Any, Optional, Sequence, Tuple
 from ._errors import MysqlLeaderError, NotLeaderError, ServerError, UsageError, last_error
 from ._native import ResultCode, library
 
-#: ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own.
+#: ER_SIGNAL_EXCEPTION: the number of every SIGNAL without a MYSQL_ERRNO of its own (the
+#: refusals of the routines of an earlier release).
 SIGNAL_ERRNO = 1644
+#: The error numbers of the procedures' refusals, one per kind (``mysqlleader::error::refusal``).
+REFUSAL_ERRNOS = range(45000, 45005)
 
 
 def _literal(text: str) -> str:
@@ -99,7 +104,7 @@ def mapped(error: BaseException) -> Optional[MysqlLeaderError]:
     classifies it (``mysqlleader_error_classify``), by the rule it applies to its own calls."""
     sqlstate, errno, message = _fields(error)
     ours = message.startswith("mysqlleader:")
-    if sqlstate is None and not (errno == SIGNAL_ERRNO and ours):
+    if sqlstate is None and not ((errno == SIGNAL_ERRNO or errno in REFUSAL_ERRNOS) and ours):
         return None
     if sqlstate is not None and sqlstate not in ("45000", "45001", "45002"):
         return None

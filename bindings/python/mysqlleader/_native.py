@@ -341,6 +341,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_elector_wait_term_end": (_RC, [_P, c_uint64, c_uint64, POINTER(c_bool), POINTER(c_uint32)]),
     "mysqlleader_elector_is_healthy": (_RC, [_P, POINTER(c_bool)]),
     "mysqlleader_elector_note_refusal": (_RC, [_P, c_uint64]),
+    "mysqlleader_elector_note_refusal_code": (_RC, [_P, c_uint64, c_uint32]),
     "mysqlleader_elector_txn_begin": (_RC, [_P, POINTER(c_void_p), POINTER(c_uint64)]),
     "mysqlleader_elector_free": (None, [_P]),
     "mysqlleader_session_new": (_RC, [_P, POINTER(ElectorConfigStruct), POINTER(c_void_p)]),

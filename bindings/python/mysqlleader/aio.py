@@ -310,9 +310,9 @@ class Elector:
         _fence.check_rows(rows)
         return term
 
-    async def note_refusal(self, term: int) -> None:
+    async def note_refusal(self, term: int, server_code: Optional[int] = None) -> None:
         """:meth:`mysqlleader.Elector.note_refusal` in a worker thread."""
-        await asyncio.to_thread(self._sync.note_refusal, term)
+        await asyncio.to_thread(self._sync.note_refusal, term, server_code)
 
     # ---- waiting ----
     async def wait_for_leadership(self, timeout: Optional[Duration] = None) -> WaitOutcome:

@@ -68,7 +68,7 @@ impl Target {
                 self.server(),
                 message.strip_prefix(&format!("{}: ", self.server())).unwrap_or(message)
             ),
-            Error::NotMigrated { message } => format!(
+            Error::NotMigrated { message, .. } => format!(
                 "the mysqlleader schema is not installed in database '{}' on {} ({}): run `mysqlleader migrate` first",
                 self.db(),
                 self.server(),

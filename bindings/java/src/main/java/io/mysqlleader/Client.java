@@ -42,6 +42,33 @@ public final class Client implements AutoCloseable {
         return new Client(out.getValue());
     }
 
+    /**
+     * A client for the database of the application's own JDBC URL ({@code jdbc:mysql://} or
+     * {@code jdbc:mariadb://}, one host; the URL a {@code DataSource} is configured with, e.g.
+     * HikariCP's {@code getJdbcUrl()}), with that account: {@link JdbcUrls} says what carries over
+     * (TLS modes) and what does not (other driver parameters). The library keeps connections of its
+     * own (two per elector at most): it never borrows the application's pool. Does not connect yet.
+     *
+     * <pre>{@code
+     * HikariDataSource ds = ...;
+     * Client client = Client.connectJdbc(ds.getJdbcUrl(), ds.getUsername(), ds.getPassword());
+     * }</pre>
+     *
+     * @param user the account (null: the URL's {@code user} parameter)
+     * @param password its password (null: the URL's {@code password} parameter)
+     * @throws InvalidArgumentException not a single-host {@code jdbc:mysql:} or {@code jdbc:mariadb:}
+     *         URL, or one without an account (the message never shows the password); parameter {@code url}
+     */
+    public static Client connectJdbc(String jdbcUrl, String user, String password) {
+        String url;
+        try {
+            url = JdbcUrls.toMysqlLeaderUrl(jdbcUrl, user, password);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidArgumentException(ErrorKind.INVALID_ARGUMENT, "mysqlleader: url: " + e.getMessage(), "url", null, 0, false, e);
+        }
+        return connect(url);
+    }
+
     /** Sets the longest one call may take (1 ms to 1 day) before it fails with {@link ConnectionException}; returns this client. */
     public Client requestTimeout(Duration timeout) {
         long ms = Args.millis(timeout, "timeout_ms");

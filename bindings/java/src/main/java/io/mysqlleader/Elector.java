@@ -494,6 +494,7 @@ public final class Elector implements AutoCloseable {
                     t.addSuppressed(r);
                 }
             }
+            if (ended) restoreIdleBound(conn);
             throw t;
         }
         if (autoCommit) {
@@ -504,7 +505,29 @@ public final class Elector implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "runFenced committed, but autocommit could not be turned on again: " + e);
             }
         }
+        restoreIdleBound(conn);
         return result;
+    }
+
+    /**
+     * After a unit of work has ended: the session's {@code idle_transaction_timeout} as the fence
+     * found it (MariaDB, where {@code assert_leader} lowers it to the lease left and keeps the
+     * value it found in {@code @mysqlleader_idle_tx_was}), so that a pooled connection does not
+     * bound the application's later transactions. No round trip on MySQL (it has no such
+     * variable). Best effort: a failure is logged, the unit's outcome stands.
+     */
+    private static void restoreIdleBound(Connection conn) {
+        try {
+            java.sql.DatabaseMetaData meta = conn.getMetaData();
+            String product = (meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion()).toLowerCase(java.util.Locale.ROOT);
+            if (!product.contains("mariadb")) return;
+            try (java.sql.Statement st = conn.createStatement()) {
+                st.execute("SET SESSION idle_transaction_timeout = CAST(COALESCE(@mysqlleader_idle_tx_was, @@session.idle_transaction_timeout) AS UNSIGNED), "
+                        + "@mysqlleader_idle_tx_was = NULL");
+            }
+        } catch (SQLException e) {
+            LOG.log(System.Logger.Level.WARNING, "runFenced: the session's idle_transaction_timeout could not be restored: " + e);
+        }
     }
 
     /**
@@ -520,7 +543,7 @@ public final class Elector implements AutoCloseable {
                 MysqlLeaderException mapped = MysqlLeaderException.classified(e);
                 if (mapped instanceof NotLeaderException) {
                     try {
-                        noteRefusal(term);
+                        noteRefusal(term, e.getErrorCode());
                     } catch (MysqlLeaderException notTold) {
                         // closed meanwhile, or a renew in flight outlasted the wait: the refusal stands
                         mapped.addSuppressed(notTold);
@@ -545,7 +568,17 @@ public final class Elector implements AutoCloseable {
      * leads at that term ({@code mysqlleader_elector_note_refusal}). {@link #fence} does this itself.
      */
     public void noteRefusal(long term) {
-        handle.check(p -> Lib.C.mysqlleader_elector_note_refusal(p, term));
+        noteRefusal(term, 0);
+    }
+
+    /**
+     * {@link #noteRefusal(long)} with the refusal's error number ({@link SQLException#getErrorCode()}):
+     * 45004, the refusal of a term an operator's handover ended, makes the elector stop leading
+     * with {@link StopReason#HANDED_OVER} (its next call acknowledges the handover); any other
+     * number with {@link StopReason#LOST_SEAT}.
+     */
+    public void noteRefusal(long term, int serverCode) {
+        handle.check(p -> Lib.C.mysqlleader_elector_note_refusal_code(p, term, serverCode));
     }
 
     /** Whether {@link #close()} was called, or its {@link Session}'s. */

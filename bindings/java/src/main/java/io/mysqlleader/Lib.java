@@ -75,6 +75,7 @@ interface Lib extends Library {
                                           IntByReference reasonOut);
     int mysqlleader_elector_is_healthy(Pointer elector, ByteByReference out);
     int mysqlleader_elector_note_refusal(Pointer elector, long term);
+    int mysqlleader_elector_note_refusal_code(Pointer elector, long term, int serverCode);
     void mysqlleader_elector_free(Pointer elector);
 
     // --- the session --------------------------------------------------------------------------

@@ -244,4 +244,41 @@ class RunFencedTest {
             assertTrue(a.isLeader(), "the leader stepped down: " + a.lastCallError());
         }
     }
+
+    /** The session's idle_transaction_timeout (MariaDB), read on {@code conn}. */
+    static long idleBound(Connection conn) throws SQLException {
+        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT @@session.idle_transaction_timeout")) {
+            assertTrue(rs.next());
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * (f) The connection goes back as it was (MariaDB, where the fence lowers the session's
+     * idle_transaction_timeout to the lease left): after a commit and after a refused unit, the
+     * value runFenced found; an unfenced transaction on the pooled connection afterwards may idle
+     * longer than the lease.
+     */
+    @Test
+    void theSessionsIdleBoundIsRestoredAfterTheUnit() throws Exception {
+        if (MYSQL) return; // MySQL has no idle_transaction_timeout (the fence sets nothing there)
+        try (Elector a = leader("idlebound", "a", Duration.ofSeconds(3)); Connection conn = db.connection()) {
+            try (Statement st = conn.createStatement()) {
+                st.execute("SET SESSION idle_transaction_timeout = 600");
+            }
+            long inside = a.runFenced(conn, (c, t) -> idleBound(c));
+            assertTrue(inside >= 1 && inside <= 5, "the fence bounds the unit by its lease (3 s): " + inside);
+            assertEquals(600, idleBound(conn), "after a commit");
+            client.forceLeader("idlebound", "b", LONG_LEASE);
+            assertThrows(NotLeaderException.class, () -> a.runFenced(conn, (c, t) -> idleBound(c)));
+            assertEquals(600, idleBound(conn), "after a refusal");
+            // An unfenced transaction idles past the old lease and commits.
+            conn.setAutoCommit(false);
+            insert(conn, 50, 0);
+            Thread.sleep(4_500);
+            conn.commit();
+            conn.setAutoCommit(true);
+            assertEquals(List.of(0L), committed(50));
+        }
+    }
 }

@@ -25,6 +25,8 @@ import java.util.function.Supplier;
 public class LeaderOnlyBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
     /** Before {@code ScheduledAnnotationBeanPostProcessor} ({@code LOWEST_PRECEDENCE}). */
     public static final int ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+    /** The calls of the proxied methods running now (the lifecycle waits for them at shutdown). */
+    private final LeaderOnlyCalls calls = new LeaderOnlyCalls();
 
     public LeaderOnlyBeanPostProcessor() {
         setProxyTargetClass(true);
@@ -37,17 +39,28 @@ public class LeaderOnlyBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         super.setBeanFactory(beanFactory);
         Pointcut pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(LeaderOnly.class, true))
                 .union(new AnnotationMatchingPointcut(null, LeaderOnly.class, true));
-        this.advisor = new DefaultPointcutAdvisor(pointcut, new Interceptor(() -> beanFactory.getBean(Elector.class)));
+        this.advisor = new DefaultPointcutAdvisor(pointcut, new Interceptor(() -> beanFactory.getBean(Elector.class), calls));
     }
 
-    /** Proceeds while the elector leads; otherwise skips the call (debug log) and returns null or the primitive default. */
+    /** The calls of the proxied methods running now. */
+    public LeaderOnlyCalls calls() {
+        return calls;
+    }
+
+    /**
+     * Proceeds while the elector leads and the context is not shutting down (counted in
+     * {@link LeaderOnlyCalls} meanwhile); otherwise skips the call (debug log) and returns null or
+     * the primitive default.
+     */
     static final class Interceptor implements MethodInterceptor {
         private static final Log LOG = LogFactory.getLog(LeaderOnly.class);
         private final Supplier<Elector> electorSupplier;
+        private final LeaderOnlyCalls calls;
         private volatile Elector elector;
 
-        Interceptor(Supplier<Elector> electorSupplier) {
+        Interceptor(Supplier<Elector> electorSupplier, LeaderOnlyCalls calls) {
             this.electorSupplier = electorSupplier;
+            this.calls = calls;
         }
 
         @Override
@@ -57,7 +70,13 @@ public class LeaderOnlyBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 e = electorSupplier.get();
                 elector = e;
             }
-            if (e.isLeader()) return invocation.proceed();
+            if (e.isLeader() && calls.enter()) {
+                try {
+                    return invocation.proceed();
+                } finally {
+                    calls.exit();
+                }
+            }
             if (LOG.isDebugEnabled()) {
                 LOG.debug("skipped " + invocation.getMethod().getDeclaringClass().getSimpleName() + "." + invocation.getMethod().getName()
                         + ": node " + e.nodeId() + " does not lead service " + e.serviceId() + " (leader: " + e.leaderId() + ")");

@@ -3,6 +3,7 @@ package io.mysqlleader.spring;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mysqlleader.Client;
 import io.mysqlleader.Elector;
+import io.mysqlleader.JdbcUrls;
 import io.mysqlleader.micrometer.MysqlLeaderMetrics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -55,8 +56,10 @@ public class MysqlLeaderAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public MysqlLeaderLifecycle mysqlLeaderLifecycle(ApplicationEventPublisher publisher) {
-        return new MysqlLeaderLifecycle(publisher);
+    public MysqlLeaderLifecycle mysqlLeaderLifecycle(ApplicationEventPublisher publisher,
+                                                     ObjectProvider<LeaderOnlyBeanPostProcessor> leaderOnly) {
+        LeaderOnlyBeanPostProcessor processor = leaderOnly.getIfAvailable();
+        return new MysqlLeaderLifecycle(publisher, processor == null ? null : processor.calls());
     }
 
     @Bean(destroyMethod = "close")

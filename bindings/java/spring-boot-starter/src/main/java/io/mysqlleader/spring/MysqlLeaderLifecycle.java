@@ -19,10 +19,12 @@ import java.util.List;
  * <p>The elector campaigns from its creation during the context's refresh (building it never
  * waits for the database). Its events are held back until {@link #start()} (when every
  * {@code @EventListener} is registered), then published in order; from then on as they come.
- * {@link #stop()} (the context closing or stopping) closes the elector: it resigns, so another
- * node takes over at once, and publishes its last events. The phase,
- * {@link #PHASE}, is below the web server's and the task schedulers', so these stop first:
- * the leader's work ends before the seat is given up.
+ * {@link #stop()} (the context closing or stopping) lets no new {@link LeaderOnly} call run,
+ * waits for those in flight (at most as long as this node still leads: past that their fences
+ * could only be refused), then closes the elector: it resigns, so another node takes over at
+ * once, and publishes its last events. The phase, {@link #PHASE}, is below the web server's and
+ * the task schedulers', so these stop first; the schedulers do not wait for a task in flight
+ * (Spring's default), this does: the leader's work ends before the seat is given up.
  */
 public class MysqlLeaderLifecycle implements SmartLifecycle, ElectorListener {
     /** Stops after the web server ({@code DEFAULT_PHASE - 2048}) and the task schedulers ({@code DEFAULT_PHASE}). */
@@ -30,13 +32,21 @@ public class MysqlLeaderLifecycle implements SmartLifecycle, ElectorListener {
     private static final Log LOG = LogFactory.getLog(MysqlLeaderLifecycle.class);
 
     private final ApplicationEventPublisher publisher;
+    /** The {@link LeaderOnly} calls to wait for at {@link #stop()}; null: none to wait for. */
+    private final LeaderOnlyCalls calls;
     private volatile Elector elector;
     private volatile boolean running;
     /** Events held until start (and until the elector is known); null once publishing. */
     private List<ElectorEvent> held = new ArrayList<>();
 
     public MysqlLeaderLifecycle(ApplicationEventPublisher publisher) {
+        this(publisher, null);
+    }
+
+    /** With the {@link LeaderOnly} calls that {@link #stop()} waits for. */
+    public MysqlLeaderLifecycle(ApplicationEventPublisher publisher, LeaderOnlyCalls calls) {
         this.publisher = publisher;
+        this.calls = calls;
     }
 
     /** The elector whose events this publishes (the listener is given to its builder, before it exists). */
@@ -93,6 +103,13 @@ public class MysqlLeaderLifecycle implements SmartLifecycle, ElectorListener {
         running = false;
         Elector e = elector;
         if (e == null) return;
+        if (calls != null && !e.isClosed()) {
+            int left = calls.closeAndAwait(e.isLeader() ? e.validFor() : java.time.Duration.ZERO);
+            if (left > 0) {
+                LOG.warn(left + " @LeaderOnly call(s) of service " + e.serviceId() + " still running as this node's leadership ends; "
+                        + "their fenced writes will be refused");
+            }
+        }
         try {
             e.close(); // resigns (the builder's default), delivers the last events
         } catch (MysqlLeaderException ex) {

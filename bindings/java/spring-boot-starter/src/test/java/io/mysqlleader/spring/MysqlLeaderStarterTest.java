@@ -137,7 +137,7 @@ class MysqlLeaderStarterTest {
             assertEquals(Duration.ofSeconds(5), props.getLease());
             assertNull(props.getUrl());
             String derived = MysqlLeaderAutoConfiguration.resolveUrl(props, ctx.getEnvironment());
-            assertEquals("mysql://" + JdbcUrls.encode(user) + ":" + JdbcUrls.encode(password) + "@" + db.host + ":" + db.port + "/" + db.name, derived);
+            assertEquals("mysql://" + io.mysqlleader.JdbcUrls.encode(user) + ":" + io.mysqlleader.JdbcUrls.encode(password) + "@" + db.host + ":" + db.port + "/" + db.name, derived);
             assertNotNull(ctx.getBean(Client.class));
             Elector elector = ctx.getBean(Elector.class);
             assertEquals(service, elector.serviceId());

@@ -1,4 +1,4 @@
-package io.mysqlleader.spring;
+package io.mysqlleader;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +15,9 @@ import java.util.Map;
  * parameters, TLS is carried over ({@code sslMode} of MySQL Connector/J: DISABLED, REQUIRED,
  * VERIFY_CA, VERIFY_IDENTITY; of MariaDB Connector/J: disable, trust, verify-ca, verify-full;
  * {@code useSSL=true|false}); the other driver parameters have no meaning for the library and are
- * dropped. Anything more (a trust store, a load-balanced URL): set {@code mysqlleader.url}.
+ * dropped. Anything more (a trust store, a load-balanced URL): give the library's URL itself
+ * ({@link Client#connect(String)}; the Spring Boot starter's {@code mysqlleader.url}).
+ * {@link Client#connectJdbc(String, String, String)} connects with it.
  */
 public final class JdbcUrls {
     private JdbcUrls() {}
@@ -35,7 +37,7 @@ public final class JdbcUrls {
             rest = jdbcUrl.substring("jdbc:mariadb://".length());
         } else {
             throw new IllegalArgumentException("not a single-host jdbc:mysql:// or jdbc:mariadb:// URL: " + redact(jdbcUrl)
-                    + " (set mysqlleader.url)");
+                    + " (give a mysql:// URL instead)");
         }
         String query = null;
         int q = rest.indexOf('?');
@@ -60,7 +62,7 @@ public final class JdbcUrls {
             if (colon >= 0) urlPassword = decode(userInfo.substring(colon + 1));
         }
         if (authority.isEmpty() || authority.contains(",") || authority.contains("(")) {
-            throw new IllegalArgumentException("not a single-host JDBC URL: " + redact(jdbcUrl) + " (set mysqlleader.url)");
+            throw new IllegalArgumentException("not a single-host JDBC URL: " + redact(jdbcUrl) + " (give a mysql:// URL instead)");
         }
         String host = authority;
         String port = "3306";
@@ -97,7 +99,7 @@ public final class JdbcUrls {
                 case "required", "trust", "preferred" -> { return "REQUIRED"; }
                 case "verify-ca" -> { return "VERIFY_CA"; }
                 case "verify-identity", "verify-full" -> { return "VERIFY_IDENTITY"; }
-                default -> throw new IllegalArgumentException("sslMode=" + mode + " of the JDBC URL has no counterpart (set mysqlleader.url)");
+                default -> throw new IllegalArgumentException("sslMode=" + mode + " of the JDBC URL has no counterpart (give a mysql:// URL instead)");
             }
         }
         String useSsl = params.containsKey("usessl") ? params.get("usessl") : params.get("usesslconnection");
@@ -105,8 +107,8 @@ public final class JdbcUrls {
         return null;
     }
 
-    /** Percent-encodes everything but RFC 3986's unreserved characters (UTF-8). */
-    static String encode(String s) {
+    /** Percent-encodes everything but RFC 3986's unreserved characters (UTF-8), as a user name or password of the library's URL. */
+    public static String encode(String s) {
         StringBuilder out = new StringBuilder();
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xff;

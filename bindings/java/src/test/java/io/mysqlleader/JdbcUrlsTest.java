@@ -1,4 +1,4 @@
-package io.mysqlleader.spring;
+package io.mysqlleader;
 
 import org.junit.jupiter.api.Test;
 
@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The mysqlleader URL derived from spring.datasource.*, without a server. */
+/** The library's URL derived from a JDBC URL (Client.connectJdbc, the starter's spring.datasource.*), without a server. */
 class JdbcUrlsTest {
     @Test
     void mysqlAndMariadbUrlsWithPercentEncodedCredentials() {
@@ -42,9 +42,22 @@ class JdbcUrlsTest {
         for (String url : new String[] {"jdbc:postgresql://h/d", "jdbc:mysql:loadbalance://h1,h2/d", "jdbc:mysql://h1,h2/d",
                 "jdbc:mariadb:replication://h1,h2/d", "jdbc:h2:mem:x"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> JdbcUrls.toMysqlLeaderUrl(url, "u", "pw-secret"));
-            assertTrue(e.getMessage().contains("mysqlleader.url"), e.getMessage());
+            assertTrue(e.getMessage().contains("mysql:// URL"), e.getMessage());
             assertTrue(!e.getMessage().contains("pw-secret"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> JdbcUrls.toMysqlLeaderUrl("jdbc:mysql://h/d", null, null));
+    }
+
+    /** Client.connectJdbc with the JDBC URL the tests' own JDBC connections use (the account in its parameters): it elects. */
+    @Test
+    void aClientFromTheApplicationsJdbcUrlElects() throws Exception {
+        try (TestDb db = TestDb.migrated("jdbcurl"); Client client = Client.connectJdbc(db.jdbcUrl, null, null)) {
+            CampaignResult won = client.campaign("jdbc", "n1", java.time.Duration.ofSeconds(10));
+            assertTrue(won.isLeader(), won.toString());
+        }
+        InvalidArgumentException bad = assertThrows(InvalidArgumentException.class,
+                () -> Client.connectJdbc("jdbc:postgresql://h/d", "u", "pw-secret"));
+        assertEquals("url", bad.parameter());
+        assertTrue(!bad.getMessage().contains("pw-secret"), bad.getMessage());
     }
 }
