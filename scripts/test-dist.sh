@@ -8,14 +8,18 @@
 #    contract's artifacts: the SDK tarball (its file list, SONAME, no debug info, links, the
 #    tool, the licenses), one manylinux wheel (the licenses in its .dist-info), go/ (the
 #    licenses at its root) and java/ (the jar carries the SDK's library and, in META-INF, the
-#    licenses); every license file is the repository's;
+#    licenses); every license file is the repository's; the SDK's library and tool and the
+#    wheel's library require no GLIBC_ symbol version newer than scripts/dist.sh's `glibc=`
+#    (2.17), and the wheel is tagged for that glibc;
 # 1. C: `make install PREFIX=<temp>`: bin/mysqlleader runs from there with a bare environment
 #    (--help, --version, then migrate, campaign and resign against the server), the licenses are
 #    under share/doc/mysqlleader; then bindings/c/example.c copied out and built with
 #    pkg-config three ways — shared (mysqlleader), static archive (mysqlleader-static) and fully
 #    static (cc -static, pkg-config --static mysqlleader) — each run as one elector against the
-#    server until it leads, then stopped with SIGINT (it resigns); the unpacked tarball's
-#    relocatable .pc files are checked too;
+#    server until it leads, then stopped with SIGINT (it resigns), and once more linked by zig
+#    (dist's) against glibc 2.17's symbol versions with the static archive, so that the archive
+#    (the Go module's too) is shown to link for that glibc; the unpacked tarball's relocatable
+#    .pc files are checked too;
 # 2. Python: the wheel into a fresh virtualenv with no cargo or rustc on PATH (pip --no-index,
 #    so nothing is built), then two electors of one service: one leads, the other sees it;
 # 3. Go: a new module in a temporary directory that requires the binding and replaces it with
@@ -24,8 +28,8 @@
 #    elector; CGO_ENABLED=0 and a module directory without its library
 #    must fail with a message that says what to do;
 # 4. Rust: the package holds every migration of sql/, and builds from its packaged files alone
-#    (`cargo package`, then a release build of what it packed; `make release-check` is the
-#    registry's own dry run).
+#    (`cargo package`, then a release build of what it packed, as dist builds; `make
+#    release-check` is the registry's own dry run).
 #
 # When MYSQLLEADER_TEST_URL is not set it runs itself again under scripts/testdb.sh, which starts
 # a throwaway mariadbd and stops it. Ends with "N passed, M failed"; exits non-zero on a failure.
@@ -48,6 +52,9 @@ minor=${version#*.}; minor=${minor%%.*}
 major=${version%%.*}
 if [ "$major" = 0 ]; then abi="0.$minor"; else abi=$major; fi
 sdk_name=mysqlleader-$version-linux-x86_64
+# The oldest glibc the native files support: scripts/dist.sh's `glibc=` line.
+glibc=$(sed -n 's/^glibc=\([0-9.]*\)$/\1/p' scripts/dist.sh)
+[ -n "$glibc" ] || { say "scripts/dist.sh has no glibc= line"; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-dist.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -95,6 +102,19 @@ is_static() {
   if readelf -l "$1" | grep INTERP >/dev/null; then fail "$1 names a program interpreter (it is dynamic)"; fi
 }
 
+# glibc_ok FILE...: every FILE requires no GLIBC_ symbol version newer than $glibc (the versions
+# its .gnu.version_r names, which the loader checks against the system's libc).
+glibc_ok() {
+  local f needed
+  for f in "$@"; do
+    needed=$(readelf -W -V "$f" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' | sort -V | tail -n 1)
+    [ -n "$needed" ] || fail "$f requires no GLIBC_ symbol version (not a dynamic ELF file?)"
+    echo "$f requires glibc $needed"
+    [ "$(printf '%s\n' "$needed" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+      || fail "$f requires GLIBC_$needed, newer than $glibc: $(readelf -W --dyn-syms "$f" | grep -o "[^ ]*@GLIBC_$needed" | sort -u | tr '\n' ' ')"
+  done
+}
+
 # elect NAME PROGRAM...: runs an elector program (MYSQLLEADER_URL, argv: SERVICE NODE LEASE_MS)
 # until it prints that it leads, then sends SIGINT and expects it to resign and exit 0. Both
 # waits are bounded (60 s) only so that a hung program fails the check instead of hanging it.
@@ -140,13 +160,19 @@ artifacts() {
   local listing expected
   listing=$(cd "$dist" && ls -1 | sort)
   local wheels
-  wheels=$(cd "$dist" && ls -1 mysqlleader-"$version"-py3-none-manylinux_*_x86_64.whl)
+  wheels=$(cd "$dist" && ls -1 mysqlleader-"$version"-py3-none-*manylinux*.whl)
   [ "$(echo "$wheels" | wc -l)" -eq 1 ] || fail "expected one manylinux wheel, found: $wheels"
   expected=$(printf '%s\n' "$sdk_name.tar.gz" "$wheels" go java | sort)
   [ "$listing" = "$expected" ] || fail "target/dist holds:"$'\n'"$listing"$'\n'"expected:"$'\n'"$expected"
-  # The wheel's tag is the one auditwheel derives from the library's symbol versions.
-  local tag
-  tag=$(sed -n 's/.*-py3-none-\(manylinux_[0-9]*_[0-9]*_x86_64\)\.whl$/\1/p' <<<"$wheels")
+  # The wheel's tag is the PEP 600 one of dist's glibc (with its legacy alias for 2.17,
+  # manylinux2014), and auditwheel confirms it from the library's symbol versions.
+  local tag=manylinux_${glibc/./_}_x86_64
+  grep -E "^mysqlleader-$version-py3-none-([a-z0-9_]+\.)*$tag(\.[a-z0-9_]+)*\.whl$" <<<"$wheels" >/dev/null \
+    || fail "the wheel $wheels is not tagged $tag"
+  if [ "$glibc" = 2.17 ]; then
+    grep -E -- "-py3-none-([a-z0-9_]+\.)*manylinux2014_x86_64[.]" <<<"$wheels" >/dev/null \
+      || fail "the wheel $wheels lacks the manylinux2014_x86_64 alias of $tag"
+  fi
   "$target/dist-tools/bin/auditwheel" show "$dist/$wheels" | tee "$tmp/auditwheel.txt"
   tr -s ' \n' ' ' <"$tmp/auditwheel.txt" | grep "is consistent with the following platform tag: \"$tag\"" >/dev/null \
     || fail "auditwheel does not confirm the tag $tag"
@@ -175,6 +201,7 @@ artifacts() {
   fi
   local tool=$unpacked/$sdk_name/bin/mysqlleader
   [ -x "$tool" ] || fail "$tool is not executable"
+  glibc_ok "$so" "$tool"
   # (.debug_gdb_scripts, Rust's pretty-printer hook, is loaded data, not debug information.)
   if readelf -W -S "$tool" | grep -E '\.debug_(info|line|str|abbrev|ranges|loc)' >/dev/null; then fail "$tool carries debug info"; fi
   "$tool" --version | grep -qx "mysqlleader $version" || fail "$tool --version: $("$tool" --version)"
@@ -192,6 +219,7 @@ artifacts() {
   done
   grep -x "License-File: LICENSE-MIT" "$wheel_dir/METADATA" || fail "the wheel's METADATA names no License-File"
   grep -x "License-Expression: MIT OR Apache-2.0" "$wheel_dir/METADATA" || fail "the wheel's METADATA has no License-Expression"
+  glibc_ok "$unpacked/wheel/mysqlleader/libmysqlleader.so"
   # The header is the committed one; the Go module carries the same header and archive.
   cmp include/mysqlleader.h "$unpacked/$sdk_name/include/mysqlleader.h"
   cmp include/mysqlleader.h "$dist/go/include/mysqlleader.h"
@@ -261,9 +289,16 @@ c_sdk() {
   # shellcheck disable=SC2046
   cc -static "${warn[@]}" example.c $(pkg-config --static --cflags --libs mysqlleader) -o example_full_static
   is_static example_full_static
+  # The archive linked for glibc $glibc: zig's C compiler (dist's tools) against that glibc's
+  # symbol versions, with zig's unwinder in place of libgcc_s.
+  # shellcheck disable=SC2046
+  "$target/dist-tools/bin/python" -m ziglang cc -target "x86_64-linux-gnu.$glibc" "${warn[@]}" example.c \
+      $(pkg-config --static --cflags --libs mysqlleader-static) -lunwind -o example_old_glibc
+  glibc_ok example_old_glibc
   elect c-shared ./example_shared
   elect c-static ./example_static
   elect c-full-static ./example_full_static
+  elect c-old-glibc ./example_old_glibc
   # The tarball unpacked anywhere works as it is: relocatable .pc files.
   export PKG_CONFIG_PATH=$unpacked/$sdk_name/lib/pkgconfig
   # shellcheck disable=SC2046
@@ -427,16 +462,18 @@ rust_package() {
     echo "the working tree has uncommitted changes: cargo package --allow-dirty"
   fi
   # The package, then a build of it from its files alone, as `cargo publish --dry-run` verifies
-  # it, but in the release profile and this part's target directory, whose dependencies
-  # scripts/dist.sh has built already (the dry run built every one again, in the dev profile:
-  # 2.5 minutes of a 2-core machine in every `make test`). The dry run itself, with the
-  # registry's checks, is `make release-check`, run where a release is made.
+  # it, but in the release profile and this part's target directory, the way scripts/dist.sh
+  # builds (cargo zigbuild for glibc $glibc, its tools and environment), whose dependencies dist
+  # has built already (the dry run built every one again, in the dev profile: 2.5 minutes of a
+  # 2-core machine in every `make test`). The dry run itself, with the registry's checks, is
+  # `make release-check`, run where a release is made.
   cargo package --no-verify "${dirty[@]}"
   local crate="$target/package/mysqlleader-$version.crate"
   [ -f "$crate" ] || fail "cargo package wrote no $crate"
   mkdir -p "$tmp/package"
   tar -xzf "$crate" -C "$tmp/package"
-  (cd "$tmp/package/mysqlleader-$version" && CARGO_TARGET_DIR="$target" cargo build --release --lib)
+  (cd "$tmp/package/mysqlleader-$version" && CARGO_TARGET_DIR="$target" PATH="$target/dist-tools/bin:$PATH" \
+     LIBZ_SYS_STATIC=1 cargo-zigbuild zigbuild --release --target "x86_64-unknown-linux-gnu.$glibc" --lib)
 }
 check rust-package rust_package
 

@@ -13,8 +13,10 @@ The copy in the wheel has its debug information stripped (``strip --strip-debug`
 several times larger. The wheel is tagged ``py3-none-<platform>``: it holds native code but no
 CPython extension, so any Python 3 of that platform can use it. The platform is this machine's
 (``linux_x86_64``), which PyPI and other machines do not accept as a promise; ``make dist``
-(scripts/dist.sh) retags the wheel with ``auditwheel repair`` to the manylinux tag of the oldest
-glibc the library's symbol versions allow (``manylinux_2_34_x86_64`` when built on glibc 2.36).
+(scripts/dist.sh) links the library against glibc 2.17 (``cargo zigbuild``) and retags the wheel
+with ``auditwheel repair --plat manylinux_2_17_x86_64`` (the wheel's tags become
+``manylinux2014_x86_64.manylinux_2_17_x86_64``). A library built here with ``cargo build`` needs
+this machine's glibc (2.34 when built on 2.36).
 
 An editable install (``pip install -e``) copies the library into the source package instead
 (``mysqlleader/libmysqlleader.so``, ignored by git).
