@@ -64,7 +64,7 @@ fi
 #    user builds it, with pkg-config (shared) and with -Wl,-Bstatic (static); both must start.
 prefix="$here/$out/prefix"
 rm -rf "$prefix"
-MYSQLLEADER_SKIP_BUILD=1 scripts/install.sh "$prefix" >/dev/null
+MYSQLLEADER_SKIP_BUILD=1 MYSQLLEADER_HOST_BUILD=1 scripts/install.sh "$prefix" >/dev/null
 if command -v pkg-config >/dev/null 2>&1; then
   export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
   # shellcheck disable=SC2046

@@ -38,6 +38,8 @@ import (
 //     the term (SQLSTATE 45001: the server has rolled tx back; Error.CurrentTerm is the term
 //     that leads now). After a refusal the elector has stepped down before Fence returns:
 //     IsLeader is false at once, and its next call, sent at once, learns who leads.
+//   - ErrServer (Transient): no answer within the time this node still led (State().ValidFor
+//     when Fence began), ctx's own deadline aside; roll tx back.
 //   - ErrUsage: no transaction open on the connection (MariaDB: a fence there would fence
 //     nothing; a *sql.Tx always has one), or inside XA.
 //   - ErrAccessDenied: SQLSTATE 45002, the account may not act on this service.
@@ -70,8 +72,16 @@ func (e *Elector) Fence(ctx context.Context, tx *sql.Tx) error {
 		return &Error{Op: op, Code: CodeNotLeader, Message: fmt.Sprintf(
 			"mysqlleader: not the leader: node %s does not lead service %s now (term seen last: %d)", e.NodeID(), e.ServiceID(), st.Term)}
 	}
-	// 2. The guard, in the caller's transaction.
-	if err := runFence(ctx, tx, fenceStatement(e.ServiceID(), e.NodeID(), st.Term)); err != nil {
+	// 2. The guard, in the caller's transaction, bounded by the time this node still leads (past
+	//    it the fence could only be refused): a hung server or a lock wait never holds the caller
+	//    longer, whatever ctx allows.
+	bounded, cancel := context.WithTimeout(ctx, st.ValidFor)
+	defer cancel()
+	if err := runFence(bounded, tx, fenceStatement(e.ServiceID(), e.NodeID(), st.Term)); err != nil {
+		if ctx.Err() == nil && bounded.Err() != nil {
+			return &Error{Op: op, Code: CodeServer, Transient: true, Message: fmt.Sprintf(
+				"mysqlleader: the fence did not answer within the %v this node still led: roll the transaction back", st.ValidFor), cause: err}
+		}
 		mapped := fenceError(op, err)
 		if mapped == nil {
 			return err

@@ -153,6 +153,9 @@ class ClientTest {
         try (TestDb empty = TestDb.empty("bare"); Client c = Client.connect(empty.url)) {
             NotMigratedException e = assertThrows(NotMigratedException.class, () -> c.campaign("s", "a", Duration.ofSeconds(1)));
             assertEquals(ErrorKind.NOT_MIGRATED, e.kind());
+            // The server's own error stays with it: 1305, the procedure does not exist.
+            assertEquals(1305, e.serverCode(), e.toString());
+            assertEquals("42000", e.sqlState(), e.toString());
         }
     }
 

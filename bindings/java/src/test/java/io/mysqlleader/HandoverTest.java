@@ -164,4 +164,34 @@ class HandoverTest {
             }
         }
     }
+
+    /**
+     * An operator's handover seen first by the leader's own fence (its next renew is 15 s away):
+     * the refusal is error 45004, a NotLeaderException, and the elector stops for HANDED_OVER
+     * (not LOST_SEAT); its acknowledgement lets the named node lead at once.
+     */
+    @Test
+    void aFenceRefusedByAnOperatorsHandoverStopsForIt() throws Exception {
+        String service = "fence-handover";
+        List<ElectorEvent> aEvents = new CopyOnWriteArrayList<>();
+        Duration lease = Duration.ofSeconds(60);
+        try (Elector a = slowPoller(service, "a", lease, Duration.ofSeconds(15)).listener(aEvents::add).build()) {
+            assertTrue(a.awaitLeadership(WAIT), "a did not lead: " + a.lastCallError());
+            long term = a.term();
+            try (Elector b = slowPoller(service, "b", lease, Duration.ofSeconds(15)).build()) {
+                assertFalse(client.handover(service, "b").isLeader());
+                assertTrue(a.isLeader(), "a cannot know yet");
+                try (Connection conn = db.connection()) {
+                    conn.setAutoCommit(false);
+                    NotLeaderException e = assertThrows(NotLeaderException.class, () -> a.fence(conn));
+                    assertEquals(45004, e.serverCode(), e.toString());
+                    conn.rollback();
+                }
+                assertFalse(a.isLeader());
+                assertEquals(StopReason.HANDED_OVER, stopOf(aEvents, term).reason());
+                assertTrue(b.awaitLeadership(WAIT.plus(SLOW_POLL)), "b did not take over");
+                assertEquals(term + 1, b.term());
+            }
+        }
+    }
 }
