@@ -680,7 +680,7 @@ bool mysqlleader_last_error_is_transient(void);
  * this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
  * language reads the procedures' refusals by one rule (the core's), never by its own.
  *
- * `server_code` is the server's error number (45000 to 45004 for the procedures' refusals,
+ * `server_code` is the server's error number (31000 to 31004 for the procedures' refusals,
  * one per kind: `mysqlleader::error::refusal`; 1644 from the routines of an earlier release),
  * `sqlstate` its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient
  * keep none; it is then the one the procedures raise with that number, and for a 1644 with a
@@ -1175,11 +1175,11 @@ mysqlleader_result mysqlleader_elector_handover(const mysqlleader_elector *elect
  *    with `is_leader` = 1 means the term is share-locked (its history row, never the seat, so
  *    the node's renews go on) until your transaction ends, so no takeover can commit before
  *    your writes;
- * 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 45001, or 45004 when an operator's
+ * 3. on an error: SQLSTATE 45001 (`mysql_sqlstate`; error 31001, or 31004 when an operator's
  *    handover ended the term: `mysql_errno`) is the refusal of the term: the server has rolled
  *    your transaction back; call `mysqlleader_elector_note_refusal_code(elector, term,
  *    mysql_errno(db))` (or `mysqlleader_elector_note_refusal(elector, term)`), after which
- *    `mysqlleader_elector_is_leader` is false. 45000 (error 45003) `mysqlleader: assert_leader
+ *    `mysqlleader_elector_is_leader` is false. 45000 (error 31003) `mysqlleader: assert_leader
  *    needs an open transaction` means no transaction was open (MariaDB; it would have fenced nothing).
  *    After any error, `ROLLBACK`. `mysqlleader_error_classify(mysql_errno(db),
  *    mysql_sqlstate(db), mysql_error(db))` reads any of them as the library reads its own (the
@@ -1207,7 +1207,7 @@ mysqlleader_result mysqlleader_elector_note_refusal(const mysqlleader_elector *e
 
 /**
  * `mysqlleader_elector_note_refusal` with the refusal's error number (`mysql_errno`, JDBC's
- * `getErrorCode()`, a driver's `errno`): 45004, the refusal of a term an operator's handover
+ * `getErrorCode()`, a driver's `errno`): 31004, the refusal of a term an operator's handover
  * ended, makes the elector stop leading with `MYSQLLEADER_STOP_HANDED_OVER` (its next call
  * acknowledges the handover); any other number, as `mysqlleader_elector_note_refusal`, with
  * `MYSQLLEADER_STOP_LOST_SEAT`.

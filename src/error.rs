@@ -4,16 +4,16 @@
 //!
 //! | kind | raised by | fields | transient |
 //! | --- | --- | --- | --- |
-//! | `InvalidArgument` | error 45000 (SQLSTATE 45000), or a configuration check | `parameter` | no |
-//! | `NotLeader` | error 45001 or 45004 (SQLSTATE 45001, `assert_leader`) | `current_term` when known, `handed_over` | no |
-//! | `AccessDenied` | error 45002 (SQLSTATE 45002, per-service access) | | no |
+//! | `InvalidArgument` | error 31000 (SQLSTATE 45000), or a configuration check | `parameter` | no |
+//! | `NotLeader` | error 31001 or 31004 (SQLSTATE 45001, `assert_leader`) | `current_term` when known, `handed_over` | no |
+//! | `AccessDenied` | error 31002 (SQLSTATE 45002, per-service access) | | no |
 //! | `Authentication` | the server refused the login (1045; MySQL's 3159 for plaintext where TLS is required) | `code`, `state` | no |
 //! | `Privilege` | the server denied the account a database or routine (1044, 1049, 1142, 1227, 1370) | `code`, `state` | no |
 //! | `NotMigrated` | a missing election procedure or table | `code`, `state` | no |
 //! | `Connection` | unreachable server, lost connection | | yes |
 //! | `Timeout` | no answer within the request timeout | `after` | yes |
 //! | `Server` | any other server error | `code`, `state` | for [`TRANSIENT_SERVER_CODES`] |
-//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet, a statement a fenced transaction refuses; error 45003 (SQLSTATE 45000): a call the session's state does not allow | `code`, `parameter` | no |
+//! | `Usage` | a driver or usage error: wrong parameter count, TLS set-up, bad packet, a statement a fenced transaction refuses; error 31003 (SQLSTATE 45000): a call the session's state does not allow | `code`, `parameter` | no |
 //! | `Stopped` | a call on an elector whose background task has ended | | no |
 //! | `Migration` | a migration that could not be applied | | no |
 //!
@@ -35,25 +35,26 @@ pub const SQLSTATE_ACCESS_DENIED: &str = "45002";
 
 /// The error numbers of the procedures' refusals (`SIGNAL ... SET MYSQL_ERRNO`): one per kind, so
 /// that the kind is data on the wire, as the errno every driver reports (also those that keep no
-/// SQLSTATE), and no caller reads a message. Routines installed by a release before these
+/// SQLSTATE), and no caller reads a message. A block neither server uses, below 32768: some
+/// drivers read the number as a signed 16-bit value (MariaDB Connector/J). Routines installed by a release before these
 /// numbers raise 1644 ([`refusal::SIGNAL`]) for all of them; those are told apart by their
 /// messages ([`Error::from_server`]), while an upgrade replaces them.
 pub mod refusal {
     /// A rejected input (SQLSTATE 45000); the message's first word after `mysqlleader: ` is
     /// the parameter's name (`mysqlleader: lease_ms must be ...`).
-    pub const INVALID_ARGUMENT: u16 = 45000;
+    pub const INVALID_ARGUMENT: u16 = 31000;
     /// `assert_leader` refused the term (SQLSTATE 45001): another node leads, the lease ran out,
     /// or the term has ended.
-    pub const NOT_LEADER: u16 = 45001;
+    pub const NOT_LEADER: u16 = 31001;
     /// A service outside the account's patterns, or a call over all services by a limited
     /// account (SQLSTATE 45002).
-    pub const ACCESS_DENIED: u16 = 45002;
+    pub const ACCESS_DENIED: u16 = 31002;
     /// A call the session's state does not allow (SQLSTATE 45000): a fence outside a
     /// transaction, a read inside one, any call inside an XA transaction.
-    pub const USAGE: u16 = 45003;
+    pub const USAGE: u16 = 31003;
     /// `assert_leader` refused the term because an operator's handover ended it (SQLSTATE
     /// 45001): a `NotLeader` with `handed_over`.
-    pub const HANDED_OVER: u16 = 45004;
+    pub const HANDED_OVER: u16 = 31004;
     /// ER_SIGNAL_EXCEPTION: the number of a SIGNAL without a MYSQL_ERRNO of its own (the
     /// routines of earlier releases).
     pub const SIGNAL: u16 = 1644;
@@ -530,21 +531,21 @@ mod tests {
     fn the_refusals_of_this_release_are_told_by_their_numbers() {
         // The message's words no longer decide the kind: an XA refusal whose first word is a
         // procedure's name is Usage, never InvalidArgument naming "campaign".
-        let xa = Error::from_server(45003, "45000", "mysqlleader: campaign cannot run inside an XA transaction (XA PREPARE would drop its locks)");
-        assert_eq!((xa.kind(), xa.parameter(), xa.server_code()), (ErrorKind::Usage, None, Some(45003)));
-        let bad = Error::from_server(45000, "45000", "mysqlleader: lease_ms must be between 1 and 86400000 (got 0)");
+        let xa = Error::from_server(31003, "45000", "mysqlleader: campaign cannot run inside an XA transaction (XA PREPARE would drop its locks)");
+        assert_eq!((xa.kind(), xa.parameter(), xa.server_code()), (ErrorKind::Usage, None, Some(31003)));
+        let bad = Error::from_server(31000, "45000", "mysqlleader: lease_ms must be between 1 and 86400000 (got 0)");
         assert_eq!((bad.kind(), bad.parameter()), (ErrorKind::InvalidArgument, Some("lease_ms")));
-        let lost = Error::from_server(45001, "45001", "mysqlleader: not the leader at term 3 (current term 4)");
+        let lost = Error::from_server(31001, "45001", "mysqlleader: not the leader at term 3 (current term 4)");
         assert!(matches!(lost, Error::NotLeader { current_term: Some(4), handed_over: false, .. }), "{lost:?}");
-        assert_eq!((lost.server_code(), lost.sqlstate()), (Some(45001), Some("45001")));
-        let handed = Error::from_server(45004, "45001", "mysqlleader: not the leader at term 3 (current term 3): the term was handed over to another node");
+        assert_eq!((lost.server_code(), lost.sqlstate()), (Some(31001), Some("45001")));
+        let handed = Error::from_server(31004, "45001", "mysqlleader: not the leader at term 3 (current term 3): the term was handed over to another node");
         assert!(matches!(handed, Error::NotLeader { current_term: Some(3), handed_over: true, .. }), "{handed:?}");
-        assert_eq!(handed.server_code(), Some(45004));
-        assert_eq!(Error::from_server(45002, "45002", "mysqlleader: access denied: account 'a' may not act on service 'b'").kind(), ErrorKind::AccessDenied);
+        assert_eq!(handed.server_code(), Some(31004));
+        assert_eq!(Error::from_server(31002, "45002", "mysqlleader: access denied: account 'a' may not act on service 'b'").kind(), ErrorKind::AccessDenied);
         // Without a SQLSTATE (drivers that keep none), the number alone.
-        assert_eq!(Error::from_server(45001, "", "mysqlleader: not the leader at term 1 (current term 2)").kind(), ErrorKind::NotLeader);
+        assert_eq!(Error::from_server(31001, "", "mysqlleader: not the leader at term 1 (current term 2)").kind(), ErrorKind::NotLeader);
         // One of these numbers on a message that is not the procedures': not a refusal.
-        assert_eq!(Error::from_server(45001, "", "an application's own SIGNAL").kind(), ErrorKind::Server);
+        assert_eq!(Error::from_server(31001, "", "an application's own SIGNAL").kind(), ErrorKind::Server);
         // A missing routine keeps the server's number and SQLSTATE.
         let missing = Error::from_server(1305, "42000", "PROCEDURE app.campaign does not exist");
         assert_eq!((missing.kind(), missing.server_code(), missing.sqlstate()), (ErrorKind::NotMigrated, Some(1305), Some("42000")));

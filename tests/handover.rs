@@ -145,7 +145,7 @@ async fn a_handover_to_an_absent_node_lapses_and_the_service_elects_again() {
 }
 
 /// An operator's handover seen first by the leader's fence, before its next renew: the database
-/// refuses the term with error 45004 (`NotLeader` with `handed_over`), the elector stops leading
+/// refuses the term with error 31004 (`NotLeader` with `handed_over`), the elector stops leading
 /// for `HandedOver` (not `LostSeat`), its next call, sent at once, acknowledges the handover, and
 /// the named node leads long before the old lease (60 s) could have run out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

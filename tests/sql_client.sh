@@ -77,7 +77,7 @@ expect_re() {
     failed=$((failed + 1)); printf 'FAIL %s\n  expected /%s/\n  got:      %q\n' "$1" "$2" "$3"; fi
 }
 # rejects NAME STATEMENT PARAMETER: SQLSTATE 45000, 'mysqlleader: PARAMETER ...'.
-rejects() { expect_re "$1" "^ERROR 45000 \(45000\) at line 1: mysqlleader: $3 " "$(sql "$2")"; }
+rejects() { expect_re "$1" "^ERROR 31000 \(45000\) at line 1: mysqlleader: $3 " "$(sql "$2")"; }
 
 # ---- 1. Install with the client, twice ----
 # MYSQLLEADER_SQL_SCRIPT may name a script printed beforehand (saves a release build).
@@ -128,12 +128,12 @@ expect_re "ids compare byte for byte ('A' is not 'a')" "^0${t}1${t}" "$(sql "CAL
 # ---- 4. Fencing with assert_leader ----
 expect_re "assert_leader at the right term" "^1${t}1${t}[1-9][0-9]*$" \
   "$(sql "START TRANSACTION; CALL assert_leader('svc', 'a', 1); COMMIT")"
-expect_re "assert_leader at a wrong term" "^ERROR 45001 \(45001\) at line 1: mysqlleader: not the leader" \
+expect_re "assert_leader at a wrong term" "^ERROR 31001 \(45001\) at line 1: mysqlleader: not the leader" \
   "$(sql "START TRANSACTION; CALL assert_leader('svc', 'a', 2)")"
-expect_re "assert_leader of another node" "^ERROR 45001 \(45001\) at line 1: mysqlleader: not the leader" \
+expect_re "assert_leader of another node" "^ERROR 31001 \(45001\) at line 1: mysqlleader: not the leader" \
   "$(sql "START TRANSACTION; CALL assert_leader('svc', 'b', 1)")"
 expect_re "assert_leader outside a transaction fences nothing, and says so" \
-  "^ERROR 45003 \(45000\) at line 1: mysqlleader: assert_leader needs an open transaction" \
+  "^ERROR 31003 \(45000\) at line 1: mysqlleader: assert_leader needs an open transaction" \
   "$(sql "CALL assert_leader('svc', 'a', 1)")"
 sql "CREATE TABLE ledger (id INT PRIMARY KEY)" >/dev/null
 # A careless script (--force goes on after errors) that writes, fails assert_leader, and commits.

@@ -1535,7 +1535,7 @@ static void test_elector_note_refusal(mysqlleader_client *client) {
 }
 
 /* An operator's handover seen first by the application's own fence: the refusal carries error
- * 45004 (mysqlleader_last_error_server_code), and mysqlleader_elector_note_refusal_code with it
+ * 31004 (mysqlleader_last_error_server_code), and mysqlleader_elector_note_refusal_code with it
  * stops the elector for MYSQLLEADER_STOP_HANDED_OVER, not LOST_SEAT. */
 static void test_elector_note_refusal_code_tells_a_handover(mysqlleader_client *client) {
     mysqlleader_elector_config config = quick_config("refusal-ho", "h1");
@@ -1554,14 +1554,14 @@ static void test_elector_note_refusal_code_tells_a_handover(mysqlleader_client *
     mysqlleader_leader_check check;
     CHECK_OK(mysqlleader_handover(client, "refusal-ho", "h2", &seat));
     CHECK_RC(mysqlleader_assert_leader(client, "refusal-ho", "h1", term, &check), MYSQLLEADER_NOT_LEADER);
-    CHECK(mysqlleader_last_error_server_code() == 45004);
+    CHECK(mysqlleader_last_error_server_code() == 31004);
     CHECK_OK(mysqlleader_elector_note_refusal_code(e, term, mysqlleader_last_error_server_code()));
     CHECK_OK(mysqlleader_elector_is_leader(e, &leading));
     CHECK(!leading);
     CHECK_OK(mysqlleader_elector_wait_term_end(e, term, 1000, &ended, &reason));
     CHECK(ended);
     CHECK(reason == MYSQLLEADER_STOP_HANDED_OVER);
-    CHECK_RC(mysqlleader_elector_note_refusal_code(NULL, term, 45004), MYSQLLEADER_NULL_ARGUMENT);
+    CHECK_RC(mysqlleader_elector_note_refusal_code(NULL, term, 31004), MYSQLLEADER_NULL_ARGUMENT);
     mysqlleader_elector_free(e);
 }
 

@@ -107,7 +107,7 @@ type Error struct {
 	// ServerCode is the server's error number (e.g. 1213 for a deadlock, 1064 for a syntax
 	// error, 1045 a refused login) when Code is CodeServer, CodeAuthentication, CodePrivilege
 	// (or CodeUsage when the server reported it), or for a refusal of the procedures that Fence
-	// read (45000 to 45004: the kind as a number), else 0.
+	// read (31000 to 31004: the kind as a number), else 0.
 	ServerCode uint32
 	// Transient tells whether the same call may simply be tried again (a lost connection, a
 	// timeout, a deadlock or lock wait, a Galera node outside the primary component). The failed

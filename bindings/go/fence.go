@@ -48,8 +48,8 @@ import (
 // The *Error of a refusal wraps the driver's error: errors.As reaches it (e.g. *mysql.MySQLError).
 // How a refusal is told without importing a driver: an error with a method SQLState() string
 // gives the SQLSTATE; otherwise the error's text, which go-sql-driver writes as
-// "Error 45001 (45001): mysqlleader: not the leader ..." ("Error 45001: ..." before v1.7): an
-// error 45000 to 45004 (1644 from the routines of an earlier release) with a message that
+// "Error 31001 (45001): mysqlleader: not the leader ..." ("Error 31001: ..." before v1.7): an
+// error 31000 to 31004 (1644 from the routines of an earlier release) with a message that
 // begins "mysqlleader: " is one of the procedures' refusals, its number the kind (Error.ServerCode
 // keeps it). The library's core classifies it (mysqlleader_error_classify), by the rule it
 // applies to its own calls.
@@ -106,7 +106,7 @@ func (e *Elector) NoteRefusal(term uint64) error {
 	return e.noteRefusalCode(term, 0)
 }
 
-// noteRefusalCode is NoteRefusal with the refusal's error number: 45004, the refusal of a term
+// noteRefusalCode is NoteRefusal with the refusal's error number: 31004, the refusal of a term
 // an operator's handover ended, stops the elector with StopHandedOver; any other with
 // StopLostSeat.
 func (e *Elector) noteRefusalCode(term uint64, number uint32) error {
@@ -178,10 +178,10 @@ var driverErrorText = regexp.MustCompile(`(?s)Error (\d+)(?: \(([0-9A-Z]{5})\))?
 // refusals of the routines of an earlier release).
 const signalErrno = 1644
 
-// isRefusalErrno tells the error numbers of the procedures' refusals, one per kind: 45000 a
-// rejected input, 45001 not the leader, 45002 access denied, 45003 a call the session's state
-// does not allow, 45004 not the leader because an operator's handover ended the term.
-func isRefusalErrno(number int) bool { return number >= 45000 && number <= 45004 }
+// isRefusalErrno tells the error numbers of the procedures' refusals, one per kind: 31000 a
+// rejected input, 31001 not the leader, 31002 access denied, 31003 a call the session's state
+// does not allow, 31004 not the leader because an operator's handover ended the term.
+func isRefusalErrno(number int) bool { return number >= 31000 && number <= 31004 }
 
 // fenceError is the *Error for one of the procedures' refusals among a driver's errors (it wraps
 // the driver's error), or nil: the driver's error then passes through unchanged.
@@ -222,4 +222,3 @@ func fenceError(op string, err error) *Error {
 	e.cause = err
 	return e
 }
-

@@ -40,11 +40,11 @@ func TestFenceReadsADriversErrorWithoutImportingIt(t *testing.T) {
 		is     error
 		number uint32
 	}{
-		{textError("Error 45001 (45001): " + refusal), ErrNotLeader, 45001},
-		{textError("Error 45004: " + refusal + ": the term was handed over to another node"), ErrNotLeader, 45004},
-		{textError("Error 45002: mysqlleader: access denied: account 'x' may not act on service 's'"), ErrAccessDenied, 45002},
-		{textError("Error 45000: mysqlleader: term must not be NULL"), ErrInvalidArgument, 45000},
-		{textError("Error 45003 (45000): mysqlleader: assert_leader needs an open transaction (START TRANSACTION first)"), ErrUsage, 45003},
+		{textError("Error 31001 (45001): " + refusal), ErrNotLeader, 31001},
+		{textError("Error 31004: " + refusal + ": the term was handed over to another node"), ErrNotLeader, 31004},
+		{textError("Error 31002: mysqlleader: access denied: account 'x' may not act on service 's'"), ErrAccessDenied, 31002},
+		{textError("Error 31000: mysqlleader: term must not be NULL"), ErrInvalidArgument, 31000},
+		{textError("Error 31003 (45000): mysqlleader: assert_leader needs an open transaction (START TRANSACTION first)"), ErrUsage, 31003},
 	} {
 		e := fenceError("elector_fence", c.err)
 		if e == nil || !errors.Is(e, c.is) || e.ServerCode != c.number {
@@ -73,7 +73,7 @@ func TestFenceReadsADriversErrorWithoutImportingIt(t *testing.T) {
 	for _, err := range []error{
 		textError("Error 1213 (40001): Deadlock found when trying to get lock"),
 		textError("Error 1644 (45001): an application's own SIGNAL"),
-		textError("Error 45001 (45001): an application's own SIGNAL with one of these numbers"),
+		textError("Error 31001 (45001): an application's own SIGNAL with one of these numbers"),
 		textError("Error 1305 (42000): PROCEDURE app.assert_leader does not exist"),
 		errors.New("driver: bad connection"),
 	} {

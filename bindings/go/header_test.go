@@ -193,11 +193,12 @@ func TestNamesComeFromTheLibrary(t *testing.T) {
 
 // notWrapped are the header's functions the Go package does not call, and why.
 var notWrapped = map[string]string{
-	"mysqlleader_last_error_copy":    "the message is read with mysqlleader_last_error on the same locked OS thread",
-	"mysqlleader_last_error_code":    "the code is the failed call's own return value",
-	"mysqlleader_elector_wait":       "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
-	"mysqlleader_txn_execute":        "Exec and ExecResult run through mysqlleader_txn_query, which also carries binary arguments (their lengths) and the last insert id",
-	"mysqlleader_txn_last_insert_id": "the id comes with each statement's mysqlleader_rows (mysqlleader_rows_last_insert_id)",
+	"mysqlleader_last_error_copy":      "the message is read with mysqlleader_last_error on the same locked OS thread",
+	"mysqlleader_last_error_code":      "the code is the failed call's own return value",
+	"mysqlleader_elector_wait":         "the same: a blocked C call cannot be cancelled by a context; WaitForLeadership waits on the events",
+	"mysqlleader_txn_execute":          "Exec and ExecResult run through mysqlleader_txn_query, which also carries binary arguments (their lengths) and the last insert id",
+	"mysqlleader_txn_last_insert_id":   "the id comes with each statement's mysqlleader_rows (mysqlleader_rows_last_insert_id)",
+	"mysqlleader_elector_note_refusal": "NoteRefusal calls mysqlleader_elector_note_refusal_code (with 0, any number but 31004: the same)",
 }
 
 // TestEveryFunctionIsWrapped: every function of the header is called by the package (or

@@ -14,8 +14,8 @@
 -- Outside a transaction it raises 45000 where the server can tell (MariaDB), since it would
 -- fence nothing. On success it bounds how long this session's transaction may then stay idle
 -- (MariaDB: idle_transaction_timeout, sql/V6__access_audit_bounded_waits.sql, note 4).
--- Otherwise SQLSTATE 45001: error number 45004 when an operator's handover ended the term (the
--- seat is vacant at that term and names this node as the one handed over from), 45001 for any
+-- Otherwise SQLSTATE 45001: error number 31004 when an operator's handover ended the term (the
+-- seat is vacant at that term and names this node as the one handed over from), 31001 for any
 -- other cause (another node leads, the lease ran out, the term has ended). It never starts or commits a transaction; but when it fails it rolls
 -- the caller's transaction back before raising, so that writes made under a stale term cannot
 -- commit even if the caller ignores the error, and no lock is left held. Inside an XA
@@ -77,7 +77,7 @@ BEGIN
     CALL leader_election_probe_in_tx();
     SET v_in_tx = (@@session.autocommit = 0 OR @mysqlleader_in_tx = 1);
     IF @@session.autocommit = 1 AND @mysqlleader_in_tx = 0 THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45003, MESSAGE_TEXT =
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31003, MESSAGE_TEXT =
             'mysqlleader: assert_leader needs an open transaction (START TRANSACTION first): with autocommit on it would fence nothing';
     END IF;
 
@@ -90,11 +90,11 @@ BEGIN
         IF v_leader IS NULL AND v_term = v_want AND v_from = CAST(p_node_id AS BINARY) THEN
             SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
                                ' (current term ', v_term, '): the term was handed over to another node');
-            SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45004, MESSAGE_TEXT = v_msg;
+            SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 31004, MESSAGE_TEXT = v_msg;
         END IF;
         SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want,
                            ' (current term ', v_term, ')');
-        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45001, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = v_msg;
     END IF;
 
     -- 2. The term's lock: its history row, read as it is now (a locking read, whatever the
@@ -121,7 +121,7 @@ BEGIN
     IF v_open = 0 THEN
         SET v_msg = CONCAT('mysqlleader: not the leader at term ', v_want, ' (current term ', v_term,
                            '): the term has ended, or its history row is missing');
-        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45001, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = v_msg;
     END IF;
 
     -- An idle fenced transaction ends with its lease (MariaDB): whole seconds, rounded up, + 1.

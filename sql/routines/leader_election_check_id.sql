@@ -16,6 +16,6 @@ BEGIN
                            CHAR_LENGTH(p_value), ')');
     END IF;
     IF v_msg IS NOT NULL THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45000, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000, MESSAGE_TEXT = v_msg;
     END IF;
 END;

@@ -20,7 +20,7 @@ BEGIN
     DECLARE v_patterns LONGTEXT CHARACTER SET ascii;
 
     IF p_ids IS NULL OR JSON_VALID(p_ids) = 0 OR JSON_TYPE(p_ids) <> 'ARRAY' THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45000,
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000,
             MESSAGE_TEXT = 'mysqlleader: service_ids must be a JSON array of service ids';
     END IF;
     -- Each element: a string (its JSON type), of 1 to 128 characters, none twice (compared byte
@@ -40,7 +40,7 @@ BEGIN
                            v_n - v_distinct, ' repeated)');
     END IF;
     IF v_msg IS NOT NULL THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45000, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000, MESSAGE_TEXT = v_msg;
     END IF;
 
     -- The ones the account may act on: its patterns against the ids, no table read.

@@ -26,6 +26,6 @@ BEGIN
                            ' and ', CAST(p_max AS DECIMAL(20,0)), ' (got ', v_got, ')');
     END IF;
     IF v_msg IS NOT NULL THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45000, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000, MESSAGE_TEXT = v_msg;
     END IF;
 END;

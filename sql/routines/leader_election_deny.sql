@@ -25,5 +25,5 @@ BEGIN
     END IF;
     SET v_msg = CONCAT('mysqlleader: access denied: account ''', v_account,
                        ''' may not act on service ''', v_service, '''');
-    SIGNAL SQLSTATE '45002' SET MYSQL_ERRNO = 45002, MESSAGE_TEXT = v_msg;
+    SIGNAL SQLSTATE '45002' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = v_msg;
 END;

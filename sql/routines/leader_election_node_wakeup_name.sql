@@ -35,7 +35,7 @@ BEGIN
     CALL leader_election_check_access(p_service_id);
     SELECT leader_id INTO v_leader FROM leader_election WHERE service_id = CAST(p_service_id AS BINARY);
     IF v_leader IS NULL OR v_leader <> CAST(p_node_id AS BINARY) THEN
-        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 45001,
+        SIGNAL SQLSTATE '45001' SET MYSQL_ERRNO = 31001,
             MESSAGE_TEXT = 'mysqlleader: node_id does not lead service_id: no wake-up lock name';
     END IF;
     SELECT secret INTO v_secret FROM leader_election_secret WHERE id = 1;

@@ -17,6 +17,6 @@ BEGIN
         SET v_msg = CONCAT('mysqlleader: access denied: account ''',
                            IF(CHAR_LENGTH(v_account) > 35, CONCAT(LEFT(v_account, 32), '...'), v_account),
                            ''' is limited to some services; ', p_what, ' acts on all');
-        SIGNAL SQLSTATE '45002' SET MYSQL_ERRNO = 45002, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45002' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = v_msg;
     END IF;
 END;

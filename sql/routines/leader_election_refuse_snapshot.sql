@@ -11,6 +11,6 @@ BEGIN
         -- At most 128 characters (MySQL's limit for MESSAGE_TEXT): p_name is at most 14 here.
         SET v_msg = CONCAT('mysqlleader: ', p_name, ' needs autocommit on and no open transaction ',
                            '(it could read an old snapshot): COMMIT first');
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45003, MESSAGE_TEXT = v_msg;
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31003, MESSAGE_TEXT = v_msg;
     END IF;
 END;

@@ -9,5 +9,5 @@ CREATE PROCEDURE leader_election_refuse_xa(IN p_name VARCHAR(32))
 BEGIN
     DECLARE v_msg VARCHAR(128);
     SET v_msg = CONCAT('mysqlleader: ', p_name, ' cannot run inside an XA transaction (XA PREPARE would drop its locks)');
-    SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45003, MESSAGE_TEXT = v_msg;
+    SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31003, MESSAGE_TEXT = v_msg;
 END;

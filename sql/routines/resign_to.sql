@@ -44,7 +44,7 @@ BEGIN
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
         v_to = CAST(p_to_node AS BINARY);
     IF v_to = v_nid THEN
-        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 45000,
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000,
             MESSAGE_TEXT = 'mysqlleader: to_node must name another node than node_id';
     END IF;
     -- Every read from here on in a transaction of the call's own (leader_election_begin), and

@@ -134,7 +134,7 @@ pub enum StopReason {
 
 impl StopReason {
     /// Why a node stops leading when the database refused its term with `error`: `HandedOver`
-    /// for the refusal of a term an operator's handover ended (error 45004), `LostSeat` for any
+    /// for the refusal of a term an operator's handover ended (error 31004), `LostSeat` for any
     /// other [`Error::NotLeader`]; `None` for every other error (not a refusal of the term).
     pub fn of_refusal(error: &Error) -> Option<StopReason> {
         match error {

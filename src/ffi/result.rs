@@ -354,7 +354,7 @@ pub extern "C" fn mysqlleader_last_error_is_transient() -> bool {
 /// this thread's last error: read it with the `mysqlleader_last_error*` functions. So every
 /// language reads the procedures' refusals by one rule (the core's), never by its own.
 ///
-/// `server_code` is the server's error number (45000 to 45004 for the procedures' refusals,
+/// `server_code` is the server's error number (31000 to 31004 for the procedures' refusals,
 /// one per kind: `mysqlleader::error::refusal`; 1644 from the routines of an earlier release),
 /// `sqlstate` its SQLSTATE (NULL or `""` when the driver gave none: PyMySQL and mysqlclient
 /// keep none; it is then the one the procedures raise with that number, and for a 1644 with a

@@ -923,7 +923,7 @@ class Elector:
         from an ``assert_leader`` the application ran itself): when it still leads at that
         term it steps down at once, and its next call, sent at once, learns who leads; a
         refusal of any other term changes nothing. ``server_code``, the refusal's error number
-        (the driver's ``errno``): 45004, the refusal of a term an operator's handover ended,
+        (the driver's ``errno``): 31004, the refusal of a term an operator's handover ended,
         stops it with :attr:`StopReason.HANDED_OVER`; any other (or None) with
         :attr:`StopReason.LOST_SEAT`. Returns once :attr:`is_leader` no longer
         reports leading at ``term`` (waiting at most for a renew already in flight, bounded by

@@ -14,13 +14,13 @@ A driver's exception is read by duck typing, without importing any driver:
 * the message from ``.msg`` / ``.errmsg``, else ``.args[1]``.
 
 The procedures' own refusals are ``SIGNAL`` s whose message begins with ``mysqlleader:``,
-SQLSTATE 45000, 45001 or 45002, each kind with an error number of its own (45000 a rejected
-input, 45001 not the leader, 45002 access denied, 45003 a call the session's state does not
-allow, 45004 not the leader because an operator's handover ended the term; 1644 for all of them
+SQLSTATE 45000, 45001 or 45002, each kind with an error number of its own (31000 a rejected
+input, 31001 not the leader, 31002 access denied, 31003 a call the session's state does not
+allow, 31004 not the leader because an operator's handover ended the term; 1644 for all of them
 from the routines of an earlier release): the library's core classifies them, as it classifies
-the errors of its own calls (``mysqlleader_error_classify``): 45001 and 45004 become
-:class:`NotLeaderError`, 45002 :class:`AccessDeniedError`, 45000 :class:`InvalidArgumentError`,
-45003 :class:`UsageError` (a fence outside a transaction, or inside XA). Every other exception of
+the errors of its own calls (``mysqlleader_error_classify``): 31001 and 31004 become
+:class:`NotLeaderError`, 31002 :class:`AccessDeniedError`, 31000 :class:`InvalidArgumentError`,
+31003 :class:`UsageError` (a fence outside a transaction, or inside XA). Every other exception of
 the driver passes through unchanged.
 """
 
@@ -36,7 +36,7 @@ from ._native import ResultCode, library
 #: refusals of the routines of an earlier release).
 SIGNAL_ERRNO = 1644
 #: The error numbers of the procedures' refusals, one per kind (``mysqlleader::error::refusal``).
-REFUSAL_ERRNOS = range(45000, 45005)
+REFUSAL_ERRNOS = range(31000, 31005)
 
 
 def _literal(text: str) -> str:

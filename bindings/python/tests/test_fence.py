@@ -160,19 +160,19 @@ def test_driver_errors_are_read_without_a_driver() -> None:
     # The refusals of this release: the kind is the number, with or without a SQLSTATE
     # (README, "Refusals are data").
     handed = refusal + ": the term was handed over to another node"
-    for error in (ConnectorError(45004, "45001", handed), pymysql.err.OperationalError(45004, handed)):
+    for error in (ConnectorError(31004, "45001", handed), pymysql.err.OperationalError(31004, handed)):
         mapped = _fence.mapped(error)
         assert isinstance(mapped, mysqlleader.NotLeaderError)
-        assert (mapped.current_term, mapped.sqlstate, mapped.server_code) == (5, "45001", 45004)
-    assert isinstance(_fence.mapped(pymysql.err.OperationalError(45001, refusal)), mysqlleader.NotLeaderError)
-    assert isinstance(_fence.mapped(pymysql.err.OperationalError(45002, denied)), mysqlleader.AccessDeniedError)
+        assert (mapped.current_term, mapped.sqlstate, mapped.server_code) == (5, "45001", 31004)
+    assert isinstance(_fence.mapped(pymysql.err.OperationalError(31001, refusal)), mysqlleader.NotLeaderError)
+    assert isinstance(_fence.mapped(pymysql.err.OperationalError(31002, denied)), mysqlleader.AccessDeniedError)
     xa = "mysqlleader: campaign cannot run inside an XA transaction (XA PREPARE would drop its locks)"
-    assert isinstance(_fence.mapped(pymysql.err.OperationalError(45003, xa)), mysqlleader.UsageError)
-    bad = _fence.mapped(pymysql.err.OperationalError(45000, "mysqlleader: term must not be NULL"))
+    assert isinstance(_fence.mapped(pymysql.err.OperationalError(31003, xa)), mysqlleader.UsageError)
+    bad = _fence.mapped(pymysql.err.OperationalError(31000, "mysqlleader: term must not be NULL"))
     assert isinstance(bad, mysqlleader.InvalidArgumentError) and bad.parameter == "term"
     # Not the procedures' refusals: passed through.
     assert _fence.mapped(pymysql.err.OperationalError(1644, "some other SIGNAL")) is None
-    assert _fence.mapped(pymysql.err.OperationalError(45001, "an application's own SIGNAL")) is None
+    assert _fence.mapped(pymysql.err.OperationalError(31001, "an application's own SIGNAL")) is None
     assert _fence.mapped(ConnectorError(1213, "40001", "Deadlock found")) is None
     assert _fence.mapped(pymysql.err.OperationalError(2013, "Lost connection")) is None
     # Values go in as literals: no placeholder for any paramstyle, no quote to escape.

@@ -573,7 +573,7 @@ public final class Elector implements AutoCloseable {
 
     /**
      * {@link #noteRefusal(long)} with the refusal's error number ({@link SQLException#getErrorCode()}):
-     * 45004, the refusal of a term an operator's handover ended, makes the elector stop leading
+     * 31004, the refusal of a term an operator's handover ended, makes the elector stop leading
      * with {@link StopReason#HANDED_OVER} (its next call acknowledges the handover); any other
      * number with {@link StopReason#LOST_SEAT}.
      */

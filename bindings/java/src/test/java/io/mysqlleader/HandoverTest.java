@@ -167,7 +167,7 @@ class HandoverTest {
 
     /**
      * An operator's handover seen first by the leader's own fence (its next renew is 15 s away):
-     * the refusal is error 45004, a NotLeaderException, and the elector stops for HANDED_OVER
+     * the refusal is error 31004, a NotLeaderException, and the elector stops for HANDED_OVER
      * (not LOST_SEAT); its acknowledgement lets the named node lead at once.
      */
     @Test
@@ -184,7 +184,7 @@ class HandoverTest {
                 try (Connection conn = db.connection()) {
                     conn.setAutoCommit(false);
                     NotLeaderException e = assertThrows(NotLeaderException.class, () -> a.fence(conn));
-                    assertEquals(45004, e.serverCode(), e.toString());
+                    assertEquals(31004, e.serverCode(), e.toString());
                     conn.rollback();
                 }
                 assertFalse(a.isLeader());
