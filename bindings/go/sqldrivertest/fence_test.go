@@ -132,8 +132,8 @@ func TestFenceOnTheApplicationsOwnTransaction(t *testing.T) {
 		t.Fatalf("Fence outside a transaction: got %v, want ErrUsage", err)
 	}
 	var myErr *mysql.MySQLError
-	if !errors.As(err, &myErr) || myErr.Number != 1644 {
-		t.Fatalf("the *Error does not wrap the driver's error 1644: %#v", err)
+	if !errors.As(err, &myErr) || myErr.Number != 31003 {
+		t.Fatalf("the *Error does not wrap the driver's error 31003 (a call the session's state does not allow): %#v", err)
 	}
 	if !elector.IsLeader() {
 		t.Fatal("a usage error stepped the elector down")
@@ -175,8 +175,8 @@ func TestFenceOnTheApplicationsOwnTransaction(t *testing.T) {
 		t.Fatalf("Fence after force_leader: got %v, want ErrNotLeader", err)
 	}
 	var e *mysqlleader.Error
-	if !errors.As(err, &e) || e.SQLState != "45001" || e.CurrentTerm != term+1 {
-		t.Fatalf("the refusal: %#v, want SQLSTATE 45001 and current term %d", err, term+1)
+	if !errors.As(err, &e) || e.SQLState != "45001" || e.ServerCode != 31001 || e.CurrentTerm != term+1 {
+		t.Fatalf("the refusal: %#v, want SQLSTATE 45001, error 31001 and current term %d", err, term+1)
 	}
 	_ = tx.Rollback()
 	if count(t, db, 3) != 0 {

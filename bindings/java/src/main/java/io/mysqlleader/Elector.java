@@ -772,7 +772,7 @@ public final class Elector implements AutoCloseable {
      * The settings of an elector. Every unset value is the library's default (lease 10 s, renew
      * lease / 5, retry lease / 10, jitter 0.2, request timeout min(lease / 5, 2 s), drift margin
      * lease / 100); the library checks the invariants between them in {@link #build()} and names
-     * the field of a violation ({@code config->renew_ms}). Durations are whole milliseconds.
+     * the field of a violation by its builder method's name ({@code renewInterval}). Durations are whole milliseconds.
      */
     public static final class Builder {
         private final Client client;
@@ -828,7 +828,7 @@ public final class Elector implements AutoCloseable {
         public Builder fallbackClients(Client... clients) {
             for (Client c : clients) {
                 if (c == null) {
-                    throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: a fallback client is null", "config->fallback_clients", null, 0, false, null);
+                    throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: a fallback client is null", "fallbackClients", null, 0, false, null);
                 }
                 fallbacks.add(c);
             }

@@ -80,12 +80,33 @@ public class MysqlLeaderException extends RuntimeException {
             c.mysqlleader_last_error_copy(buf, buf.length, needed);
         }
         String message = Lib.string(buf);
-        String parameter = Lib.string(c.mysqlleader_last_error_parameter());
+        String parameter = javaName(Lib.string(c.mysqlleader_last_error_parameter()));
         String sqlState = Lib.string(c.mysqlleader_last_error_sqlstate());
         long term = c.mysqlleader_last_error_current_term();
         int server = c.mysqlleader_last_error_server_code();
         boolean transient_ = c.mysqlleader_last_error_is_transient() != 0;
         return of(ErrorKind.of(rc), message, parameter, sqlState, server, term, transient_, cause);
+    }
+
+    /**
+     * The C ABI's names of the configuration's fields ({@code config->lease_ms}) as a Java user
+     * wrote them: the builder's method ({@code lease}). One table; other names ({@code service_id},
+     * {@code url}, ...) are the same in Java.
+     */
+    private static final java.util.Map<String, String> JAVA_NAMES = java.util.Map.of(
+            "config->service_id", "serviceId",
+            "config->node_id", "nodeId",
+            "config->lease_ms", "lease",
+            "config->renew_ms", "renewInterval",
+            "config->retry_ms", "retryInterval",
+            "config->retry_jitter", "retryJitter",
+            "config->request_timeout_ms", "requestTimeout",
+            "config->drift_margin_ms", "driftMargin",
+            "config->fallback_clients", "fallbackClients");
+
+    /** {@code parameter} as the Java API names it (null stays null). */
+    static String javaName(String parameter) {
+        return parameter == null ? null : JAVA_NAMES.getOrDefault(parameter, parameter);
     }
 
     /** The subclass for {@code kind}. */

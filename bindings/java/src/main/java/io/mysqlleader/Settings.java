@@ -13,11 +13,11 @@ final class Settings {
     boolean noJitter;
     boolean resignOnClose = true;
 
-    void lease(java.time.Duration d) { leaseMs = Args.millis(d, "config->lease_ms"); }
-    void renewInterval(java.time.Duration d) { renewMs = Args.millis(d, "config->renew_ms"); }
-    void retryInterval(java.time.Duration d) { retryMs = Args.millis(d, "config->retry_ms"); }
-    void requestTimeout(java.time.Duration d) { requestTimeoutMs = Args.millis(d, "config->request_timeout_ms"); }
-    void driftMargin(java.time.Duration d) { driftMarginMs = Args.millis(d, "config->drift_margin_ms"); }
+    void lease(java.time.Duration d) { leaseMs = Args.millis(d, "lease"); }
+    void renewInterval(java.time.Duration d) { renewMs = Args.millis(d, "renewInterval"); }
+    void retryInterval(java.time.Duration d) { retryMs = Args.millis(d, "retryInterval"); }
+    void requestTimeout(java.time.Duration d) { requestTimeoutMs = Args.millis(d, "requestTimeout"); }
+    void driftMargin(java.time.Duration d) { driftMarginMs = Args.millis(d, "driftMargin"); }
 
     void retryJitter(double fraction) {
         retryJitter = fraction;

@@ -249,23 +249,23 @@ class ElectorTest {
     void misuseIsRejectedByName() throws Exception {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, null).build());
         assertEquals(ErrorKind.NULL_ARGUMENT, e.kind());
-        assertEquals("config->service_id", e.parameter());
+        assertEquals("serviceId", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(null, "s"));
         assertEquals("client", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "").build());
-        assertEquals("config->service_id", e.parameter());
+        assertEquals("serviceId", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").lease(Duration.ofSeconds(1)).renewInterval(Duration.ofSeconds(2)).build());
-        assertEquals("config->renew_ms", e.parameter());
+        assertEquals("renewInterval", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").lease(Duration.ZERO));
-        assertEquals("config->lease_ms", e.parameter());
+        assertEquals("lease", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").lease(Duration.ofMillis(-1)));
-        assertEquals("config->lease_ms", e.parameter());
+        assertEquals("lease", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").requestTimeout(Duration.ofNanos(100)));
-        assertEquals("config->request_timeout_ms", e.parameter());
+        assertEquals("requestTimeout", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").lease(null));
         assertEquals(ErrorKind.NULL_ARGUMENT, e.kind());
         e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").retryJitter(1.5).build());
-        assertEquals("config->retry_jitter", e.parameter());
+        assertEquals("retryJitter", e.parameter());
 
         Elector a = node("misuse", "a").build();
         assertThrows(InvalidArgumentException.class, () -> a.awaitLeadership(Duration.ofMillis(-1)));

@@ -156,16 +156,16 @@ class SessionTest {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Session.builder(null));
         assertEquals("client", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).lease(Duration.ZERO));
-        assertEquals("config->lease_ms", e.parameter());
+        assertEquals("lease", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).requestTimeout(Duration.ofNanos(100)));
-        assertEquals("config->request_timeout_ms", e.parameter());
+        assertEquals("requestTimeout", e.parameter());
         e = assertThrows(InvalidArgumentException.class,
                 () -> Session.builder(client).lease(Duration.ofSeconds(1)).renewInterval(Duration.ofSeconds(2)).build());
-        assertEquals("config->renew_ms", e.parameter());
+        assertEquals("renewInterval", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).retryJitter(1.5).build());
-        assertEquals("config->retry_jitter", e.parameter());
+        assertEquals("retryJitter", e.parameter());
         e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).nodeId("").build());
-        assertEquals("config->node_id", e.parameter());
+        assertEquals("nodeId", e.parameter());
 
         Session s = node("a").build();
         e = assertThrows(InvalidArgumentException.class, () -> s.elector(""));
