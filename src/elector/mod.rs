@@ -530,12 +530,10 @@ impl Elector {
 
     /// [`Elector::refused`] for the refusal `error` (a [`Error::NotLeader`]): the elector stops
     /// leading for [`StopReason::HandedOver`] when an operator's handover ended the term, else
-    /// for `LostSeat`. Any other error changes nothing and resolves at once.
-    pub async fn refused_by(&self, error: &Error, term: u64) -> StopReason {
-        match StopReason::of_refusal(error) {
-            Some(reason) => self.refusal_link().refused(term, reason).await,
-            None => self.state().last_stop.filter(|(t, _)| *t == term).map_or(StopReason::LostSeat, |(_, r)| r),
-        }
+    /// for `LostSeat`.
+    async fn refused_by(&self, error: &Error, term: u64) -> StopReason {
+        let reason = StopReason::of_refusal(error).unwrap_or(StopReason::LostSeat);
+        self.refusal_link().refused(term, reason).await
     }
 
     /// What a fenced transaction keeps of this elector, to tell it of a refusal.
