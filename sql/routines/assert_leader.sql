@@ -16,7 +16,8 @@
 -- (MariaDB: idle_transaction_timeout, sql/V6__access_audit_bounded_waits.sql, note 4).
 -- Otherwise SQLSTATE 45001: error number 31004 when an operator's handover ended the term (the
 -- seat is vacant at that term and names this node as the one handed over from), 31001 for any
--- other cause (another node leads, the lease ran out, the term has ended). It never starts or commits a transaction; but when it fails it rolls
+-- other cause (another node leads, the lease ran out, the term has ended). It never starts or
+-- commits a transaction; but when it fails it rolls
 -- the caller's transaction back before raising, so that writes made under a stale term cannot
 -- commit even if the caller ignores the error, and no lock is left held. Inside an XA
 -- transaction it is refused (45000) before it reads anything: XA PREPARE releases share locks,

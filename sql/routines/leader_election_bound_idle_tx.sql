@@ -2,8 +2,8 @@
 -- lower (0 means none); does nothing where the variable is unknown (MySQL), nor when the
 -- server's prepared-statement table is full (1461): the fence holds without the bound. The
 -- value it found first is kept in @mysqlleader_idle_tx_was (until someone sets that to NULL),
--- so that whoever ends the fenced transaction can restore it: the library's units of work do
--- (`SET SESSION idle_transaction_timeout = @mysqlleader_idle_tx_was`). Internal.
+-- so that whoever ends the fenced transaction can restore it, as the library's units of work do
+-- (src/fenced.rs, RESTORE_IDLE_BOUND). Internal.
 CREATE PROCEDURE leader_election_bound_idle_tx(IN p_seconds BIGINT)
     NO SQL
     SQL SECURITY INVOKER
