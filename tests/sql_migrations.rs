@@ -204,6 +204,9 @@ async fn the_install_script_works_with_the_command_line_client() {
     let db = TestDb::empty("migrations_client").await;
     let (ok, out, err) = run_client(&db.url, &db.name, &script);
     assert!(ok, "the client failed to apply the script:\n{err}\n{out}");
+    // It says what it installed, read back from the database, as its last line.
+    let said = format!("mysqlleader {}: installed; schema version ", env!("CARGO_PKG_VERSION"));
+    assert!(out.contains(&said) && out.contains("the history trigger in place"), "the script's last words:\n{out}");
     let mut c = connect(&db.url).await;
     assert_eq!(schema_outline(&mut c).await, expected, "the script installs what migrate() installs");
     assert_installed(&mut c, "by the client").await;

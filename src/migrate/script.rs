@@ -133,7 +133,27 @@ pub fn install_sql_for(server: Server) -> String {
         out.push_str("-- ---- what the migrations run once the routines exist ----\n");
         push_chunks(&mut out, &deferred.join("\n"));
     }
+    out.push_str(&done_report(ROUTINES.len()));
     out
+}
+
+/// The script's last statement: what it installed, read back from the database (the client
+/// prints it; reached only when every statement before succeeded, since the client stops at the
+/// first error): the schema version recorded, the routines recorded out of this release's
+/// `routines`, and whether the history's trigger is in place (an installer that ran the script
+/// with `--force` and no TRIGGER privilege sees MISSING here).
+fn done_report(routines: usize) -> String {
+    format!(
+        "-- ---- done: what is installed now ----\n\
+         SELECT CONCAT('mysqlleader {version}: installed; schema version ', \
+         (SELECT MAX(version) FROM {table}), '; routines recorded ', \
+         (SELECT COUNT(*) FROM mysqlleader_routines), ' of {routines}; the history trigger ', \
+         IF(EXISTS(SELECT 1 FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() \
+         AND TRIGGER_NAME = 'leader_election_record_term'), 'in place', 'MISSING (run the script again without --force, \
+         as an account with TRIGGER)')) AS mysqlleader;\n",
+        version = env!("CARGO_PKG_VERSION"),
+        table = super::MIGRATION_TABLE,
+    )
 }
 
 /// Set at the top of the script: no statement of it waits more than a second for a lock that an
