@@ -83,7 +83,7 @@ public final class JdbcUrls {
         String user = username != null && !username.isEmpty() ? username : params.getOrDefault("user", urlUser);
         String pass = password != null && !password.isEmpty() ? password : params.getOrDefault("password", urlPassword);
         if (user == null || user.isEmpty()) {
-            throw new IllegalArgumentException("no user name: set spring.datasource.username (or mysqlleader.url)");
+            throw new IllegalArgumentException("no user name: give the account (the user argument, spring.datasource.username, or the URL's user parameter)");
         }
         String sslMode = sslMode(params);
         return "mysql://" + encode(user) + (pass == null || pass.isEmpty() ? "" : ":" + encode(pass)) + "@" + host + ":" + port
