@@ -397,46 +397,36 @@ impl Error {
     ///    `mysqlleader: PARAMETER must ...`, `Server` when `mysqlleader: internal: ...` (a
     ///    fault of the procedures themselves, the trigger's check), else `Usage`.
     pub(crate) fn from_server(code: u16, state: &str, message: &str) -> Self {
-        let parameter = || {
-            let rest = message.strip_prefix("mysqlleader: ").unwrap_or(message);
-            let mut words = rest.split_whitespace();
-            let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-            let is_name = !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-            (is_name, first.to_string(), second == "must", first == "internal:")
-        };
+        // The first two words after `mysqlleader: ` (`lease_ms must`, `internal: a`, ...).
+        let mut words = message.strip_prefix("mysqlleader: ").unwrap_or(message).split_whitespace();
+        let (first, second) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let is_name = !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         let not_leader = |handed_over| Error::NotLeader {
             message: message.to_string(),
             current_term: number_after(message, "current term "),
             handed_over,
         };
-        let ours = refusal::is_refusal(code) && message.starts_with("mysqlleader: ");
-        match code {
-            _ if !ours => {}
-            refusal::INVALID_ARGUMENT => {
-                let (is_name, name, _, _) = parameter();
-                return Error::InvalidArgument { parameter: if is_name { name } else { String::new() }, message: message.to_string() };
-            }
-            refusal::NOT_LEADER => return not_leader(false),
-            refusal::HANDED_OVER => return not_leader(true),
-            refusal::ACCESS_DENIED => return Error::AccessDenied { message: message.to_string() },
-            refusal::USAGE => return Error::Usage { code: Some(code), parameter: None, message: message.to_string() },
-            _ => {}
+        let usage = || Error::Usage { code: Some(code), parameter: None, message: message.to_string() };
+        if refusal::is_refusal(code) && message.starts_with("mysqlleader: ") {
+            return match code {
+                refusal::INVALID_ARGUMENT if is_name => Error::InvalidArgument { parameter: first.to_string(), message: message.to_string() },
+                refusal::NOT_LEADER => not_leader(false),
+                refusal::HANDED_OVER => not_leader(true),
+                refusal::ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
+                _ => usage(),
+            };
         }
         match state {
-            SQLSTATE_INVALID_ARGUMENT => {
-                let (is_name, name, must, internal) = parameter();
-                if is_name && must {
-                    Error::InvalidArgument { parameter: name, message: message.to_string() }
-                } else if internal {
-                    Error::Server { code, state: state.to_string(), message: message.to_string() }
-                } else {
-                    // Not a bad argument: a fence called outside a transaction (it would fence
-                    // nothing), a read called inside one (it could answer from an old snapshot,
-                    // V7), a call inside an XA transaction. A mistake of the caller's that a
-                    // retry cannot mend.
-                    Error::Usage { code: Some(code), parameter: None, message: message.to_string() }
-                }
+            SQLSTATE_INVALID_ARGUMENT if is_name && second == "must" => {
+                Error::InvalidArgument { parameter: first.to_string(), message: message.to_string() }
             }
+            SQLSTATE_INVALID_ARGUMENT if first == "internal:" => {
+                Error::Server { code, state: state.to_string(), message: message.to_string() }
+            }
+            // Not a bad argument: a fence called outside a transaction (it would fence nothing),
+            // a read called inside one (it could answer from an old snapshot, V7), a call inside
+            // an XA transaction. A mistake of the caller's that a retry cannot mend.
+            SQLSTATE_INVALID_ARGUMENT => usage(),
             SQLSTATE_NOT_LEADER => not_leader(false),
             SQLSTATE_ACCESS_DENIED => Error::AccessDenied { message: message.to_string() },
             _ if is_missing_schema(code, message) => {

@@ -217,8 +217,7 @@ func fenceError(op string, err error) *Error {
 	if number == 0 {
 		number = signalErrno
 	}
-	e := classifyServerError(op, uint32(number), sqlstate, message)
-	e.ServerCode = uint32(number)
+	e := classifyServerError(op, uint32(number), sqlstate, message) // ServerCode: the core keeps the number
 	e.cause = err
 	return e
 }

@@ -623,7 +623,7 @@ impl Elector {
         let now = Instant::now();
         let (term, leads, left) = {
             let state = self.state.borrow();
-            (state.term, state.leads_at(now), state.valid_until.map_or(Duration::ZERO, |d| d.saturating_duration_since(now)))
+            (state.term, state.leads_at(now), state.valid_for(now))
         };
         if !leads {
             return Err(self.not_leading(term));
