@@ -50,8 +50,13 @@ fn pool(url: &str) -> mysql_async::Pool {
 }
 
 fn galera(args: &[&str]) {
+    galera_with(args, &[]);
+}
+
+/// galera.sh with `vars` in its environment (e.g. MYSQLLEADER_GALERA_LOG_BIN=0).
+fn galera_with(args: &[&str], vars: &[(&str, &str)]) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/galera.sh");
-    let out = std::process::Command::new("bash").arg(script).args(args).output().unwrap();
+    let out = std::process::Command::new("bash").arg(script).args(args).envs(vars.iter().copied()).output().unwrap();
     assert!(out.status.success(), "galera.sh {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -1079,5 +1084,38 @@ async fn galera_a_term_is_taken_whole_and_never_fenced_without_its_history_row()
     }
     println!("term {term} without its history row: assert_leader refused (45001) on every node");
     drop(attacker);
+    drop_accounts_and_database(&cluster, &db, &[], pools).await;
+}
+
+/// A node without a binary log is named by the installer: there MariaDB keeps rows of a statement
+/// cut short in the write set (the divergence the cut-call test above found, 5 of 45 runs without
+/// the log, README "Clusters"). Node 3 is restarted without `log_bin` (scripts/galera.sh,
+/// MYSQLLEADER_GALERA_LOG_BIN=0): `install_plan` and `migrate` through it say so, through node 1
+/// (with its log) they do not; then node 3 comes back as it was.
+#[tokio::test]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_node_without_a_binary_log_is_named_by_the_installer() {
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "binlog").await;
+    let plan = mysqlleader::install_plan(&pools[0]).await.unwrap();
+    assert!(plan.cautions.is_empty(), "node 1 keeps a binary log: {:?}", plan.cautions);
+    cluster.kill(3);
+    galera_with(&["restart", &cluster.dir, "3"], &[("MYSQLLEADER_GALERA_LOG_BIN", "0")]);
+    let pool3 = pool(&common::url_with_db(&cluster.urls[2], &db));
+    let plan = mysqlleader::install_plan(&pool3).await.unwrap();
+    assert_eq!(plan.cautions, vec![mysqlleader::migrate::plan::GALERA_WITHOUT_BINLOG.to_string()], "node 3 without log_bin");
+    let installed = mysqlleader::install(&pool3).await.unwrap();
+    assert_eq!(installed.cautions, plan.cautions, "install says it too");
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_mysqlleader"))
+        .args(["--url", &common::url_with_db(&cluster.urls[2], &db), "migrate", "--dry-run"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(cli.status.success(), "migrate --dry-run: {stderr}");
+    assert!(stderr.contains("warning: this Galera node runs without a binary log (log_bin=OFF)"), "migrate --dry-run says it: {stderr}");
+    pool3.disconnect().await.unwrap();
+    cluster.kill(3);
+    cluster.restart(3);
+    println!("node 3 without log_bin: named by install_plan, install and migrate --dry-run; node 1 (log_bin ON): not");
     drop_accounts_and_database(&cluster, &db, &[], pools).await;
 }

@@ -383,7 +383,10 @@ async fn campaign_seats_keeps_to_the_accounts_services() {
 
 /// The name of a node session's wake-up lock: the same for every seat the node leads, 54
 /// characters, different from any service's lock name; told only while the node leads the seat
-/// named (45001 otherwise) and only to an account allowed on it (45002 otherwise).
+/// named (45001 otherwise) and only to an account allowed on it (45002 otherwise). The name
+/// belongs to the caller's set of services: two tenants whose nodes share an id get two names
+/// (each holds its own lock, neither can learn the other's), two accounts of one tenant (the
+/// same limit) one name.
 #[tokio::test]
 async fn a_node_wakeup_lock_name_is_told_only_for_a_seat_the_node_leads() {
     let db = TestDb::migrated("sessions_node_lock").await;
@@ -391,6 +394,7 @@ async fn a_node_wakeup_lock_name_is_told_only_for_a_seat_the_node_leads() {
     campaign(&mut c, "s1", "a", 60_000).await;
     campaign(&mut c, "s2", "a", 60_000).await;
     campaign(&mut c, "s3", "b", 60_000).await;
+    campaign(&mut c, "u1", "a", 60_000).await;
     let name = |r: Reply| r.text("lock_name").unwrap();
     let n1 = name(call(&mut c, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.unwrap());
     let n2 = name(call(&mut c, "CALL leader_election_node_wakeup_name('s2', 'a')", ()).await.unwrap());
@@ -405,18 +409,41 @@ async fn a_node_wakeup_lock_name_is_told_only_for_a_seat_the_node_leads() {
     let e = call(&mut c, "CALL leader_election_node_wakeup_name('never', 'a')", ()).await.expect_err("no seat");
     assert_eq!(e.state, "45001", "{e:?}");
     assert!(!in_transaction(&mut c).await);
-    // A limited account learns no name for a seat outside its services.
-    let user = format!("lockname_{}", std::process::id());
-    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
-    exec(&mut c, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
-    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["s1".to_string()]).await.expect("grant");
-    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
-    let mut limited = Conn::new(opts).await.unwrap();
-    assert_eq!(name(call(&mut limited, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.unwrap()), n1);
-    let e = call(&mut limited, "CALL leader_election_node_wakeup_name('s3', 'b')", ()).await.expect_err("outside its services");
+    // Tenants: accounts limited to s% (two of them: one tenant) and to u% (another), whose nodes
+    // are all called `a`.
+    let tag = std::process::id();
+    let users = [format!("lockname_s_{tag}"), format!("lockname_s2_{tag}"), format!("lockname_u_{tag}")];
+    let mut tenants = Vec::new();
+    for (user, pattern) in users.iter().zip(["s%", "s%", "u%"]) {
+        exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+        exec(&mut c, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+        procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &[pattern.to_string()]).await.expect("grant");
+        let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+        tenants.push(Conn::new(opts).await.unwrap());
+    }
+    let [mut limited, mut same_tenant, mut other_tenant] = <[Conn; 3]>::try_from(tenants).ok().unwrap();
+    let ns = name(call(&mut limited, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.unwrap());
+    assert_eq!(name(call(&mut same_tenant, "CALL leader_election_node_wakeup_name('s2', 'a')", ()).await.unwrap()), ns,
+               "two accounts of one tenant (the same limit) meet on one name");
+    let nu = name(call(&mut other_tenant, "CALL leader_election_node_wakeup_name('u1', 'a')", ()).await.unwrap());
+    assert!(ns.starts_with("mysqlleader.n.") && ns.len() == 54 && nu.len() == 54, "{ns} {nu}");
+    assert_ne!(ns, nu, "node `a` of one tenant and node `a` of another: two names");
+    assert_ne!(ns, n1, "a limited tenant's name is not the unlimited accounts' name");
+    let e = call(&mut other_tenant, "CALL leader_election_node_wakeup_name('s1', 'a')", ()).await.expect_err("outside its services");
+    assert_eq!(e.state, "45002", "{e:?}");
+    // Each tenant's session holds its own lock: the other's is no obstacle.
+    let got: Option<i64> = limited.query_first(format!("SELECT GET_LOCK('{ns}', 0)")).await.unwrap();
+    assert_eq!(got, Some(1));
+    let got: Option<i64> = other_tenant.query_first(format!("SELECT GET_LOCK('{nu}', 0)")).await.unwrap();
+    assert_eq!(got, Some(1), "the other tenant's node `a` holds its lock beside it");
+    drop(same_tenant);
+    drop(other_tenant);
+    let e = call(&mut limited, "CALL leader_election_node_wakeup_name('u1', 'a')", ()).await.expect_err("outside its services");
     assert_eq!(e.state, "45002", "{e:?}");
     drop(limited);
-    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    for user in &users {
+        exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    }
     drop(c);
     db.drop_db().await;
 }

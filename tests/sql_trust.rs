@@ -381,12 +381,22 @@ async fn an_interrupted_call_takes_a_whole_term_or_none() {
 /// The session states a caller can set before a call: each makes plain reads lock (SERIALIZABLE
 /// with autocommit off or inside a transaction, also as a one-shot level for the next
 /// transaction) or keeps what a call reads inside an open transaction (autocommit off).
-const SESSION_STATES: [&str; 4] = [
+/// The last: an XA transaction at SERIALIZABLE (every routine refuses it before it reads).
+const SESSION_STATES: [&str; 5] = [
     "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
     "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; START TRANSACTION",
     "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET autocommit = 0",
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SET autocommit = 0; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+    "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tm-attacker'",
 ];
+
+/// Ends whatever the attacker's session has open, an XA transaction too (the server refuses a
+/// plain ROLLBACK inside one).
+async fn end_attackers_transaction(attacker: &mut Conn) {
+    let _ = attacker.query_drop("XA END 'tm-attacker'").await;
+    let _ = attacker.query_drop("XA ROLLBACK 'tm-attacker'").await;
+    exec(attacker, "ROLLBACK").await;
+}
 
 /// Every routine the operator role may call (a superset of the app and observer roles': the
 /// routines behave the same whoever may call them), aimed at the victim's seat `eu_victim`
@@ -487,7 +497,7 @@ async fn no_cut_call_in_any_session_state_holds_another_tenants_seat() {
             let (mut uncut, mut step) = (0, 1);
             while (uncut < 3 || step <= 20) && step <= 200 {
                 let attack = attacks(term)[i].clone();
-                exec(&mut attacker, "ROLLBACK").await;
+                end_attackers_transaction(&mut attacker).await;
                 exec(&mut attacker, state).await;
                 let call = match attack.rsplit_once("; ") {
                     Some((set, call)) => {
@@ -509,7 +519,7 @@ async fn no_cut_call_in_any_session_state_holds_another_tenants_seat() {
             }
         }
     }
-    exec(&mut attacker, "ROLLBACK").await;
+    end_attackers_transaction(&mut attacker).await;
     eprintln!("{calls} calls, {cuts} cut short: the victim's seat was never held");
     assert!(cuts > calls / 10, "only {cuts} of {calls} calls were cut: the sweep misses the calls' statements");
     drop(attacker);

@@ -64,6 +64,8 @@ pub struct Installed {
     /// Services whose history misses term changes, read after the install (`None`: the
     /// installer may not read the history); see [`plan::HistoryGaps`].
     pub history_gaps: Option<plan::HistoryGaps>,
+    /// What the server's settings put at risk ([`plan::server_cautions`]), logged as warnings.
+    pub cautions: Vec<String>,
 }
 
 fn runner() -> refinery::Runner {
@@ -105,7 +107,8 @@ pub type OnLockWait = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 /// 4. applies every routine, trigger and view that is not live as this release defines it
 ///    ([`plan`]: new, missing, changed, or created again after its record), and records it;
 /// 5. runs what the versioned migrations of step 3 deferred until the routines exist;
-/// 6. reads whether the history misses term changes ([`plan::history_gaps`]), and says so;
+/// 6. reads whether the history misses term changes ([`plan::history_gaps`]), and what the
+///    server's settings put at risk ([`plan::server_cautions`]), and says so;
 /// 7. releases the lock, also after a failure.
 pub async fn install_within(pool: &Pool, lock_budget: std::time::Duration, on_wait: Option<OnLockWait>) -> Result<Installed> {
     let waits = locks::LockWaits { budget: lock_budget, report: on_wait };
@@ -191,7 +194,11 @@ async fn install_locked(pool: &Pool, conn: &mut mysql_async::Conn, server: Serve
     if let Some(gaps) = history_gaps.as_ref().filter(|g| g.services > 0) {
         tracing::warn!("mysqlleader install: {gaps}");
     }
-    Ok(Installed { migrations, routines: applied, history_gaps })
+    let cautions = plan::server_cautions(conn).await?;
+    for caution in &cautions {
+        tracing::warn!("mysqlleader install: {caution}");
+    }
+    Ok(Installed { migrations, routines: applied, history_gaps, cautions })
 }
 
 /// The database as Refinery sees it: one connection of the installer's, whose waits for locks

@@ -134,6 +134,9 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
         if let Some(gaps) = installed.history_gaps.as_ref().filter(|g| g.services > 0) {
             eprintln!("mysqlleader: migrate: warning: {gaps}");
         }
+        for caution in &installed.cautions {
+            eprintln!("mysqlleader: migrate: warning: {caution}");
+        }
         if installed.migrations.is_empty() && installed.routines.is_empty() {
             say!("the mysqlleader schema in database '{}' is up to date: nothing to apply", db.db());
         } else {
@@ -197,6 +200,10 @@ pub async fn migrate_plan(ctx: &Ctx, how: PlanUse) -> Result<Status, CliError> {
         }
         if let Some(gaps) = plan.history_gaps.as_ref().filter(|g| g.services > 0) {
             say!("{} {gaps}", if matches!(how, PlanUse::DryRun) { "note:" } else { "differs:" });
+        }
+        // The server's settings: said, never a difference of the schema (no exit status of its own).
+        for caution in &plan.cautions {
+            eprintln!("mysqlleader: migrate: warning: {caution}");
         }
         if plan.is_current() && !(matches!(how, PlanUse::Verify) && plan.history_has_gaps()) {
             say!(
