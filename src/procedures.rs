@@ -220,6 +220,28 @@ where
     campaign_from(&row)
 }
 
+/// `CALL leader_election_campaign(service_id, node_id, lease_ms, held_term)`: [`campaign`] for a
+/// caller that knows which term it holds (`held_term`; 0 when it holds none): it renews only a
+/// lease of `node_id` at that very term, and takes a vacant or expired seat as `campaign` does.
+/// A valid lease of `node_id` at another term belongs to another process with the same node id
+/// (issue 39): nothing is written, and the answer says it leads (`is_leader` false, `leader_id`
+/// this node id, its term and lease). The elector's call; an account granted before the routine
+/// existed gets 1370 (run `mysqlleader grant` again).
+pub async fn campaign_holding<'a, 't: 'a, C>(
+    conn: C,
+    service_id: &str,
+    node_id: &str,
+    lease: Duration,
+    held_term: u64,
+) -> Result<Campaign>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let params = (service_id, node_id, lease_ms(lease)?, held_term).into();
+    let row = call_row(conn, "CALL leader_election_campaign(?, ?, ?, ?)", params).await?;
+    campaign_from(&row)
+}
+
 /// `CALL am_i_leader(service_id, node_id)`: a read.
 pub async fn am_i_leader<'a, 't: 'a, C>(conn: C, service_id: &str, node_id: &str) -> Result<LeaderCheck>
 where
@@ -897,9 +919,9 @@ impl Role {
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                           "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name"],
+                           "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                                "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
+                                "campaign_seats", "resign_seats", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign", "force_leader", "reelect", "handover", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

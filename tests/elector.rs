@@ -1215,3 +1215,77 @@ async fn a_fenced_transaction_restores_the_sessions_idle_bound_when_it_ends() {
     elector.shutdown().await.unwrap();
     one.disconnect().await.unwrap();
 }
+
+/// Issue 39, "an incarnation in the fence": a leader paused past its lease (its traffic held
+/// here, as a SIGSTOP, a GC pause or a frozen VM would) wakes after a process with its node id
+/// took the next term. Its campaigns carry the term it held, so the database renews nothing for
+/// it and it follows its successor: it never starts leading at the successor's term, its fence
+/// fails, and the successor keeps leading. Before, its first campaign on waking renewed the
+/// successor's lease (campaign renews a node id's lease at any term) and it adopted that term:
+/// two live processes leading at one term, both passing `assert_leader`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_predecessor_never_leads_at_its_successors_term() {
+    let db = common::TestDb::migrated("elwoken").await;
+    let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
+    let proxied = mysql_async::Pool::new(mysql_async::Opts::from_url(&proxy.url_for(&db.url)).unwrap());
+    let a = elector(&proxied, "woken", "n");
+    let mut a_events = a.events();
+    one_leader(&[&a], Duration::from_secs(10)).await;
+    let term = a.term();
+
+    // A is paused: nothing it sends arrives, nothing comes back. It steps down by its deadline.
+    proxy.stall();
+    let stalled = Instant::now();
+    while a.is_leader() {
+        assert!(stalled.elapsed() < LEASE + SLACK, "a stalled leader must step down by its deadline");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A successor with the same node id (a restarted pod) takes the next term.
+    let b = elector(&db.pool, "woken", "n");
+    let mut b_events = b.events();
+    assert_eq!(b.wait_for_leadership(Some(LEASE + RETRY + SLACK * 2)).await, WaitOutcome::Leading);
+    let b_term = b.term();
+    assert!(b_term > term, "the successor leads at a term of its own ({b_term} after {term})");
+
+    // A wakes: its held bytes flow, and it campaigns again. For a few leases it never leads.
+    proxy.restore();
+    let watch_until = Instant::now() + LEASE * 3;
+    while Instant::now() < watch_until {
+        assert!(!a.is_leader(), "the woken predecessor leads again (at term {})", a.term());
+        assert!(b.is_leader() && b.term() == b_term, "the successor stopped leading ({:?})", b.state());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut seen = Vec::new();
+    while let Ok(e) = a_events.try_recv() {
+        seen.push(e);
+    }
+    assert!(!seen.iter().any(|e| matches!(e, Event::StartedLeading { term: t, .. } if *t != term)),
+            "the woken predecessor started leading at a term it did not win: {seen:?}");
+    assert!(seen.iter().any(|e| matches!(e, Event::LeaderChanged { leader_id: Some(n), term: t } if n == "n" && *t == b_term)),
+            "it follows its successor: {seen:?}");
+    let mut seen_b = Vec::new();
+    while let Ok(e) = b_events.try_recv() {
+        seen_b.push(e);
+    }
+    assert!(!seen_b.iter().any(|e| matches!(e, Event::StoppedLeading { .. })), "the successor kept its term: {seen_b:?}");
+    assert_eq!(a.leader_id().as_deref(), Some("n"));
+    assert_eq!(a.term(), b_term, "it sees the successor's term");
+
+    // Its fenced transactions cannot commit: neither through the elector, nor at its old term.
+    let mut conn = proxied.get_conn().await.unwrap();
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    a.fence(&mut tx).await.expect_err("the woken predecessor's fence passed");
+    drop(tx);
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    let refused = procedures::assert_leader(&mut tx, "woken", "n", term).await.unwrap_err();
+    assert_eq!(refused.kind(), mysqlleader::ErrorKind::NotLeader, "{refused}");
+    drop(tx);
+    let mut tx = conn.start_transaction(Default::default()).await.unwrap();
+    assert_eq!(b.fence(&mut tx).await.unwrap(), b_term, "the successor's fence passes");
+    tx.commit().await.unwrap();
+    drop(conn);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    proxied.disconnect().await.unwrap();
+    db.drop_db().await;
+}

@@ -561,7 +561,7 @@ async fn a_session_logs_an_incident_once_for_all_its_seats() {
     until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
 
     let mut admin = db.conn().await;
-    for procedure in ["campaign", "renew_seats", "campaign_seats"] {
+    for procedure in ["campaign", "leader_election_campaign", "renew_seats", "campaign_seats"] {
         admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.{procedure} FROM '{user}'@'%'", db.name)).await.unwrap();
     }
     until(Duration::from_secs(10), "every seat steps down", || electors.iter().all(|e| !e.is_leader())).await;

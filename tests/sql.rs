@@ -16,4 +16,5 @@ mod sql_migrations;
 mod sql_mysql;
 mod sql_privileges;
 mod sql_sessions;
+mod sql_terms;
 mod sql_trust;

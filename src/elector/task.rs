@@ -23,7 +23,15 @@ use crate::wakeup::{Role, Wakeup};
 pub(crate) trait Backend: Send + Sync + 'static {
     /// How many servers there are (at least 1).
     fn servers(&self) -> usize;
-    fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Campaign>> + Send;
+    /// `leader_election_campaign` with `held`, the term this elector holds (0: none), which
+    /// renews a lease of this node id only at that term; plain `campaign` where the account may
+    /// not call it ([`Backend::carries_term`] false then).
+    fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> impl Future<Output = Result<Campaign>> + Send;
+    /// Whether the last `campaign` carried the held term: false after a fall back to plain
+    /// `campaign`, whose `is_leader` may be another process's term (decide's `carried`).
+    fn carries_term(&self) -> bool {
+        true
+    }
     fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<CurrentLeader>> + Send;
     fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send;
     /// Before the elector's first campaign: ends the term a previous process with this node id
@@ -59,7 +67,18 @@ pub(crate) struct Database {
     /// holds one connection, not as many as the pool lets linger idle), instead of taking one
     /// from the pool per call.
     sticky: bool,
+    /// Until when campaigns go as plain `campaign`: the account may not call
+    /// `leader_election_campaign` (1370: granted before it existed), or the schema has none yet
+    /// (1305). Tried again after [`PLAIN_CAMPAIGN_FOR`] (a grant re-run, an upgrade finished).
+    plain_until: std::sync::Mutex<Option<Instant>>,
+    /// Whether the fall back was logged (once per backend).
+    plain_said: std::sync::atomic::AtomicBool,
+    /// Whether the last campaign carried the held term.
+    carried: std::sync::atomic::AtomicBool,
 }
+
+/// How long campaigns go as plain `campaign` after `leader_election_campaign` was refused.
+const PLAIN_CAMPAIGN_FOR: Duration = Duration::from_secs(60);
 
 /// One call's future, borrowing its connection.
 pub(crate) type CallFuture<'c, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send + 'c>>;
@@ -80,7 +99,15 @@ impl Database {
     /// The backend of the servers `pools` (the first is the primary), with `wakeup` if any.
     pub(crate) fn new(pools: Vec<Pool>, wakeup: Option<Wakeup>) -> Self {
         let slots = pools.iter().map(|_| Arc::default()).collect();
-        Database { pools, wakeup, slots, sticky: false }
+        Database {
+            pools,
+            wakeup,
+            slots,
+            sticky: false,
+            plain_until: std::sync::Mutex::new(None),
+            plain_said: std::sync::atomic::AtomicBool::new(false),
+            carried: std::sync::atomic::AtomicBool::new(true),
+        }
     }
 
     /// Like [`Database::new`], keeping one connection per server between calls: it is given
@@ -180,11 +207,42 @@ impl Backend for Database {
         self.pools.len()
     }
 
-    async fn campaign(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<Campaign> {
+    /// `leader_election_campaign` with the held term; plain `campaign` for a while after the
+    /// account was refused it (1370) or the schema had none (1305), said once at INFO.
+    async fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaign> {
+        use std::sync::atomic::Ordering;
+        let plain = self.plain_until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until);
+        if !plain {
+            let result = self
+                .call(server, config, move |conn, c| {
+                    Box::pin(async move { procedures::campaign_holding(conn, &c.service_id, &c.node_id, c.lease, held).await })
+                })
+                .await;
+            match result {
+                Err(e) if matches!(e.server_code(), Some(1370 | 1305)) => {
+                    *self.plain_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + PLAIN_CAMPAIGN_FOR);
+                    if !self.plain_said.swap(true, Ordering::Relaxed) {
+                        tracing::info!(service = %config.service_id, node = %config.node_id, error = %e,
+                            "this account may not call leader_election_campaign (or the schema has none yet): campaigning with \
+                             plain campaign, which cannot tell this process's term from another process's with the same node id \
+                             (run `mysqlleader grant ACCOUNT --role ... --apply` again, and `mysqlleader install` if need be)");
+                    }
+                }
+                other => {
+                    self.carried.store(true, Ordering::Relaxed);
+                    return other;
+                }
+            }
+        }
+        self.carried.store(false, Ordering::Relaxed);
         self.call(server, config, |conn, c| {
             Box::pin(async move { procedures::campaign(conn, &c.service_id, &c.node_id, c.lease).await })
         })
         .await
+    }
+
+    fn carries_term(&self) -> bool {
+        self.carried.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     async fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
@@ -326,6 +384,7 @@ pub(super) fn spawn_with<B: Backend>(
         pending: None,
         look_at: None,
         resign_owed: Some(Owed::Predecessor),
+        held: 0,
     };
     let running = tokio::spawn(task.run());
     // The supervisor: if the task ends without having said so (a panic), say it for it.
@@ -417,6 +476,8 @@ struct Task<B: Backend> {
     look_at: Option<Instant>,
     /// A resign this node sends before its next campaign (step 1b), and why.
     resign_owed: Option<Owed>,
+    /// The term this elector holds ([`Seat::held`]); every campaign carries it.
+    held: u64,
 }
 
 /// Why a resign is owed before the next campaign (step 1b).
@@ -556,7 +617,7 @@ impl<B: Backend> Task<B> {
                     // sees it in the metrics too.
                     self.metrics.observe_campaign(sent_at.elapsed(), false);
                     self.note(&result);
-                    return self.apply(Input::Campaigned { sent_at, result, watched: false }).unwrap_or_else(Instant::now);
+                    return self.apply(Input::Campaigned { sent_at, result, watched: false, carried: true }).unwrap_or_else(Instant::now);
                 }
             }
         }
@@ -568,7 +629,7 @@ impl<B: Backend> Task<B> {
             limit = limit.min(deadline);
         }
         let config = self.config.clone();
-        let call = timeout_at(limit, self.backend.campaign(self.server, &config));
+        let call = timeout_at(limit, self.backend.campaign(self.server, &config, self.held));
         let Some(result) = call_or_command(call, &mut self.commands, &mut self.pending).await else {
             // A resign or shutdown came first: the call goes on to its end on its own, and its
             // outcome, unknown, never extends the deadline.
@@ -584,7 +645,8 @@ impl<B: Backend> Task<B> {
         }
         // 3–4. Decide and publish.
         let watched = self.backend.watching();
-        let decision = self.apply(Input::Campaigned { sent_at, result, watched });
+        let carried = self.backend.carries_term();
+        let decision = self.apply(Input::Campaigned { sent_at, result, watched, carried });
         decision.unwrap_or_else(Instant::now)
     }
 
@@ -714,6 +776,7 @@ impl<B: Backend> Task<B> {
         if acknowledge {
             self.resign_owed = Some(Owed::Acknowledgement);
         }
+        self.held = seat.held;
         let stop = events.iter().rev().find_map(|e| match e {
             Event::StoppedLeading { term, reason } => Some((*term, *reason)),
             _ => None,
@@ -808,7 +871,7 @@ impl<B: Backend> Task<B> {
 
     fn seat(&self) -> Seat {
         let s = self.state.borrow();
-        Seat { leading: s.leading, leader_id: s.leader_id.clone(), term: s.term, valid_until: s.valid_until }
+        Seat { leading: s.leading, leader_id: s.leader_id.clone(), term: s.term, valid_until: s.valid_until, held: self.held }
     }
 
     /// When the task steps down for a deadline: a little before it (at most 5 ms, at most the

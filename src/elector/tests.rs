@@ -120,7 +120,7 @@ impl Backend for FakeBackend {
         self.0.servers
     }
 
-    async fn campaign(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<Campaign> {
+    async fn campaign(&self, server: usize, _: &Arc<ElectorConfig>, _held: u64) -> Result<Campaign> {
         campaign_reply(self.0.answer("campaign", server).await)
     }
 

@@ -112,6 +112,8 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_lock_seat",
     Procedure "routines" "leader_election_need_term",
     Procedure "routines" "leader_election_need_seat",
+    // campaign's body, new in this release: campaign calls it.
+    Procedure "routines" "leader_election_campaign",
     Procedure "routines" "am_i_leader",
     Procedure "routines" "assert_leader",
     Procedure "routines" "campaign",

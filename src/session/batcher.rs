@@ -77,7 +77,7 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
                 continue;
             }
             core.count(|s| s.single_campaigns += 1);
-            let answer = core.db.campaign(0, &request.config).await;
+            let answer = core.db.campaign(0, &request.config, request.held).await;
             let _ = request.reply.send(answer);
             if Instant::now() >= until {
                 break;
@@ -179,6 +179,10 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             let mut rest = Vec::new();
             for request in batch {
                 match answers.remove(&request.config.service_id) {
+                    // renew_seats renews this node id's lease at any term: one at a term this
+                    // elector does not hold is another process's (issue 39), for the elector's
+                    // own campaign, which carries its term, to decide.
+                    Some(answer) if which == Seats::Renew && answer.is_leader && answer.term != request.held => rest.push(request),
                     Some(answer) => {
                         let _ = request.reply.send(Ok(answer));
                     }

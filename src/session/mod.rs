@@ -375,6 +375,10 @@ struct Request {
     config: Arc<ElectorConfig>,
     /// Whether the elector led when it asked (a renew): the batch sends these first.
     leading: bool,
+    /// The term the elector holds (0: none): `renew_seats` renews a lease of this node id at
+    /// any term, so its answer counts as this elector's only at this term (issue 39); any other
+    /// goes on to a campaign of its own, which carries it.
+    held: u64,
     reply: oneshot::Sender<Result<Campaign>>,
 }
 
@@ -439,10 +443,10 @@ impl Backend for SessionBackend {
         Some(&self.core.incidents)
     }
 
-    async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<Campaign> {
+    async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaign> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), reply })
+            .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), held, reply })
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
         let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
         if let Ok(c) = &answer {
@@ -495,6 +499,12 @@ impl Backend for SessionBackend {
                 Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
             }
         }
+    }
+
+    /// The batches' answers carry it (a renew's is checked against the held term, a take is a
+    /// new term); a campaign one by one does unless the account may only call plain `campaign`.
+    fn carries_term(&self) -> bool {
+        self.core.db.carries_term()
     }
 
     fn watching(&self) -> bool {
