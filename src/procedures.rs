@@ -504,6 +504,31 @@ pub(crate) fn server_check_sql(mariadb: bool, hint: &str) -> String {
     )
 }
 
+/// Statements that stop a script over a schema that a newer release installed (a migration
+/// after `known` is recorded in `table`), before it changes anything: SQLSTATE 45000, in at
+/// most 128 characters (MySQL's limit for a SIGNAL message). Without them an older script would
+/// put its older routines over the newer ones (and on MySQL revoke every account's EXECUTE on
+/// them): the downgrade of issue 39.
+pub(crate) fn newer_schema_check_sql(table: &str, known: i64) -> String {
+    format!(
+        "DROP PROCEDURE IF EXISTS mysqlleader_install_newer_check;\n\
+         CREATE PROCEDURE mysqlleader_install_newer_check()\n\
+         BEGIN\n\
+         \x20   DECLARE newest INT DEFAULT NULL;\n\
+         \x20   IF EXISTS (SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}') THEN\n\
+         \x20       SELECT MAX(version) INTO newest FROM {table};\n\
+         \x20   END IF;\n\
+         \x20   IF newest > {known} THEN\n\
+         \x20       SET @mysqlleader_refusal = CONCAT('mysqlleader: the schema is newer than this script (V', newest, \n\
+         \x20           ' applied; it knows up to V{known}): nothing was changed');\n\
+         \x20       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = @mysqlleader_refusal;\n\
+         \x20   END IF;\n\
+         END;\n\
+         CALL mysqlleader_install_newer_check();\n\
+         DROP PROCEDURE IF EXISTS mysqlleader_install_newer_check;\n"
+    )
+}
+
 /// The table Refinery records migrations in, as Refinery itself creates it.
 pub(crate) fn schema_history_ddl(table: &str) -> String {
     format!(
