@@ -526,6 +526,31 @@ pub(crate) fn server_check_sql(mariadb: bool, hint: &str) -> String {
     )
 }
 
+/// Statements that stop a script over a schema that a newer release installed (a migration
+/// after `known` is recorded in `table`), before it changes anything: SQLSTATE 45000, in at
+/// most 128 characters (MySQL's limit for a SIGNAL message). Without them an older script would
+/// put its older routines over the newer ones (and on MySQL revoke every account's EXECUTE on
+/// them): the downgrade of issue 39.
+pub(crate) fn newer_schema_check_sql(table: &str, known: i64) -> String {
+    format!(
+        "DROP PROCEDURE IF EXISTS mysqlleader_install_newer_check;\n\
+         CREATE PROCEDURE mysqlleader_install_newer_check()\n\
+         BEGIN\n\
+         \x20   DECLARE newest INT DEFAULT NULL;\n\
+         \x20   IF EXISTS (SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}') THEN\n\
+         \x20       SELECT MAX(version) INTO newest FROM {table};\n\
+         \x20   END IF;\n\
+         \x20   IF newest > {known} THEN\n\
+         \x20       SET @mysqlleader_refusal = CONCAT('mysqlleader: the schema is newer than this script (V', newest, \n\
+         \x20           ' applied; it knows up to V{known}): nothing was changed');\n\
+         \x20       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = @mysqlleader_refusal;\n\
+         \x20   END IF;\n\
+         END;\n\
+         CALL mysqlleader_install_newer_check();\n\
+         DROP PROCEDURE IF EXISTS mysqlleader_install_newer_check;\n"
+    )
+}
+
 /// The table Refinery records migrations in, as Refinery itself creates it.
 pub(crate) fn schema_history_ddl(table: &str) -> String {
     format!(
@@ -1113,6 +1138,299 @@ fn grants_beyond_role(lines: &[String], database: &str, role: Role) -> Vec<Strin
     out
 }
 
+/// One way a granted account differs from what its role gets from this release, and the
+/// statement that mends it (`mysqlleader migrate --verify`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantDifference {
+    pub account: Account,
+    /// The role its EXECUTE grants make it (recorded ones first), when it has any.
+    pub role: Option<Role>,
+    /// What differs, in words.
+    pub what: String,
+    /// The statement, or the `mysqlleader grant` command, that mends it.
+    pub mend: String,
+}
+
+/// What [`grant_differences`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantCheck {
+    /// The grants were read: every difference (none: the grants are as this release gives them).
+    Checked(Vec<GrantDifference>),
+    /// The grants could not be read by this session, and why (with what would let it).
+    NotChecked(String),
+}
+
+/// The role that `routines` (an account's EXECUTE grants, recorded or held) were granted for:
+/// operator when any is the operator's alone (`force_leader`, ...), else app when any is an
+/// application's call that an observer lacks, else observer when any is the observer's; `None`
+/// when none is any role's.
+pub fn role_of(routines: &[&str]) -> Option<Role> {
+    let only = |role: Role, not_in: &[Role]| {
+        routines.iter().any(|r| role.procedures().contains(r) && !not_in.iter().any(|o| o.procedures().contains(r)))
+    };
+    if only(Role::Operator, &[Role::App, Role::Observer]) {
+        Some(Role::Operator)
+    } else if only(Role::App, &[Role::Observer]) {
+        Some(Role::App)
+    } else if routines.iter().any(|r| Role::Observer.procedures().contains(r)) {
+        Some(Role::Observer)
+    } else {
+        None
+    }
+}
+
+/// The election's tables and views, by name (`leader_election...`, `mysqlleader_...`).
+fn is_election_table(name: &str) -> bool {
+    name.starts_with("leader_election") || name.starts_with("mysqlleader_")
+}
+
+/// A privilege of `mysql.tables_priv`'s `Table_priv` as GRANT and REVOKE write it.
+fn privilege_word(set_value: &str) -> String {
+    match set_value.to_ascii_uppercase().as_str() {
+        "GRANT" => "GRANT OPTION".to_string(),
+        "DELETE VERSIONING ROWS" => "DELETE HISTORY".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Compares what every account the tool recorded (`leader_election_grants`), and every account
+/// holding a grant on the election's procedures or tables, holds in the connection's database
+/// with what its role gets from this release:
+/// * EXECUTE on a procedure of its role that it lacks, or that is not recorded (an upgrade on
+///   MySQL grants again only what is recorded): mended by `mysqlleader grant ... --apply`;
+/// * EXECUTE on one of the election's procedures beyond its role, and a recorded one beyond it:
+///   mended by the REVOKE (and the DELETE of the record);
+/// * any table-level privilege on the election's tables and views (no role needs one; an older
+///   release granted SELECT to operators and observers, and `SELECT ... FOR UPDATE` by such an
+///   account stops every renew of the seats it reads): mended by the REVOKE;
+/// * a recorded account that does not exist any more: mended by the DELETE of its record.
+///
+/// Reads `mysql.user`, `mysql.procs_priv` and `mysql.tables_priv`, which needs `SELECT` on the
+/// `mysql` schema (the installer's privileges on the database alone do not allow it: then
+/// [`GrantCheck::NotChecked`] says so). MariaDB roles granted to an account are not expanded.
+pub async fn grant_differences(pool: &mysql_async::Pool) -> Result<GrantCheck> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let info = server_info(pool).await?;
+    let database = info.database.unwrap_or_default();
+    let db = quote_identifier(&database);
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
+    let recorded: Vec<(String, String, String)> = match "SELECT CONVERT(user_name USING utf8mb4), CONVERT(host USING utf8mb4), routine \
+         FROM leader_election_grants"
+        .fetch(&mut conn)
+        .await
+    {
+        Ok(rows) => rows,
+        // Not installed yet (or a release before V9): nothing recorded.
+        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Vec::new(),
+        Err(mysql_async::Error::Server(e)) if matches!(e.code, 1044 | 1142) => {
+            return Ok(GrantCheck::NotChecked(format!("leader_election_grants cannot be read (error {}: {})", e.code, e.message)));
+        }
+        Err(e) => return Err(Error::from_mysql(e)),
+    };
+    // The server's grant tables: readable with SELECT on the mysql schema only.
+    let grant_tables = async {
+        let users: Vec<(String, String)> = "SELECT CONVERT(User USING utf8mb4), CONVERT(Host USING utf8mb4) FROM mysql.user"
+            .fetch(&mut conn)
+            .await?;
+        let executes: Vec<(String, String, String)> = "SELECT CONVERT(User USING utf8mb4), CONVERT(Host USING utf8mb4), \
+                    CONVERT(Routine_name USING utf8mb4) FROM mysql.procs_priv \
+              WHERE Db = DATABASE() AND Routine_type = 'PROCEDURE' AND FIND_IN_SET('Execute', Proc_priv) > 0"
+            .fetch(&mut conn)
+            .await?;
+        let tables: Vec<(String, String, String, String)> = "SELECT CONVERT(User USING utf8mb4), CONVERT(Host USING utf8mb4), \
+                    CONVERT(Table_name USING utf8mb4), CAST(Table_priv AS CHAR) FROM mysql.tables_priv \
+              WHERE Db = DATABASE() AND Table_priv <> ''"
+            .fetch(&mut conn)
+            .await?;
+        Ok::<_, mysql_async::Error>((users, executes, tables))
+    };
+    let (users, executes, tables) = match grant_tables.await {
+        Ok(read) => read,
+        Err(mysql_async::Error::Server(e)) if matches!(e.code, 1044 | 1142 | 1227) => {
+            return Ok(GrantCheck::NotChecked(format!(
+                "reading other accounts' grants needs SELECT on the mysql schema, which this account lacks (error {}: {}); \
+                 run it as an account that has it, or compare SHOW GRANTS FOR each account of leader_election_grants \
+                 with `mysqlleader grant ACCOUNT --role ROLE` by hand",
+                e.code, e.message
+            )));
+        }
+        Err(e) => return Err(Error::from_mysql(e)),
+    };
+
+    // Per account (user byte for byte, host in any case, as the server compares them): what is
+    // recorded, what is held, which table grants.
+    #[derive(Default)]
+    struct Holds {
+        host: String,
+        recorded: BTreeSet<String>,
+        held: BTreeSet<String>,
+        tables: Vec<(String, String)>,
+    }
+    let key = |user: &str, host: &str| (user.to_string(), host.to_lowercase());
+    let mut accounts: BTreeMap<(String, String), Holds> = BTreeMap::new();
+    let election_procedure = |name: &str| {
+        crate::migrate::routines::ROUTINES.iter().any(|r| r.kind == crate::migrate::routines::Kind::Procedure && r.name.eq_ignore_ascii_case(name))
+    };
+    for (user, host, routine) in recorded {
+        let entry = accounts.entry(key(&user, &host)).or_default();
+        entry.host = host;
+        entry.recorded.insert(routine.to_lowercase());
+    }
+    for (user, host, routine) in executes.into_iter().filter(|(_, _, r)| election_procedure(r)) {
+        let entry = accounts.entry(key(&user, &host)).or_default();
+        if entry.host.is_empty() {
+            entry.host = host;
+        }
+        entry.held.insert(routine.to_lowercase());
+    }
+    for (user, host, table, privileges) in tables.into_iter().filter(|(_, _, t, _)| is_election_table(t)) {
+        let entry = accounts.entry(key(&user, &host)).or_default();
+        if entry.host.is_empty() {
+            entry.host = host;
+        }
+        let words: Vec<String> = privileges.split(',').filter(|p| !p.is_empty()).map(privilege_word).collect();
+        entry.tables.push((table, words.join(", ")));
+    }
+    let existing: BTreeSet<(String, String)> = users.iter().map(|(u, h)| key(u, h)).collect();
+
+    let mut out = Vec::new();
+    for ((user, _), holds) in accounts {
+        let account = Account { user: user.clone(), host: holds.host.clone() };
+        let quoted = account.quoted();
+        let record_of = |routine: Option<&str>| {
+            format!(
+                "DELETE FROM {db}.`leader_election_grants` WHERE user_name = {} AND host = {}{};",
+                hex_literal(&account.user),
+                hex_literal(&account.host),
+                routine.map(|r| format!(" AND routine = '{r}'")).unwrap_or_default()
+            )
+        };
+        if !existing.contains(&key(&account.user, &account.host)) {
+            out.push(GrantDifference {
+                what: "is recorded in leader_election_grants but does not exist".into(),
+                mend: record_of(None),
+                account,
+                role: None,
+            });
+            continue;
+        }
+        let basis: Vec<&str> = if holds.recorded.is_empty() { &holds.held } else { &holds.recorded }.iter().map(String::as_str).collect();
+        let role = role_of(&basis);
+        if let Some(role) = role {
+            let regrant = format!("mysqlleader grant {quoted} --role {} --apply", role.name());
+            let lacks: Vec<&str> = role.procedures().iter().copied().filter(|p| !holds.held.contains(*p)).collect();
+            if !lacks.is_empty() {
+                out.push(GrantDifference {
+                    account: account.clone(),
+                    role: Some(role),
+                    what: format!("lacks EXECUTE on {} (this release's role {} has them)", lacks.join(", "), role.name()),
+                    mend: regrant.clone(),
+                });
+            }
+            let unrecorded: Vec<&str> = role
+                .procedures()
+                .iter()
+                .copied()
+                .filter(|p| holds.held.contains(*p) && !holds.recorded.contains(*p))
+                .collect();
+            if !unrecorded.is_empty() {
+                out.push(GrantDifference {
+                    account: account.clone(),
+                    role: Some(role),
+                    what: format!(
+                        "holds EXECUTE on {} unrecorded in leader_election_grants (an upgrade on MySQL would not grant it again)",
+                        unrecorded.join(", ")
+                    ),
+                    mend: regrant.clone(),
+                });
+            }
+        }
+        let wanted: &[&str] = role.map(Role::procedures).unwrap_or(&[]);
+        let beyond: BTreeSet<&String> = holds.held.iter().chain(holds.recorded.iter()).filter(|p| !wanted.contains(&p.as_str())).collect();
+        for routine in beyond {
+            let (held, recorded) = (holds.held.contains(routine), holds.recorded.contains(routine));
+            let revoke = format!("REVOKE EXECUTE ON PROCEDURE {db}.{} FROM {quoted};", quote_identifier(routine));
+            let (what, mend) = match (held, recorded) {
+                (true, true) => ("holds and is recorded with", format!("{revoke} {}", record_of(Some(routine)))),
+                (true, false) => ("holds", revoke),
+                _ => ("is recorded (an upgrade on MySQL would grant it) with", record_of(Some(routine))),
+            };
+            out.push(GrantDifference {
+                account: account.clone(),
+                role,
+                what: format!(
+                    "{what} EXECUTE on {routine}, beyond {}",
+                    role.map(|r| format!("role {}", r.name())).unwrap_or_else(|| "every role".into())
+                ),
+                mend,
+            });
+        }
+        for (table, privileges) in &holds.tables {
+            out.push(GrantDifference {
+                account: account.clone(),
+                role,
+                what: format!(
+                    "holds {privileges} on the election's table {table} (no role needs a table; a locking read on it, \
+                     SELECT ... FOR UPDATE, makes renews wait)"
+                ),
+                mend: format!("REVOKE {privileges} ON {db}.{} FROM {quoted};", quote_identifier(table)),
+            });
+        }
+    }
+    Ok(GrantCheck::Checked(out))
+}
+
+/// What [`revoke_table_grants`] did: the REVOKE statements that took a privilege away, and
+/// those the server refused, with its error.
+#[derive(Debug, Default)]
+pub struct TableRevokes {
+    pub revoked: Vec<String>,
+    pub refused: Vec<(String, Error)>,
+}
+
+/// Takes from `account` its privileges on the election's tables and views, which no role needs
+/// (an older release granted `SELECT` on them to operators and observers, and `SELECT ... FOR
+/// UPDATE` by such an account stops every renew of the seats it reads). `known`: the account's
+/// grants beyond its role as [`account_access`] read them; each table-level one is revoked as
+/// read. `None` (this session may not read another account's grants): `REVOKE SELECT` is tried
+/// on each of the election's tables and views, and one the account does not hold (1147) is no
+/// change. Grants on the whole schema or globally are left alone (they may serve the
+/// application's own tables): [`account_access`] names them.
+pub async fn revoke_table_grants(pool: &mysql_async::Pool, account: &Account, known: Option<&[String]>) -> Result<TableRevokes> {
+    let mut conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
+    let heads: Vec<String> = match known {
+        Some(grants) => grants
+            .iter()
+            .filter(|g| {
+                let object = g.split_once(" ON ").map(|(_, o)| o).unwrap_or("");
+                !object.starts_with("PROCEDURE ") && !object.starts_with("FUNCTION ") && !object.ends_with(".*")
+            })
+            .cloned()
+            .collect(),
+        None => {
+            let info = server_info(pool).await?;
+            let db = quote_identifier(info.database.as_deref().unwrap_or(""));
+            let names: Vec<String> = "SELECT CONVERT(TABLE_NAME USING utf8mb4) FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME"
+                .fetch(&mut conn)
+                .await
+                .map_err(Error::from_mysql)?;
+            names.iter().filter(|n| is_election_table(n)).map(|n| format!("GRANT SELECT ON {db}.{}", quote_identifier(n))).collect()
+        }
+    };
+    let mut out = TableRevokes::default();
+    for head in heads {
+        let statement = format!("{} FROM {};", head.replacen("GRANT ", "REVOKE ", 1), account.quoted());
+        match statement.trim_end_matches(';').ignore(&mut conn).await {
+            Ok(()) => out.revoked.push(statement),
+            // Not held (only when tried without reading the grants): nothing to take away.
+            Err(mysql_async::Error::Server(e)) if known.is_none() && matches!(e.code, 1147 | 1141) => {}
+            Err(e) => out.refused.push((statement, Error::from_mysql(e))),
+        }
+    }
+    Ok(out)
+}
+
 /// Runs [`grant_sql`] for the database of the connection, in order; returns the statements run.
 ///
 /// The limit's transaction waits at most [`GRANT_LOCK_WAIT_S`] for a lock: it locks only the
@@ -1309,6 +1627,18 @@ mod tests {
                          "GRANT EXECUTE ON `shop\\_db`.* TO `ops`@`%`".to_string()];
         assert_eq!(grants_beyond_role(&admin, "shop", Role::Operator), vec!["GRANT ALL PRIVILEGES ON *.*".to_string()]);
         assert_eq!(grants_beyond_role(&admin, "shop_db", Role::Operator).len(), 2, "the escaped schema name is this one");
+    }
+
+    #[test]
+    fn the_role_of_an_accounts_grants_is_the_narrowest_that_explains_them() {
+        assert_eq!(role_of(&["campaign", "am_i_leader", "current_leader", "resign", "assert_leader"]), Some(Role::App));
+        assert_eq!(role_of(&["current_leader", "force_leader"]), Some(Role::Operator));
+        assert_eq!(role_of(&["current_leader"]), Some(Role::Observer), "an older release's observer");
+        assert_eq!(role_of(&["leader_election_status", "current_leader"]), Some(Role::Observer));
+        assert_eq!(role_of(&["leader_election_regrant"]), None);
+        assert_eq!(role_of(&[]), None);
+        assert_eq!(privilege_word("Grant"), "GRANT OPTION");
+        assert_eq!(privilege_word("Show view"), "SHOW VIEW");
     }
 
     #[tokio::test(start_paused = true)]

@@ -1056,3 +1056,86 @@ async fn migrate_verify_and_dry_run_read_what_is_live_and_migrate_mends_it() {
     drop(admin);
     db.drop_db().await;
 }
+
+/// `migrate --verify` compares the grants of every account the tool recorded with what its role
+/// gets from this release (issue 39): a table grant an older release left (`SELECT` on the
+/// history: an operator's or observer's `SELECT ... FOR UPDATE` on it stopped every renew) and a
+/// missing or extra `EXECUTE` are each a difference, on a line naming the account and the
+/// statement that mends it; `grant --apply` revokes a leftover table grant, also as an installer
+/// that may not read the account's grants; once mended, --verify exits 0. An account that may
+/// not read other accounts' grants is told so, and never gets "no difference" (exit 2).
+#[tokio::test]
+async fn migrate_verify_compares_the_grants_of_every_recorded_account() {
+    let db = common::TestDb::migrated("cli_verify_grants").await;
+    let url = Some(db.url.as_str());
+    let mut admin = db.conn().await;
+    let pid = std::process::id();
+    let (obs, app, inst) = (format!("ml_vobs_{pid}"), format!("ml_vapp_{pid}"), format!("ml_vinst_{pid}"));
+    for user in [&obs, &app, &inst] {
+        admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+        admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
+    }
+    assert_eq!(cli(url, &["grant", &obs, "--role", "observer", "--apply"]).code, 0);
+    assert_eq!(cli(url, &["grant", &app, "--role", "app", "--apply"]).code, 0);
+    let ok = cli(url, &["migrate", "--verify"]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert!(ok.stdout.contains("no difference"), "{}", ok.stdout);
+
+    // An older release's SELECT on the history, and one EXECUTE of the role revoked.
+    let history = format!("`{}`.`leader_election_history`", db.name);
+    admin.query_drop(format!("GRANT SELECT ON {history} TO '{obs}'@'%'")).await.unwrap();
+    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.`renew_seats` FROM '{app}'@'%'", db.name)).await.unwrap();
+    let differs = cli(url, &["migrate", "--verify"]);
+    assert_eq!(differs.code, 1, "{differs:?}");
+    let revoke = format!("REVOKE SELECT ON {history} FROM '{obs}'@'%';");
+    assert!(differs.stdout.lines().any(|l| l.starts_with(&format!(
+        "differs: account '{obs}'@'%' (role observer): holds SELECT on the election's table leader_election_history"))
+        && l.ends_with(&format!("(mend: {revoke})"))), "{}", differs.stdout);
+    assert!(differs.stdout.lines().any(|l| l.starts_with(&format!("differs: account '{app}'@'%' (role app): lacks EXECUTE on renew_seats "))
+        && l.ends_with(&format!("(mend: mysqlleader grant '{app}'@'%' --role app --apply)"))), "{}", differs.stdout);
+    assert_eq!(differs.stdout.lines().count(), 2, "nothing else differs: {}", differs.stdout);
+    // Mended by the statements printed.
+    admin.query_drop(revoke.trim_end_matches(';')).await.unwrap();
+    assert_eq!(cli(url, &["grant", &app, "--role", "app", "--apply"]).code, 0);
+    let mended = cli(url, &["migrate", "--verify"]);
+    assert_eq!(mended.code, 0, "{mended:?}");
+
+    // An EXECUTE beyond the role: the REVOKE; a table grant: grant --apply revokes it itself.
+    admin.query_drop(format!("GRANT EXECUTE ON PROCEDURE `{}`.`force_leader` TO '{app}'@'%'", db.name)).await.unwrap();
+    admin.query_drop(format!("GRANT SELECT ON `{}`.`leader_election` TO '{obs}'@'%'", db.name)).await.unwrap();
+    let extra = cli(url, &["migrate", "--verify"]);
+    assert_eq!(extra.code, 1, "{extra:?}");
+    let revoke_execute = format!("REVOKE EXECUTE ON PROCEDURE `{}`.`force_leader` FROM '{app}'@'%';", db.name);
+    assert!(extra.stdout.contains(&format!("differs: account '{app}'@'%' (role app): holds EXECUTE on force_leader, beyond role app \
+                                            (mend: {revoke_execute})")), "{}", extra.stdout);
+    admin.query_drop(revoke_execute.trim_end_matches(';')).await.unwrap();
+    let regrant = cli(url, &["grant", &obs, "--role", "observer", "--apply"]);
+    assert_eq!(regrant.code, 0, "{regrant:?}");
+    assert!(regrant.stdout.contains(&format!("REVOKE SELECT ON `{}`.`leader_election` FROM '{obs}'@'%';", db.name)), "{}", regrant.stdout);
+    assert_eq!(cli(url, &["migrate", "--verify"]).code, 0);
+
+    // An installer with the privileges the README lists (here all on the schema, with GRANT
+    // OPTION) may not read other accounts' grants: --verify says so and exits 2; its grant
+    // --apply still revokes a leftover SELECT on the election's tables.
+    admin.query_drop(format!("GRANT ALL PRIVILEGES ON `{}`.* TO '{inst}'@'%' WITH GRANT OPTION", db.name)).await.unwrap();
+    let installer = with_credentials(&db.url, &inst, "pw");
+    let unchecked = cli(Some(&installer), &["migrate", "--verify"]);
+    assert_eq!(unchecked.code, 2, "{unchecked:?}");
+    assert!(unchecked.stdout.contains("could not check grants: reading other accounts' grants needs SELECT on the mysql schema"),
+            "{}", unchecked.stdout);
+    assert!(!unchecked.stdout.contains("no difference"), "{}", unchecked.stdout);
+    assert!(unchecked.stderr.contains("grants were not checked"), "{}", unchecked.stderr);
+    admin.query_drop(format!("GRANT SELECT ON {history} TO '{obs}'@'%'")).await.unwrap();
+    assert_eq!(cli(url, &["migrate", "--verify"]).code, 1);
+    let by_installer = cli(Some(&installer), &["grant", &obs, "--role", "observer", "--apply"]);
+    assert_eq!(by_installer.code, 0, "{by_installer:?}");
+    assert!(by_installer.stdout.contains(&revoke), "{}", by_installer.stdout);
+    let after = cli(url, &["migrate", "--verify"]);
+    assert_eq!(after.code, 0, "{after:?}");
+
+    for user in [&obs, &app, &inst] {
+        admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    }
+    drop(admin);
+    db.drop_db().await;
+}

@@ -383,3 +383,28 @@ async fn an_install_under_an_open_fence_and_reader_never_queues_renews() {
     assert!(longest < std::time::Duration::from_secs(3), "a renew waited {longest:?} behind the installer");
     db.drop_db().await;
 }
+
+/// Going back (issue 39 item 4): over a schema that a newer release installed, this release's
+/// script stops before it changes anything, saying the schema is newer (as `migrate` does:
+/// tests/cli.rs), so no older routine replaces a newer one and, on MySQL, no grant is revoked:
+/// an account granted by the newer release keeps calling, and its leader keeps its term.
+#[tokio::test]
+async fn the_script_refuses_a_schema_a_newer_release_installed() {
+    let db = TestDb::migrated("script_newer").await;
+    let mut admin = db.conn().await;
+    let user = format!("ml_newer_{}", std::process::id());
+    let mut app = account(&mut admin, &db, &user, Role::App, &[]).await;
+    call_text(&mut app, "CALL campaign('svc', 'a', 600000)").await.expect("the app leads");
+    exec(&mut admin, "INSERT INTO mysqlleader_schema_history (version, name, applied_on, checksum) VALUES (99, 'from_a_newer_release', '', '0')").await;
+    exec(&mut admin, "UPDATE mysqlleader_routines SET checksum = 'newer' WHERE name = 'campaign'").await;
+    let (ok, _, err) = run_client(&db.url, &db.name, &install_script(&db.url).await);
+    assert!(!ok, "the script must stop: {err}");
+    assert!(err.contains("the schema is newer than this script (V99 applied; it knows up to V"), "{err}");
+    let kept: Option<String> = admin.query_first("SELECT checksum FROM mysqlleader_routines WHERE name = 'campaign'").await.unwrap();
+    assert_eq!(kept.as_deref(), Some("newer"), "nothing was applied over the newer schema");
+    call_text(&mut app, "CALL campaign('svc', 'a', 600000)").await.expect("the grant and the leadership are kept");
+    drop(app);
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    drop(admin);
+    db.drop_db().await;
+}

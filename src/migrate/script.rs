@@ -94,6 +94,11 @@ pub fn install_sql_for(server: Server) -> String {
     out.push_str(&format!("-- ---- this script is for {} ----\n", server.name()));
     push_chunks(&mut out, &procedures::server_check_sql(server == Server::MariaDb, &format!("mysqlleader sql --server {other}")));
     out.push('\n');
+    // A schema a newer release installed is left as it is (docs/upgrades.md, "Going back").
+    let known = super::runner().get_migrations().iter().map(|m| m.version() as i64).max().unwrap_or(0);
+    out.push_str("-- ---- a schema that a newer release installed is left as it is ----\n");
+    push_chunks(&mut out, &procedures::newer_schema_check_sql(super::MIGRATION_TABLE, known));
+    out.push('\n');
     out.push_str(LOCK_WAIT_PREAMBLE);
     push_chunks(&mut out, &privilege_probe(server));
     out.push('\n');

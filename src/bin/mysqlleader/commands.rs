@@ -156,7 +156,8 @@ pub async fn migrate(ctx: &Ctx) -> Result<Status, CliError> {
 pub enum PlanUse {
     /// Print what an install would do; exit 0.
     DryRun,
-    /// Print what differs from this release; exit 1 when anything does.
+    /// Print what differs from this release (the grants included); exit 1 when anything does,
+    /// 2 when nothing else does but the grants could not be read.
     Verify,
 }
 
@@ -205,7 +206,34 @@ pub async fn migrate_plan(ctx: &Ctx, how: PlanUse) -> Result<Status, CliError> {
         for caution in &plan.cautions {
             eprintln!("mysqlleader: migrate: warning: {caution}");
         }
-        if plan.is_current() && !(matches!(how, PlanUse::Verify) && plan.history_has_gaps()) {
+        // --verify: the grants of every recorded account, and every table grant on the election.
+        let mut grants_differ = false;
+        let mut grants_unchecked = None;
+        if matches!(how, PlanUse::Verify) {
+            match procedures::grant_differences(&db.pool).await.map_err(|e| db.explain(e))? {
+                procedures::GrantCheck::Checked(differences) => {
+                    for d in &differences {
+                        let role = d.role.map(|r| format!(" (role {})", r.name())).unwrap_or_default();
+                        say!("differs: account {}{role}: {} (mend: {})", d.account.quoted(), d.what, d.mend);
+                    }
+                    grants_differ = !differences.is_empty();
+                }
+                procedures::GrantCheck::NotChecked(why) => {
+                    say!("could not check grants: {why}");
+                    grants_unchecked = Some(why);
+                }
+            }
+        }
+        let differs = !plan.is_current() || (matches!(how, PlanUse::Verify) && (plan.history_has_gaps() || grants_differ));
+        if !differs {
+            if let Some(why) = grants_unchecked {
+                // Not "no difference": what was not read may differ.
+                return Err(CliError::new(format!(
+                    "migrate --verify: the schema in database '{}' ({server}) is as this release installs it, but its \
+                     grants were not checked: {why}",
+                    db.db()
+                )));
+            }
             say!(
                 "the mysqlleader schema in database '{}' ({server}) is as this release installs it: {}",
                 db.db(),
@@ -290,10 +318,33 @@ pub async fn grant(
                 for sql in statements {
                     say!("{sql}");
                 }
+                // Privileges on the election's tables, which no role needs (an older release
+                // granted SELECT to operators and observers), are revoked: as read, or, where
+                // this account may not read them, SELECT tried on each table.
+                let before = procedures::account_access(&db.pool, &account, role).await;
+                let known = before.as_ref().ok().and_then(|a| a.beyond_role.clone());
+                let mut revoked_any = false;
+                match procedures::revoke_table_grants(&db.pool, &account, known.as_deref()).await {
+                    Ok(revokes) => {
+                        for sql in &revokes.revoked {
+                            say!("{sql}");
+                        }
+                        revoked_any = !revokes.revoked.is_empty();
+                        for (sql, e) in revokes.refused {
+                            eprintln!("mysqlleader: warning: could not revoke a privilege on the election's tables: {sql} ({})", db.explain(e));
+                        }
+                    }
+                    Err(e) => eprintln!(
+                        "mysqlleader: note: could not revoke the privileges of {} on the election's tables: {}",
+                        account.quoted(),
+                        db.explain(e)
+                    ),
+                }
                 // Read back what is in effect: the limit (set now or earlier) and any grant
                 // beyond the role (an older `EXECUTE ON db.*` still opens every routine).
                 // The grants are in place whatever this read says: a failure here is a note.
-                match procedures::account_access(&db.pool, &account, role).await {
+                let access = if revoked_any { procedures::account_access(&db.pool, &account, role).await } else { before };
+                match access {
                     Ok(access) => {
                         say!("granted: {}", describe(db.db(), Some(&access.service_patterns)).trim_start_matches("-- "));
                         warn_beyond_role(&account, role, access.beyond_role.as_deref());
@@ -369,7 +420,8 @@ fn warn_beyond_role(account: &procedures::Account, role: procedures::Role, beyon
         }
         None => eprintln!(
             "mysqlleader: note: could not check the other privileges of {} (SHOW GRANTS for another account needs \
-             SELECT on the mysql schema): look with SHOW GRANTS FOR {}; for any beyond role {}",
+             SELECT on the mysql schema; SELECT on the election's tables was revoked where it was held): look with \
+             SHOW GRANTS FOR {}; for any other beyond role {}",
             account.quoted(),
             account.quoted(),
             role.name()
