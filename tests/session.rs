@@ -346,7 +346,11 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     let schema = db.name.clone();
     admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.renew_seats FROM '{user}'@'%'")).await.unwrap();
     admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.resign_seats FROM '{user}'@'%'")).await.unwrap();
-    let session = Session::builder(pool).node_id("node-old").lease(Duration::from_secs(1)).start().unwrap();
+    // The shutdown resigns by the request timeout: 500 ms rather than the default lease / 5, as
+    // its one-by-one resigns (after resign_seats is refused) share the session's connection with
+    // the one-by-one renews (CI45: the default 200 ms ran out under make test's load).
+    let session = Session::builder(pool).node_id("node-old").lease(Duration::from_secs(1))
+        .request_timeout(Duration::from_millis(500)).start().unwrap();
     let electors: Vec<Elector> = services(5).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
     until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
     tokio::time::sleep(Duration::from_secs(2)).await; // renewed past two leases, one by one

@@ -121,3 +121,33 @@ async fn a_campaign_that_carries_its_term_keeps_to_the_accounts_access() {
     }
     db.drop_db().await;
 }
+
+/// A term an operator gives this node id (`force_leader`) was won by no process of it: the
+/// first campaign that carries another term (or none) claims it and leads at it; any other
+/// process with the node id, calling after that, finds it claimed and follows. A term a process
+/// of this node id *won* (elected) is never claimed by another, renewed or not.
+#[tokio::test]
+async fn a_forced_term_is_claimed_by_one_process_of_its_node_id() {
+    let db = TestDb::migrated("terms_forced").await;
+    let mut c = connect(&db.url).await;
+    let won = ok(&mut c, HELD, ("f", "n", 60_000, 0)).await;
+    assert_eq!((won.flag("is_leader"), won.term()), (1, 1));
+    let forced = force_leader(&mut c, "f", "n", 60_000).await;
+    assert_eq!(forced.term(), 2);
+    // The process that held term 1 claims term 2 (from a session of its own: no memory of it).
+    let mut first = connect(&db.url).await;
+    let claimed = ok(&mut first, HELD, ("f", "n", 60_000, 1)).await;
+    assert_eq!((claimed.flag("is_leader"), claimed.term()), (1, 2), "the forced term is claimed: {claimed:?}");
+    // Another process with the node id, holding nothing, finds it claimed: it follows.
+    let mut second = connect(&db.url).await;
+    let other = ok(&mut second, HELD, ("f", "n", 60_000, 0)).await;
+    assert_eq!((other.flag("is_leader"), other.text("leader_id").as_deref(), other.term()), (0, Some("n"), 2), "{other:?}");
+    // The claimant renews at its term.
+    assert_eq!(ok(&mut first, HELD, ("f", "n", 60_000, 2)).await.flag("is_leader"), 1);
+    // A term won by election is not claimable, even before its first renew.
+    let won = ok(&mut c, HELD, ("g", "n", 60_000, 0)).await;
+    assert_eq!(won.term(), 1);
+    let other = ok(&mut second, HELD, ("g", "n", 60_000, 0)).await;
+    assert_eq!((other.flag("is_leader"), other.term()), (0, 1), "an elected term is its winner's: {other:?}");
+    db.drop_db().await;
+}

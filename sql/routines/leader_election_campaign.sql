@@ -40,6 +40,10 @@ BEGIN
     DECLARE v_term_held BOOLEAN;
     DECLARE v_held     BIGINT UNSIGNED;
     DECLARE v_other    BOOLEAN DEFAULT FALSE;
+    DECLARE v_claim    BOOLEAN DEFAULT FALSE;
+    DECLARE v_forced   INT;
+    DECLARE v_renewed_at DATETIME(6);
+    DECLARE v_started_at DATETIME(6);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -114,8 +118,8 @@ BEGIN
     --    (sql/V11__handover.sql), in the call's own transaction (a follower's check begins one
     --    transaction in all).
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
-           MAX(handover_to), MAX(handover_until), MAX(handover_from_until)
-      INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from_to
+           MAX(handover_to), MAX(handover_until), MAX(handover_from_until), MAX(renewed_at), MAX(term_started_at)
+      INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from_to, v_renewed_at, v_started_at
       FROM leader_election WHERE service_id = v_sid;
 
     -- 2b. An operator's handover (sql/V11__handover.sql, note 1) bars every node but the named one
@@ -129,8 +133,17 @@ BEGIN
     -- 3. The caller holds a valid lease: renew it with one guarded write (sql/V7__lean_hot_paths.sql, note 3).
     --    With a held term, a valid lease of this node id at another term is another process's
     --    (see above): v_other, nothing written, here or in step 4.
+    --    But a term an operator gave this node id (force_leader) was won by no process of it:
+    --    the first to call after it claims it (v_claim), with a renew that only an unrenewed
+    --    term matches (renewed_at = term_started_at, as force_leader wrote it), so that one
+    --    process claims it and any other, finding it renewed, follows.
     SET v_other = COALESCE(v_leader = v_nid AND v_expires > v_now AND v_term <> v_held, FALSE);
-    IF v_leader = v_nid AND v_expires > v_now AND NOT v_other THEN
+    IF v_other AND v_renewed_at = v_started_at THEN
+        SELECT COUNT(*) INTO v_forced FROM leader_election_history
+         WHERE service_id = v_sid AND term = v_term AND began_how = 'forced';
+        SET v_claim = (v_forced = 1);
+    END IF;
+    IF v_leader = v_nid AND v_expires > v_now AND (NOT v_other OR v_claim) THEN
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
                 ROLLBACK;
@@ -144,7 +157,7 @@ BEGIN
                SET lease_ms = v_lease_ms, renewed_at = v_now,
                    lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND
              WHERE service_id = v_sid AND leader_id = v_nid AND term = v_term
-               AND lease_expires_at > v_now;
+               AND lease_expires_at > v_now AND (NOT v_claim OR renewed_at = term_started_at);
             SET v_renewed = ROW_COUNT();
             SET SESSION innodb_lock_wait_timeout = v_wait;
             -- Ends the write's transaction also when the caller had one open (as V6's START
@@ -152,7 +165,7 @@ BEGIN
             COMMIT;
         END;
         IF v_renewed = 1 THEN
-            SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND;
+            SET v_expires = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND, v_other = FALSE;
         END IF;
     END IF;
 
