@@ -88,11 +88,14 @@ impl TestDb {
     }
 }
 
+/// The lines [`captured_log`] keeps: (level, the `node` field, the message).
+pub type CapturedLog = std::sync::Mutex<Vec<(tracing::Level, String, String)>>;
+
 /// What this process's log said: (level, the `node` field, the message), from the first use of
 /// [`captured_log`] on (a subscriber for the whole test binary: other tests' lines are told
 /// apart by their node).
-pub fn captured_log() -> &'static std::sync::Mutex<Vec<(tracing::Level, String, String)>> {
-    struct Capture(&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>);
+pub fn captured_log() -> &'static CapturedLog {
+    struct Capture(&'static CapturedLog);
     #[derive(Default)]
     struct Fields { node: String, message: String }
     impl tracing::field::Visit for Fields {
@@ -121,9 +124,9 @@ pub fn captured_log() -> &'static std::sync::Mutex<Vec<(tracing::Level, String, 
         fn enter(&self, _: &tracing::span::Id) {}
         fn exit(&self, _: &tracing::span::Id) {}
     }
-    static LOG: std::sync::OnceLock<&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>> = std::sync::OnceLock::new();
+    static LOG: std::sync::OnceLock<&'static CapturedLog> = std::sync::OnceLock::new();
     LOG.get_or_init(|| {
-        let log: &'static std::sync::Mutex<Vec<_>> = Box::leak(Box::default());
+        let log: &'static CapturedLog = Box::leak(Box::default());
         tracing::subscriber::set_global_default(Capture(log)).expect("no other subscriber in this test binary");
         log
     })
