@@ -159,8 +159,9 @@ async fn run(pool: Pool, service_id: String, retry_interval: Duration, mut role:
             pause = RESTART_FIRST;
         }
         // Once at INFO (the lock worked before, or the first failure); each later step of the
-        // backoff of a lock that keeps failing (a node that cannot connect) only at DEBUG.
-        if pause == RESTART_FIRST {
+        // backoff of a lock that keeps failing (a node that cannot connect) only at DEBUG, and
+        // a refused login the pool's log said for all its electors only at DEBUG.
+        if pause == RESTART_FIRST && !crate::elector::logins::of(&pool).said(&e) {
             tracing::info!(service = %service_id, error = %e, pause_ms = pause.as_millis() as u64,
                            "wake-up lock lost; followers poll until it is back");
         } else {
@@ -184,7 +185,9 @@ async fn serve(
     role: &mut watch::Receiver<Role>,
     shared: &Shared,
 ) -> crate::Result<()> {
-    let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
+    // Through the pool's login gate as a follower's call: the lock only speeds a takeover up, a
+    // refusal never touches a lease.
+    let mut conn = crate::elector::logins::of(pool).connect(pool, retry_interval, false).await?;
     let pool_max = conn.opts().pool_opts().constraints().max();
     let share = pool_share(pool, pool_max);
     let Ok(_permit) = share.permits.clone().try_acquire_owned() else {

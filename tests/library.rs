@@ -6,6 +6,7 @@ mod sql_support;
 
 mod elector;
 mod handover;
+mod login_backoff;
 mod pool_reset;
 mod session;
 mod smoke;

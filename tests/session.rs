@@ -507,47 +507,6 @@ async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
     db.drop_db().await;
 }
 
-/// What this process's log said: (level, the `node` field, the message), from the first use of
-/// [`captured_log`] on (a subscriber for the whole test binary: other tests' lines are told
-/// apart by their node).
-fn captured_log() -> &'static std::sync::Mutex<Vec<(tracing::Level, String, String)>> {
-    struct Capture(&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>);
-    #[derive(Default)]
-    struct Fields { node: String, message: String }
-    impl tracing::field::Visit for Fields {
-        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-            match field.name() {
-                "node" => self.node = format!("{value:?}"),
-                "message" => self.message = format!("{value:?}"),
-                _ => {}
-            }
-        }
-    }
-    impl tracing::Subscriber for Capture {
-        fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-            metadata.target().starts_with("mysqlleader") && *metadata.level() <= tracing::Level::INFO
-        }
-        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-            tracing::span::Id::from_u64(1)
-        }
-        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-        fn event(&self, event: &tracing::Event<'_>) {
-            let mut fields = Fields::default();
-            event.record(&mut fields);
-            self.0.lock().unwrap().push((*event.metadata().level(), fields.node, fields.message));
-        }
-        fn enter(&self, _: &tracing::span::Id) {}
-        fn exit(&self, _: &tracing::span::Id) {}
-    }
-    static LOG: std::sync::OnceLock<&'static std::sync::Mutex<Vec<(tracing::Level, String, String)>>> = std::sync::OnceLock::new();
-    LOG.get_or_init(|| {
-        let log: &'static std::sync::Mutex<Vec<_>> = Box::leak(Box::default());
-        tracing::subscriber::set_global_default(Capture(log)).expect("no other subscriber in this test binary");
-        log
-    })
-}
-
 /// A session logs an incident once for all its seats, not once per seat (issue "Fleets", logs
 /// per incident): 30 seats, then every call refused (EXECUTE revoked) until each seat's term
 /// ends for lack of a renew, then the grant back and every seat led again. Before, that was 30
@@ -556,7 +515,7 @@ fn captured_log() -> &'static std::sync::Mutex<Vec<(tracing::Level, String, Stri
 /// it clears.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_logs_an_incident_once_for_all_its_seats() {
-    let log = captured_log();
+    let log = common::captured_log();
     let db = TestDb::migrated("session_log").await;
     let (user, pool) = app_account(&db, "slog").await;
     let node = format!("node-log-{}", std::process::id());

@@ -5,7 +5,8 @@
 //! Three parts: this module is the public handle (builder, [`State`], [`Event`],
 //! [`StopReason`], [`WaitOutcome`]); `task` is the loop that talks to the database; `decide` is
 //! the one pure decision: (what this node knows, the outcome of a call, now) → (what it knows
-//! now, the events, when to call next).
+//! now, the events, when to call next). Beside them, `logins` is what the electors of one pool
+//! share: one login backoff and one log line per refused login, not one per elector.
 //!
 //! The loop, step by step (the same numbers mark the code in `task.rs`):
 //! 1. **Before sending**: a node that woke past its local deadline (a paused process, a
@@ -44,6 +45,7 @@
 //! [`Event::ElectorStopped`]; the handle's calls then fail with [`Error::Stopped`].
 
 mod decide;
+pub(crate) mod logins;
 pub(crate) mod task;
 #[cfg(test)]
 mod tests;

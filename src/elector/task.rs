@@ -53,6 +53,12 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn incidents(&self) -> Option<&crate::session::incidents::Incidents> {
         None
     }
+    /// Whether `error`, a failed call's on server `server`, is a refused login that the log of
+    /// the pool said already for every elector on it ([`super::logins`]): the elector then says it
+    /// only at DEBUG.
+    fn login_said(&self, _server: usize, _error: &Error) -> bool {
+        false
+    }
 }
 
 /// The real backend: the pools of the servers, the optional wake-up lock, and per server the
@@ -75,6 +81,12 @@ pub(crate) struct Database {
     plain_said: std::sync::atomic::AtomicBool,
     /// Whether the last campaign carried the held term.
     carried: std::sync::atomic::AtomicBool,
+    /// Per server: its pool's login gate ([`super::logins`]), which every connection of a plain
+    /// elector goes through; none for a session's (sticky) backend, which keeps its own log.
+    gates: Vec<Option<super::logins::Member>>,
+    /// Whether the elector leads (its role, as the loop last set it): a leader's calls never
+    /// wait for its pool's login backoff (step 6 of [`super::logins`]).
+    leading: std::sync::atomic::AtomicBool,
 }
 
 /// How long campaigns go as plain `campaign` after `leader_election_campaign` was refused.
@@ -97,30 +109,42 @@ const CALL_RUNS_OUT: Duration = Duration::from_millis(4_000);
 
 impl Database {
     /// The backend of the servers `pools` (the first is the primary), with `wakeup` if any.
+    /// Its connections go through the login gates of the pools ([`super::logins`]).
     pub(crate) fn new(pools: Vec<Pool>, wakeup: Option<Wakeup>) -> Self {
+        let gates = pools.iter().map(|p| Some(super::logins::Member::of(p))).collect();
+        Database::with(pools, wakeup, false, gates)
+    }
+
+    /// Like [`Database::new`], keeping one connection per server between calls: it is given
+    /// back to the pool after any failure but a procedure's own refusal (see step 2 of
+    /// [`Database::call`]), and the next call takes a new one. No login gate: a session says
+    /// its incidents in a log of its own.
+    pub(crate) fn sticky(pools: Vec<Pool>) -> Self {
+        let gates = pools.iter().map(|_| None).collect();
+        Database::with(pools, None, true, gates)
+    }
+
+    fn with(pools: Vec<Pool>, wakeup: Option<Wakeup>, sticky: bool, gates: Vec<Option<super::logins::Member>>) -> Self {
         let slots = pools.iter().map(|_| Arc::default()).collect();
         Database {
             pools,
             wakeup,
             slots,
-            sticky: false,
+            sticky,
             plain_until: std::sync::Mutex::new(None),
             plain_said: std::sync::atomic::AtomicBool::new(false),
             carried: std::sync::atomic::AtomicBool::new(true),
+            gates,
+            leading: std::sync::atomic::AtomicBool::new(false),
         }
-    }
-
-    /// Like [`Database::new`], keeping one connection per server between calls: it is given
-    /// back to the pool after any failure but a procedure's own refusal (see step 2 of
-    /// [`Database::call`]), and the next call takes a new one.
-    pub(crate) fn sticky(pools: Vec<Pool>) -> Self {
-        Database { sticky: true, ..Database::new(pools, None) }
     }
 
     /// Runs `call` on a connection of server `server`, one call at a time per elector and server:
     ///
     /// 1. Wait for the slot: a previous call the loop stopped waiting for may still run (below).
-    /// 2. Take the slot's kept connection (a sticky backend's) or a pool connection, and run
+    /// 2. Take the slot's kept connection (a sticky backend's) or a pool connection (a plain
+    ///    elector's through the pool's login gate, [`super::logins`]: at once, or the pool's
+    ///    refusal without a login while its logins back off), and run
     ///    the call in a task of its own, bounded by max(request timeout, [`CALL_RUNS_OUT`]).
     /// 3. The loop may stop waiting sooner (its own time limit, its deadline): the task then goes
     ///    on to the call's end, and step 1 of the next call waits for it. So the server is never
@@ -153,13 +177,22 @@ impl Database {
         let config = Arc::clone(config);
         let bound = config.request_timeout.max(CALL_RUNS_OUT);
         let sticky = self.sticky || keep;
+        let gate = self.gates[server].as_ref().map(|m| m.gate().clone());
+        let leading = self.leading.load(std::sync::atomic::Ordering::Relaxed);
         let task = tokio::spawn(async move {
             let (mut conn, guard) = match slot.take() {
                 Some(conn) => {
                     let guard = KillOnDrop::of(&conn);
                     (conn, guard)
                 }
-                None => abandonable(&pool).await?,
+                None => {
+                    let conn = match &gate {
+                        Some(gate) => gate.connect(&pool, config.retry_interval, leading).await?,
+                        None => pool.get_conn().await.map_err(|e| Error::from_pool(&pool, e))?,
+                    };
+                    let guard = KillOnDrop::of(&conn);
+                    (conn, guard)
+                }
             };
             match tokio::time::timeout(bound, call(&mut conn, config)).await {
                 Ok(result) => {
@@ -274,6 +307,7 @@ impl Backend for Database {
     }
 
     fn set_role(&self, role: Role) {
+        self.leading.store(role == Role::Leading, std::sync::atomic::Ordering::Relaxed);
         if let Some(w) = &self.wakeup {
             w.set_role(role);
         }
@@ -289,6 +323,10 @@ impl Backend for Database {
     fn watching(&self) -> bool {
         self.wakeup.as_ref().is_some_and(Wakeup::watching)
     }
+
+    fn login_said(&self, server: usize, error: &Error) -> bool {
+        self.gates.get(server).and_then(Option::as_ref).is_some_and(|m| m.gate().said(error))
+    }
 }
 
 /// Marks a connection whose call may have left a transaction open on the server (a statement
@@ -300,14 +338,8 @@ fn reset_on_return(conn: &mut mysql_async::Conn) {
     conn.reset_connection(true);
 }
 
-/// A connection for one call, and a guard that ends the call's statement on the server
-/// (`KILL QUERY`) if the call is dropped before it finished ([`Database::call`]'s bound).
-async fn abandonable(pool: &Pool) -> Result<(mysql_async::Conn, KillOnDrop)> {
-    let conn = pool.get_conn().await.map_err(|e| Error::from_pool(pool, e))?;
-    let guard = KillOnDrop::of(&conn);
-    Ok((conn, guard))
-}
-
+/// A guard that ends a call's statement on the server (`KILL QUERY`) if the call is dropped
+/// before it finished ([`Database::call`]'s bound).
 struct KillOnDrop {
     /// The options of the call's connection: the kill goes over a short-lived connection of
     /// its own ([`procedures::kill_query`]).
@@ -379,6 +411,7 @@ pub(super) fn spawn_with<B: Backend>(
         commands,
         rng: seed(),
         condition: None,
+        condition_said: false,
         late_reported: false,
         metrics,
         pending: None,
@@ -466,6 +499,9 @@ struct Task<B: Backend> {
     rng: u64,
     /// The condition of the last failed call, `None` after a success.
     condition: Option<Condition>,
+    /// Whether that failure was a refused login the pool's log said ([`Backend::login_said`]):
+    /// its end is the pool's to say too.
+    condition_said: bool,
     /// Whether an answer that came too late to lead on was reported already (once per elector).
     late_reported: bool,
     metrics: Metrics,
@@ -823,8 +859,13 @@ impl<B: Backend> Task<B> {
                     self.condition = None;
                     log.call_succeeded();
                 } else if self.condition.take().is_some() {
-                    tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "calls succeed again");
+                    if self.condition_said {
+                        tracing::debug!(service = %self.config.service_id, node = %self.config.node_id, "calls succeed again");
+                    } else {
+                        tracing::info!(service = %self.config.service_id, node = %self.config.node_id, "calls succeed again");
+                    }
                 }
+                self.condition_said = false;
                 self.state.send_modify(|s| {
                     s.last_error = None;
                     s.last_ok = Some(Instant::now());
@@ -833,8 +874,13 @@ impl<B: Backend> Task<B> {
             Err(e) => {
                 let condition = (e.kind(), e.server_code());
                 let changed = self.condition != Some(condition);
+                let said = self.backend.incidents().is_none() && self.backend.login_said(self.server, e);
                 if let Some(log) = self.backend.incidents() {
                     log.call_failed(e);
+                } else if said {
+                    // One line for every elector on the pool: the pool's log said it.
+                    tracing::debug!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
+                                    "election call failed: the login was refused (said once for the pool)");
                 } else if changed && e.is_permanent() {
                     tracing::error!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
                         "election call failed, and retrying cannot fix it: this node cannot lead until the set-up is mended");
@@ -844,6 +890,7 @@ impl<B: Backend> Task<B> {
                     tracing::debug!(service = %self.config.service_id, error = %e, "election call failed again");
                 }
                 self.condition = Some(condition);
+                self.condition_said = said;
                 self.state.send_modify(|s| s.last_error = Some(e.clone()));
                 if changed && e.is_permanent() {
                     let _ = self.events.send(Event::Failing { error: e.clone() });

@@ -87,3 +87,47 @@ impl TestDb {
         }
     }
 }
+
+/// The lines [`captured_log`] keeps: (level, the `node` field, the message).
+pub type CapturedLog = std::sync::Mutex<Vec<(tracing::Level, String, String)>>;
+
+/// What this process's log said: (level, the `node` field, the message), from the first use of
+/// [`captured_log`] on (a subscriber for the whole test binary: other tests' lines are told
+/// apart by their node).
+pub fn captured_log() -> &'static CapturedLog {
+    struct Capture(&'static CapturedLog);
+    #[derive(Default)]
+    struct Fields { node: String, message: String }
+    impl tracing::field::Visit for Fields {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            match field.name() {
+                "node" => self.node = format!("{value:?}"),
+                "message" => self.message = format!("{value:?}"),
+                _ => {}
+            }
+        }
+    }
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+            metadata.target().starts_with("mysqlleader") && *metadata.level() <= tracing::Level::INFO
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            self.0.lock().unwrap().push((*event.metadata().level(), fields.node, fields.message));
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+    static LOG: std::sync::OnceLock<&'static CapturedLog> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let log: &'static CapturedLog = Box::leak(Box::default());
+        tracing::subscriber::set_global_default(Capture(log)).expect("no other subscriber in this test binary");
+        log
+    })
+}
