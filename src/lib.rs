@@ -63,6 +63,11 @@ pub mod config;
 pub mod elector;
 pub mod error;
 pub mod fenced;
+// The C ABI: its `#[no_mangle] pub extern "C"` functions are exported from the cdylib and the
+// staticlib whatever this module's visibility, and include/mysqlleader.h is generated from
+// src/ffi/ itself. Hidden from the Rust API's documentation; still `pub` because the CLI
+// (`run`'s log callback) and tests/ffi_header.rs (`mysqlleader_version`) call it as Rust.
+#[doc(hidden)]
 pub mod ffi;
 pub mod metrics;
 pub mod migrate;
