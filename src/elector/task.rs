@@ -880,7 +880,7 @@ impl<B: Backend> Task<B> {
                 } else if said {
                     // One line for every elector on the pool: the pool's log said it.
                     tracing::debug!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
-                                    "election call failed: the login was refused (said once for the pool)");
+                                    "election call failed again: the pool's logins are refused (said once for the pool)");
                 } else if changed && e.is_permanent() {
                     tracing::error!(service = %self.config.service_id, node = %self.config.node_id, error = %e,
                         "election call failed, and retrying cannot fix it: this node cannot lead until the set-up is mended");
