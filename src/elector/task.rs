@@ -890,7 +890,10 @@ impl<B: Backend> Task<B> {
                     tracing::debug!(service = %self.config.service_id, error = %e, "election call failed again");
                 }
                 self.condition = Some(condition);
-                self.condition_said = said;
+                // Said by the pool once is said for the whole condition: a repeat taken in after
+                // the pool's refusal ended (a loaded machine, past `logins::ENDED_LATELY`) must
+                // not make its end an INFO line of its own (CI46: 3 of 50 electors did).
+                self.condition_said = if changed { said } else { self.condition_said || said };
                 self.state.send_modify(|s| s.last_error = Some(e.clone()));
                 if changed && e.is_permanent() {
                     let _ = self.events.send(Event::Failing { error: e.clone() });
