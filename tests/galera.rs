@@ -1119,3 +1119,80 @@ async fn galera_a_node_without_a_binary_log_is_named_by_the_installer() {
     println!("node 3 without log_bin: named by install_plan, install and migrate --dry-run; node 1 (log_bin ON): not");
     drop_accounts_and_database(&cluster, &db, &[], pools).await;
 }
+
+/// A session with fallback servers (issue 40): session A talks to node 1 first, session B to
+/// node 2, each with the other nodes as fallbacks, both with an elector for every service. A
+/// leads every seat; node 1 is killed (-9). Checked: never two leaders of a service at one
+/// instant; every service led again within the fault bound; and A's calls have moved to a
+/// fallback node: once B shuts down (resigning its seats), A leads every service again while
+/// node 1 is still down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Galera cluster: scripts/test-galera.sh"]
+async fn galera_a_session_moves_to_a_fallback_node_when_its_node_dies() {
+    const SERVICES: usize = 8;
+    let cluster = Cluster::from_env();
+    let (db, pools) = migrated_database(&cluster, "session").await;
+    let services: Vec<String> = (0..SERVICES).map(|i| format!("svc-{i}")).collect();
+    let session = |first: usize, name: &str| {
+        mysqlleader::Session::builder(pools[first].clone())
+            .node_id(name)
+            .fallback_servers((1..3).map(|k| pools[(first + k) % 3].clone()))
+            .lease(LEASE)
+            .renew_interval(RENEW)
+            .retry_interval(RETRY)
+            .start()
+            .unwrap()
+    };
+    let a = session(0, "session-a");
+    let a_electors: Vec<Elector> = services.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    let t0 = Instant::now();
+    while !a_electors.iter().all(Elector::is_leader) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "session A leads every service within 20 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let b = session(1, "session-b");
+    let b_electors: Vec<Elector> = services.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let watchers: Vec<_> = (0..SERVICES)
+        .map(|i| monitor(vec![a_electors[i].watch(), b_electors[i].watch()], stop.clone(), Default::default()))
+        .collect();
+    tokio::time::sleep(RENEW * 2).await;
+
+    // Node 1, session A's first server, dies.
+    let t1 = Instant::now();
+    cluster.kill(1);
+    tokio::time::sleep(LEASE).await;
+    while !(0..SERVICES).all(|i| a_electors[i].is_leader() || b_electors[i].is_leader()) {
+        assert!(t1.elapsed() < LEASE + FAULT_BOUND, "every service led again within the fault bound");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let led_by_a = a_electors.iter().filter(|e| e.is_leader()).count();
+    println!("node 1 killed: every service led again {:?} after the fault ({led_by_a} by A)", t1.elapsed());
+
+    // B leaves: A, whose first server is still down, takes every seat through a fallback.
+    let t2 = Instant::now();
+    b.shutdown().await.unwrap();
+    while !a_electors.iter().all(Elector::is_leader) {
+        assert!(
+            t2.elapsed() < LEASE + FAULT_BOUND,
+            "session A, its first node down, leads every service after B's shutdown ({} of {SERVICES} after {:?})",
+            a_electors.iter().filter(|e| e.is_leader()).count(),
+            t2.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!("B shut down: A leads every service through a fallback node {:?} later", t2.elapsed());
+
+    stop.store(true, Ordering::SeqCst);
+    for w in watchers {
+        w.await.expect("never two leaders of a service at one instant");
+    }
+    cluster.restart(1);
+    a.shutdown().await.unwrap();
+    let mut c = pools[1].get_conn().await.unwrap();
+    c.query_drop(format!("DROP DATABASE `{db}`")).await.unwrap();
+    drop(c);
+    for p in pools {
+        let _ = p.disconnect().await;
+    }
+}

@@ -47,6 +47,7 @@
 mod decide;
 pub(crate) mod logins;
 pub(crate) mod task;
+pub(crate) mod wakeup;
 #[cfg(test)]
 mod tests;
 

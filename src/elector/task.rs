@@ -17,7 +17,7 @@ use crate::config::ElectorConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::metrics::Metrics;
 use crate::procedures::{self, Campaign, CurrentLeader, Resign};
-use crate::wakeup::{Role, Wakeup};
+use super::wakeup::{Role, Wakeup};
 
 /// The calls the loop makes, on server `server` (0 is the first; the rest are fallbacks).
 pub(crate) trait Backend: Send + Sync + 'static {
@@ -25,13 +25,8 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn servers(&self) -> usize;
     /// `leader_election_campaign` with `held`, the term this elector holds (0: none), which
     /// renews a lease of this node id only at that term; plain `campaign` where the account may
-    /// not call it ([`Backend::carries_term`] false then).
-    fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> impl Future<Output = Result<Campaign>> + Send;
-    /// Whether the last `campaign` carried the held term: false after a fall back to plain
-    /// `campaign`, whose `is_leader` may be another process's term (decide's `carried`).
-    fn carries_term(&self) -> bool {
-        true
-    }
+    /// not call it (the answer says which: [`Campaigned::carried`]).
+    fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> impl Future<Output = Result<Campaigned>> + Send;
     fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<CurrentLeader>> + Send;
     fn resign(&self, server: usize, config: &Arc<ElectorConfig>) -> impl Future<Output = Result<Resign>> + Send;
     /// Before the elector's first campaign: ends the term a previous process with this node id
@@ -61,6 +56,23 @@ pub(crate) trait Backend: Send + Sync + 'static {
     }
 }
 
+/// A campaign's answer, and how it was asked.
+#[derive(Debug, Clone)]
+pub(crate) struct Campaigned {
+    pub(crate) answer: Campaign,
+    /// Whether the call carried the held term: false for plain `campaign` (the fall back for an
+    /// account not granted `leader_election_campaign`), whose `is_leader` may be another
+    /// process's term with this node id (decide's `carried`).
+    pub(crate) carried: bool,
+}
+
+impl Campaigned {
+    /// An answer of a call that carried the held term.
+    pub(crate) fn carried(answer: Campaign) -> Campaigned {
+        Campaigned { answer, carried: true }
+    }
+}
+
 /// The real backend: the pools of the servers, the optional wake-up lock, and per server the
 /// slot that lets one call at a time hold a connection there (per server, so that a call still
 /// running on a stalled server never holds up the move to a fallback).
@@ -79,8 +91,6 @@ pub(crate) struct Database {
     plain_until: std::sync::Mutex<Option<Instant>>,
     /// Whether the fall back was logged (once per backend).
     plain_said: std::sync::atomic::AtomicBool,
-    /// Whether the last campaign carried the held term.
-    carried: std::sync::atomic::AtomicBool,
     /// Per server: its pool's login gate ([`super::logins`]), which every connection of a plain
     /// elector goes through; none for a session's (sticky) backend, which keeps its own log.
     gates: Vec<Option<super::logins::Member>>,
@@ -133,7 +143,6 @@ impl Database {
             sticky,
             plain_until: std::sync::Mutex::new(None),
             plain_said: std::sync::atomic::AtomicBool::new(false),
-            carried: std::sync::atomic::AtomicBool::new(true),
             gates,
             leading: std::sync::atomic::AtomicBool::new(false),
         }
@@ -242,7 +251,7 @@ impl Backend for Database {
 
     /// `leader_election_campaign` with the held term; plain `campaign` for a while after the
     /// account was refused it (1370) or the schema had none (1305), said once at INFO.
-    async fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaign> {
+    async fn campaign(&self, server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaigned> {
         use std::sync::atomic::Ordering;
         let plain = self.plain_until.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|until| Instant::now() < until);
         if !plain {
@@ -261,21 +270,14 @@ impl Backend for Database {
                              (run `mysqlleader grant ACCOUNT --role ... --apply` again, and `mysqlleader install` if need be)");
                     }
                 }
-                other => {
-                    self.carried.store(true, Ordering::Relaxed);
-                    return other;
-                }
+                other => return other.map(Campaigned::carried),
             }
         }
-        self.carried.store(false, Ordering::Relaxed);
         self.call(server, config, |conn, c| {
             Box::pin(async move { procedures::campaign(conn, &c.service_id, &c.node_id, c.lease).await })
         })
         .await
-    }
-
-    fn carries_term(&self) -> bool {
-        self.carried.load(std::sync::atomic::Ordering::Relaxed)
+        .map(|answer| Campaigned { answer, carried: false })
     }
 
     async fn current_leader(&self, server: usize, config: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
@@ -671,7 +673,11 @@ impl<B: Backend> Task<B> {
             // outcome, unknown, never extends the deadline.
             return Instant::now();
         };
-        let result = result.unwrap_or_else(|_| Err(Error::timeout(limit - sent_at)));
+        let (result, carried) = match result.unwrap_or_else(|_| Err(Error::timeout(limit - sent_at))) {
+            Ok(Campaigned { answer, carried }) => (Ok(answer), carried),
+            // Unused for a failure.
+            Err(e) => (Err(e), true),
+        };
         // Counted before it is told (state, FAILING event): whoever sees the failure sees it in
         // the metrics too (a test read the counter at 0 right after the FAILING event).
         self.metrics.observe_campaign(sent_at.elapsed(), result.is_ok());
@@ -681,7 +687,6 @@ impl<B: Backend> Task<B> {
         }
         // 3–4. Decide and publish.
         let watched = self.backend.watching();
-        let carried = self.backend.carries_term();
         let decision = self.apply(Input::Campaigned { sent_at, result, watched, carried });
         decision.unwrap_or_else(Instant::now)
     }

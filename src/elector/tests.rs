@@ -9,12 +9,12 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch, Notify};
 use tokio::time::{sleep, Instant};
 
-use super::task::{spawn_with, Backend};
+use super::task::{spawn_with, Backend, Campaigned};
 use super::{Elector, Event, State, StopReason, WaitOutcome};
 use crate::config::ElectorConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::procedures::{Campaign, CurrentLeader, Resign};
-use crate::wakeup::Role;
+use crate::elector::wakeup::Role;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -120,8 +120,8 @@ impl Backend for FakeBackend {
         self.0.servers
     }
 
-    async fn campaign(&self, server: usize, _: &Arc<ElectorConfig>, _held: u64) -> Result<Campaign> {
-        campaign_reply(self.0.answer("campaign", server).await)
+    async fn campaign(&self, server: usize, _: &Arc<ElectorConfig>, _held: u64) -> Result<Campaigned> {
+        campaign_reply(self.0.answer("campaign", server).await).map(Campaigned::carried)
     }
 
     async fn current_leader(&self, server: usize, _: &Arc<ElectorConfig>) -> Result<CurrentLeader> {

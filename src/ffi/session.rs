@@ -23,12 +23,14 @@ pub struct mysqlleader_session {
     config: ElectorConfig,
     /// The session's server; it stays open while the session or an elector of it lives.
     client: Arc<ClientInner>,
+    /// The fallback servers (`config->fallback_clients`), kept as `client` is.
+    fallbacks: Vec<Arc<ClientInner>>,
 }
 
 /// Makes a session on `client`'s database. `config` is what every elector of the session gets
 /// (see `mysqlleader_elector_config`), except that `service_id` must be NULL (each elector
-/// names its own) and `fallback_client_count` 0 (a session uses one server). Connects to
-/// nothing yet.
+/// names its own). With fallback clients the session's calls move to the next server after a
+/// transient failure (a lost connection, a timeout), as an elector's do. Connects to nothing yet.
 ///
 /// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `session_out`),
 /// `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field,
@@ -48,17 +50,14 @@ pub unsafe extern "C" fn mysqlleader_session_new(
             return Err(Failure::invalid("config->service_id", "a session's config names no service: set service_id to NULL \
                                           and name each service in mysqlleader_session_elector"));
         }
-        if c.fallback_client_count != 0 {
-            return Err(Failure::invalid("config->fallback_client_count", "a session uses one server: fallback_client_count must be 0"));
-        }
-        let (builder, _) = unsafe { elector_builder(client, c, "session") }?;
-        let builder = SessionBuilder::from_electors(builder);
+        let (builder, fallbacks) = unsafe { elector_builder(client, c, "session") }?;
+        let builder = SessionBuilder::from_electors(builder.fallback_servers(fallbacks.iter().map(|f| f.pool.clone())));
         let config = builder.config().map_err(super::elector::config_failure)?;
         let session = {
             let _guard = runtime().enter();
             builder.start().map_err(super::elector::config_failure)?
         };
-        let handle = Box::new(mysqlleader_session { session: RwLock::new(Some(session)), config, client: client.inner.clone() });
+        let handle = Box::new(mysqlleader_session { session: RwLock::new(Some(session)), config, client: client.inner.clone(), fallbacks });
         unsafe { write_out(session_out, Box::into_raw(handle)) };
         Ok(())
     })
@@ -94,7 +93,7 @@ pub unsafe extern "C" fn mysqlleader_session_elector(
         };
         let (elector, events) = started;
         let config = elector.config().clone();
-        let out = elector_handle(elector, events, config, handle.client.clone(), Vec::new(), callback, userdata)?;
+        let out = elector_handle(elector, events, config, handle.client.clone(), handle.fallbacks.clone(), callback, userdata)?;
         unsafe { write_out(elector_out, out) };
         Ok(())
     })
@@ -147,7 +146,10 @@ pub unsafe extern "C" fn mysqlleader_session_free(session: *mut mysqlleader_sess
             let _ = block_on(session.shutdown());
         }
         let left = handle.config.request_timeout.saturating_sub(started.elapsed());
-        let mysqlleader_session { client, .. } = *handle;
+        let mysqlleader_session { client, fallbacks, .. } = *handle;
         ClientInner::release_within(client, left);
+        for fallback in fallbacks {
+            ClientInner::release_within(fallback, std::time::Duration::ZERO);
+        }
     });
 }

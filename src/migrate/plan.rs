@@ -170,13 +170,9 @@ pub async fn install_plan(pool: &Pool) -> Result<Plan> {
 ///   between the nodes (measured on MariaDB 10.11.19: `tests/galera.rs`'s cut-call test, 900
 ///   cut calls a run, left the nodes disagreeing in 5 of 45 runs without the log, 0 of 40 with it).
 pub async fn server_cautions(conn: &mut Conn) -> Result<Vec<String>> {
-    let vars: Vec<(String, String)> = conn
-        .query("SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'log_bin')")
-        .await
-        .map_err(Error::from_mysql)?;
-    let on = |name: &str| vars.iter().any(|(n, v)| n == name && v.eq_ignore_ascii_case("ON"));
+    let vars = crate::procedures::server_variables(conn, &["wsrep_on", "log_bin"]).await?;
     let mut cautions = Vec::new();
-    if on("wsrep_on") && !on("log_bin") {
+    if vars.is_on("wsrep_on") && !vars.is_on("log_bin") {
         cautions.push(GALERA_WITHOUT_BINLOG.to_string());
     }
     Ok(cautions)

@@ -479,6 +479,30 @@ where
     flag(&row, "event_enabled")
 }
 
+/// Some of the server's variables as this session sees them (`SHOW VARIABLES`): one round trip
+/// for every question the library asks of the server's set-up (named locks, binary log).
+pub(crate) struct ServerVariables(Vec<(String, String)>);
+
+impl ServerVariables {
+    /// The value of `name`; `None` when the server has no such variable.
+    pub(crate) fn value(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// Whether `name` is `ON` (a variable the server lacks is off).
+    pub(crate) fn is_on(&self, name: &str) -> bool {
+        self.value(name).is_some_and(|v| v.eq_ignore_ascii_case("ON"))
+    }
+}
+
+/// Reads `names` (identifiers of the library's own choosing, never input) in one statement.
+pub(crate) async fn server_variables(conn: &mut mysql_async::Conn, names: &[&str]) -> Result<ServerVariables> {
+    let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    let sql = format!("SHOW VARIABLES WHERE Variable_name IN ({list})");
+    let vars: Vec<(String, String)> = sql.as_str().fetch(&mut *conn).await.map_err(Error::from_mysql)?;
+    Ok(ServerVariables(vars))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,15 +40,8 @@ fn lock_name_from(row: &Row) -> Result<String> {
 /// nor on a member of a MySQL Group Replication group (a group name is set): a lock is local to
 /// the member that holds it, and electors of one election may talk to different members.
 pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Result<bool> {
-    let vars: Vec<(String, String)> =
-        "SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'group_replication_group_name')"
-            .fetch(&mut *conn)
-            .await
-            .map_err(Error::from_mysql)?;
-    Ok(!vars.iter().any(|(name, value)| match name.as_str() {
-        "wsrep_on" => value.eq_ignore_ascii_case("ON"),
-        _ => !value.is_empty(),
-    }))
+    let vars = super::server_variables(conn, &["wsrep_on", "group_replication_group_name"]).await?;
+    Ok(!vars.is_on("wsrep_on") && !vars.value("group_replication_group_name").is_some_and(|v| !v.is_empty()))
 }
 
 /// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock; false when the wait

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
 use super::{Core, Request, BATCH_LIMIT, RECENT_BATCHES};
-use crate::elector::task::Backend;
+use crate::elector::task::{Backend, Campaigned};
 use crate::procedures::{self, Campaign};
 
 /// The session's batcher: steps 1–5 of the module documentation, until the session and every
@@ -77,7 +77,7 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
                 continue;
             }
             core.count(|s| s.single_campaigns += 1);
-            let answer = core.db.campaign(0, &request.config, request.held).await;
+            let answer = core.call(|db, server| db.campaign(server, &request.config, request.held)).await;
             let _ = request.reply.send(answer);
             if Instant::now() >= until {
                 break;
@@ -146,8 +146,7 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
     let (node, lease) = (core.template.node_id.clone(), core.template.lease);
     let sent_at = Instant::now();
     let result = core
-        .db
-        .call(0, &core.template, move |conn, _| {
+        .call(|db, server| db.call(server, &core.template, move |conn, _| {
             Box::pin(async move {
                 let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                 match which {
@@ -155,7 +154,7 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
                     Seats::Take => procedures::campaign_seats(conn, &node, lease, &refs).await,
                 }
             })
-        })
+        }))
         .await;
     core.count(|s| match which {
         Seats::Renew => {
@@ -184,7 +183,9 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
                     // own campaign, which carries its term, to decide.
                     Some(answer) if which == Seats::Renew && answer.is_leader && answer.term != request.held => rest.push(request),
                     Some(answer) => {
-                        let _ = request.reply.send(Ok(answer));
+                        // A renew's answer was checked against the held term just above; a
+                        // take's is a new term.
+                        let _ = request.reply.send(Ok(Campaigned::carried(answer)));
                     }
                     None => rest.push(request),
                 }

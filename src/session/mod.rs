@@ -48,7 +48,10 @@
 //!
 //! Every call of the session (batches, one-by-one campaigns, resign, handover, current_leader)
 //! runs on the one connection the session keeps, taken from the pool it was given (and given
-//! back, for a new one, only after a failure that may have broken it).
+//! back, for a new one, only after a failure that may have broken it). With fallback servers
+//! ([`SessionBuilder::fallback_servers`]: more nodes of a Galera cluster or Group Replication
+//! group) a transient failure moves every later call to the next server, in turn, as a plain
+//! elector's calls move; the session then keeps one connection there.
 //!
 //! **The wake-up lock** ([`wakeup`], on by default, `wakeup_lock(false)` switches it off) runs
 //! on a second connection: one named lock per node session, held while it leads any seat, and
@@ -61,8 +64,6 @@
 //! without the lock. So a session holds two
 //! server connections whatever the number of its services, plus, rarely, a short-lived one
 //! that ends a call or a wait left running.
-//!
-//! Not in this version: Galera fallback servers (one server per session).
 
 mod batcher;
 pub(crate) mod incidents;
@@ -79,11 +80,11 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::config::ElectorConfig;
-use crate::elector::task::{Backend, Database};
+use crate::elector::task::{Backend, Campaigned, Database};
 use crate::elector::{Elector, ElectorBuilder, Event, Stopper};
 use crate::error::{Error, Result};
 use crate::procedures::{Campaign, CurrentLeader, Resign};
-use crate::wakeup::Role;
+use crate::elector::wakeup::Role;
 use wakeup::Hub;
 
 /// The most services one `renew_seats` call carries; a larger batch is sent as several calls
@@ -117,6 +118,14 @@ impl SessionBuilder {
     /// Whether the session holds one wake-up lock for all its seats, and waits on the lock of
     /// the node leading most of the seats it follows (on by default; off, followers poll).
     pub fn wakeup_lock(mut self, yes: bool) -> Self { self.electors = self.electors.wakeup_lock(yes); self }
+    /// More servers of one cluster (Galera, Group Replication), tried in turn: after a transient
+    /// failure (a lost connection, a timeout) every later call of the session goes to the next
+    /// server, as a plain elector's do ([`ElectorBuilder::fallback_servers`]). The wake-up lock
+    /// stays on the first server (on a cluster it is off: named locks are local to one node).
+    pub fn fallback_servers(mut self, pools: impl IntoIterator<Item = Pool>) -> Self {
+        self.electors = self.electors.fallback_servers(pools);
+        self
+    }
 
     /// A session with the settings of `electors` (its service id aside): the C ABI reads its
     /// configuration into an elector builder.
@@ -135,14 +144,16 @@ impl SessionBuilder {
         let template = self.config()?;
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::usage("Session::start must be called inside a tokio runtime"))?;
-        let pool = self.electors.pools().into_iter().next().ok_or_else(|| Error::invalid("servers", "a session needs a server"))?;
+        let pools = self.electors.pools();
+        let pool = pools.first().cloned().ok_or_else(|| Error::invalid("servers", "a session needs a server"))?;
         let window = (template.renew_interval / 4).min(MAX_BATCH_WINDOW);
         let (hub, pokes) = Hub::new(&template.node_id);
         let (alive, alive_rx) = watch::channel(());
         let (wakeup_on, retry_interval) = (template.wakeup_lock, template.retry_interval);
         let template_node = template.node_id.clone();
         let core = Arc::new(Core {
-            db: Database::sticky(vec![pool.clone()]),
+            db: Database::sticky(pools),
+            server: AtomicUsize::new(0),
             template: Arc::new(template),
             window,
             electors: Mutex::new(HashMap::new()),
@@ -334,8 +345,10 @@ pub const RECENT_BATCHES: usize = 4_096;
 
 /// What the session's electors share.
 struct Core {
-    /// The one server, one call at a time.
+    /// The servers (the first, then the fallbacks), one call at a time.
     db: Database,
+    /// The server every call of the session goes to now: see [`Core::call`].
+    server: AtomicUsize,
     /// Every elector's configuration but its service id.
     template: Arc<ElectorConfig>,
     /// How long a batch stays open for more calls (step 1).
@@ -365,6 +378,30 @@ impl Core {
         self.running.load(Ordering::Relaxed)
     }
 
+    /// One call of the session, on the server its calls go to now. A transient failure (a lost
+    /// or refused connection, a timeout) there moves every later call to the next server (the
+    /// first after the last), as a plain elector with fallbacks does: on a cluster (Galera,
+    /// Group Replication) any node settles the election; a server that is not the one to use
+    /// refuses calls at once, and the session moves on. Said at INFO once per move.
+    async fn call<'a, T, F>(&'a self, call: impl FnOnce(&'a Database, usize) -> F) -> Result<T>
+    where
+        F: std::future::Future<Output = Result<T>> + 'a,
+    {
+        let server = self.server.load(Ordering::Relaxed);
+        let result = call(&self.db, server).await;
+        if let Err(e) = &result {
+            let servers = self.db.servers();
+            if e.is_transient() && servers > 1 {
+                let next = (server + 1) % servers;
+                if self.server.compare_exchange(server, next, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                    tracing::info!(node = %self.template.node_id, server = next, error = %e,
+                                   "a session's call failed: its calls go to the next server");
+                }
+            }
+        }
+        result
+    }
+
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
         update(&mut self.stats.lock().unwrap_or_else(|e| e.into_inner()));
     }
@@ -379,7 +416,7 @@ struct Request {
     /// any term, so its answer counts as this elector's only at this term (issue 39); any other
     /// goes on to a campaign of its own, which carries it.
     held: u64,
-    reply: oneshot::Sender<Result<Campaign>>,
+    reply: oneshot::Sender<Result<Campaigned>>,
 }
 
 /// The session's side of one elector: `campaign` goes to the batcher; resign, handover and
@@ -409,7 +446,7 @@ impl SessionBackend {
     async fn batched_resign(&self, config: &Arc<ElectorConfig>, may_hold: bool) -> Result<Resign> {
         let (reply, answer) = oneshot::channel();
         if self.resigns.send(resigns::ResignRequest { config: config.clone(), may_hold, reply }).is_err() {
-            return self.core.db.resign(0, config).await;
+            return self.core.call(|db, server| db.resign(server, config)).await;
         }
         answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))
     }
@@ -443,20 +480,20 @@ impl Backend for SessionBackend {
         Some(&self.core.incidents)
     }
 
-    async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaign> {
+    async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaigned> {
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), held, reply })
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
         let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
         if let Ok(c) = &answer {
-            self.note_answer(c);
+            self.note_answer(&c.answer);
         }
         answer
     }
 
     async fn current_leader(&self, _server: usize, config: &Arc<ElectorConfig>) -> Result<CurrentLeader> {
-        self.core.db.current_leader(0, config).await
+        self.core.call(|db, server| db.current_leader(server, config)).await
     }
 
     /// Goes to the session's resigner, which batches the resigns that come together (a
@@ -473,7 +510,7 @@ impl Backend for SessionBackend {
     }
 
     async fn resign_to(&self, _server: usize, config: &Arc<ElectorConfig>, to: &str) -> Result<Resign> {
-        self.core.db.resign_to(0, config, to).await
+        self.core.call(|db, server| db.resign_to(server, config, to)).await
     }
 
     fn set_role(&self, role: Role) {
@@ -499,12 +536,6 @@ impl Backend for SessionBackend {
                 Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
             }
         }
-    }
-
-    /// The batches' answers carry it (a renew's is checked against the held term, a take is a
-    /// new term); a campaign one by one does unless the account may only call plain `campaign`.
-    fn carries_term(&self) -> bool {
-        self.core.db.carries_term()
     }
 
     fn watching(&self) -> bool {

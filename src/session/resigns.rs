@@ -66,7 +66,7 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
             resign_many(&core, batch).await;
         } else if let Some(r) = batch.pop() {
             // 2. One.
-            let answer = core.db.resign(0, &r.config).await;
+            let answer = core.call(|db, server| db.resign(server, &r.config)).await;
             let _ = r.reply.send(answer);
         }
     }
@@ -77,13 +77,12 @@ async fn resign_many(core: &Core, batch: Vec<ResignRequest>) {
     let node = core.template.node_id.clone();
     let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
     let answer = core
-        .db
-        .call(0, &batch[0].config, move |conn, _| {
+        .call(|db, server| db.call(server, &batch[0].config, move |conn, _| {
             Box::pin(async move {
                 let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                 procedures::resign_seats(conn, &node, &refs).await
             })
-        })
+        }))
         .await;
     core.count(|s| s.resign_batches += 1);
     let (answered, resigned): (bool, HashMap<String, (bool, u64)>) = match answer {
@@ -97,8 +96,8 @@ async fn resign_many(core: &Core, batch: Vec<ResignRequest>) {
         let answer = match resigned.get(&r.config.service_id) {
             Some(&(true, term)) => Ok(Resign { resigned: true, term }),
             // Still held: locked by another transaction (step 3), or the batch failed (step 4).
-            Some(&(false, _)) => core.db.resign(0, &r.config).await,
-            None if !answered && r.may_hold => core.db.resign(0, &r.config).await,
+            Some(&(false, _)) => core.call(|db, server| db.resign(server, &r.config)).await,
+            None if !answered && r.may_hold => core.call(|db, server| db.resign(server, &r.config)).await,
             None => Ok(Resign { resigned: false, term: 0 }),
         };
         let _ = r.reply.send(answer);

@@ -44,6 +44,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::procedures;
+use crate::wakeup::{LockConn, Restarts, Waited, RECHECK};
 
 /// The longest single wait on another node's lock, in seconds, when nothing happened lately: a
 /// change that needs the connection (this session's first seat, a blink, its last seat let go)
@@ -58,12 +59,6 @@ const BUSY: Duration = Duration::from_secs(5);
 const BLINK_WAIT_S: u32 = 1;
 /// How long a poke waits for more before the task plans (see [`Signals::next`]).
 const COALESCE: Duration = Duration::from_millis(20);
-/// The first pause before looking again at a lock nobody holds.
-const RECHECK: Duration = Duration::from_millis(100);
-const RESTART_FIRST: Duration = Duration::from_secs(1);
-const RESTART_LAST: Duration = Duration::from_secs(60);
-/// The longest silence of the connection while it holds the lock and waits for nothing.
-const KEEPALIVE_MAX: Duration = Duration::from_secs(60);
 /// When the followers look a second time after a gap (step 3): by then the wait that follows the
 /// gap is queued on the server, so a blink of the leader's in the gap, which the first look (sent
 /// as the wait is) may have read before, is seen now.
@@ -274,7 +269,7 @@ impl Signals {
 /// The task: steps 1–4 of the module documentation, until the session and all its electors
 /// are gone.
 pub(crate) async fn run(pool: Pool, hub: Arc<Hub>, mut signals: Signals, retry_interval: Duration) {
-    let mut pause = RESTART_FIRST;
+    let mut restarts = Restarts::new();
     let mut names = Names::default();
     loop {
         let started = Instant::now();
@@ -284,10 +279,8 @@ pub(crate) async fn run(pool: Pool, hub: Arc<Hub>, mut signals: Signals, retry_i
         let Err(e) = outcome else {
             return;
         };
-        if started.elapsed() >= RESTART_LAST {
-            pause = RESTART_FIRST;
-        }
-        if pause == RESTART_FIRST {
+        let (pause, first) = restarts.after_failed_run(started);
+        if first {
             tracing::info!(node = %hub.node_id, error = %e, pause_ms = pause.as_millis() as u64,
                            "session's wake-up lock lost; followers poll until it is back");
         } else {
@@ -299,7 +292,6 @@ pub(crate) async fn run(pool: Pool, hub: Arc<Hub>, mut signals: Signals, retry_i
                 return;
             }
         }
-        pause = (pause * 2).min(RESTART_LAST);
     }
 }
 
@@ -319,15 +311,12 @@ async fn serve(
     names: &mut Names,
     retry_interval: Duration,
 ) -> crate::Result<()> {
-    let mut conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
-    if !procedures::wakeup_lock_supported(&mut conn).await? {
+    let conn = pool.get_conn().await.map_err(|e| crate::Error::from_pool(pool, e))?;
+    let Some(mut lock) = LockConn::open(conn).await? else {
         tracing::info!(node = %hub.node_id, "named locks are local to one Galera node or Group Replication member: the session's wake-up lock is off");
-        let _ = conn.disconnect().await;
         while signals.next().await {}
         return Ok(());
-    }
-    let wait_timeout_s = procedures::session_wait_timeout_s(&mut conn).await?;
-    let keepalive = (Duration::from_secs(wait_timeout_s) / 2).clamp(Duration::from_secs(1), KEEPALIVE_MAX);
+    };
     let recheck = retry_interval.min(RECHECK);
     let mut look_again = recheck;
     let mut holding = false;
@@ -344,15 +333,15 @@ async fn serve(
             // 1. Hold or let go of this node's lock.
             match (&plan.led, holding) {
                 (Some(service), false) => {
-                    if let Some(name) = own_name(&mut conn, names, service, &hub.node_id).await? {
+                    if let Some(name) = own_name(lock.conn(), names, service, &hub.node_id).await? {
                         // A former process of this node may hold it for a moment: try again
                         // at the next plan.
-                        holding = procedures::wakeup_lock_get(&mut conn, &name, 0).await?;
+                        holding = lock.get(&name, 0).await?;
                     }
                 }
                 (None, true) => {
                     if let Some(name) = &names.own {
-                        procedures::wakeup_lock_release(&mut conn, name).await?;
+                        lock.release(name).await?;
                     }
                     holding = false;
                 }
@@ -362,8 +351,8 @@ async fn serve(
             if plan.blink && holding {
                 busy_since = Some(Instant::now());
                 if let Some(name) = names.own.clone() {
-                    procedures::wakeup_lock_release(&mut conn, &name).await?;
-                    holding = procedures::wakeup_lock_get(&mut conn, &name, BLINK_WAIT_S).await?;
+                    lock.release(&name).await?;
+                    holding = lock.get(&name, BLINK_WAIT_S).await?;
                 }
             }
             // 3. Follow the node that leads most of the followed seats.
@@ -372,7 +361,7 @@ async fn serve(
                 // Holding: speak before wait_timeout. Leading without the lock (another
                 // connection of this node id held it): try again soon, then less often.
                 let idle = if holding {
-                    keepalive
+                    lock.keepalive()
                 } else if plan.led.is_some() {
                     let pause = look_again;
                     look_again = (look_again * 2).min(retry_interval.max(recheck));
@@ -380,20 +369,19 @@ async fn serve(
                 } else {
                     Duration::from_secs(3600)
                 };
-                tokio::select! {
-                    more = signals.next() => if !more { return Ok(()) },
-                    () = tokio::time::sleep(idle) => if holding { procedures::keepalive(&mut conn).await? },
+                if let Some(false) = lock.idle(idle, holding, signals.next()).await? {
+                    return Ok(());
                 }
                 continue;
             };
-            let Some(name) = other_name(&mut conn, names, &node, &service).await? else {
+            let Some(name) = other_name(lock.conn(), names, &node, &service).await? else {
                 // The node no longer leads that seat: plan again shortly (the seat's elector
                 // learns who leads at its next look, and tells the hub).
                 if !signals.sleep(look_again).await { return Ok(()) }
                 look_again = (look_again * 2).min(retry_interval.max(recheck));
                 continue;
             };
-            let held = still_held.take().as_deref() == Some(name.as_str()) || procedures::wakeup_lock_held(&mut conn, &name).await?;
+            let held = still_held.take().as_deref() == Some(name.as_str()) || lock.held(&name).await?;
             if !held {
                 // Nobody holds it: if it was held a moment ago, its node let go between two
                 // waits (a resign, a shutdown, a crash): wake its followers, as a granted wait would.
@@ -427,8 +415,8 @@ async fn serve(
             });
             let busy = busy_since.is_some_and(|t| t.elapsed() < BUSY);
             let wait_s = if busy { BUSY_WAIT_S } else { FOLLOW_WAIT_S };
-            let Waited { got, gone, ended } =
-                wait_unless_released(&mut conn, hub, signals, &name, wait_s, holding, !busy, look_again_for).await?;
+            let Follow { got, gone, ended } =
+                wait_unless_released(&mut lock, hub, signals, &name, wait_s, holding, !busy, look_again_for).await?;
             if ended {
                 busy_since = Some(Instant::now());
                 gap = true;
@@ -442,7 +430,7 @@ async fn serve(
                 gap = true;
             }
             if got {
-                procedures::wakeup_lock_release(&mut conn, &name).await?;
+                lock.release(&name).await?;
                 tracing::debug!(node = %hub.node_id, leader = %node, "woken by the wake-up lock of the leader's session");
                 hub.wake(Some(node));
             }
@@ -452,8 +440,7 @@ async fn serve(
         }
     }
     .await;
-    // Closing the connection releases anything it holds.
-    let _ = conn.disconnect().await;
+    lock.close().await;
     match outcome {
         Err(e) if e.is_permanent() => {
             tracing::info!(node = %hub.node_id, error = %e,
@@ -496,19 +483,19 @@ async fn other_name(conn: &mut mysql_async::Conn, names: &mut Names, node: &Arc<
 
 /// How a wait ended: `got` the lock granted, `gone` the session ended meanwhile, `ended` the
 /// wait ended early on the server.
-struct Waited {
+struct Follow {
     got: bool,
     gone: bool,
     ended: bool,
 }
 
 /// One wait of `wait_s` seconds on another node's lock. A change that needs the connection
-/// (`hub.needs_connection`) ends it on the server at once with `KILL QUERY` over a short-lived
-/// connection of its own when `may_end` (outside a busy period) or when the session let go of
-/// its last seat (a shutdown must wake followers at once); so does the end of the session.
-/// Other pokes wait for the wait's end.
+/// (`hub.needs_connection`) ends it on the server at once when `may_end` (outside a busy period)
+/// or when the session let go of its last seat (a shutdown must wake followers at once); so does
+/// the end of the session. Other pokes wait for the wait's end.
+#[allow(clippy::too_many_arguments)]
 async fn wait_unless_released(
-    conn: &mut mysql_async::Conn,
+    lock: &mut LockConn,
     hub: &Hub,
     signals: &mut Signals,
     name: &str,
@@ -516,38 +503,31 @@ async fn wait_unless_released(
     holding: bool,
     may_end: bool,
     mut look_again_for: Option<Arc<str>>,
-) -> crate::Result<Waited> {
-    let (opts, connection_id) = (conn.opts().clone(), conn.id());
-    let wait = procedures::wakeup_lock_get(conn, name, wait_s);
-    tokio::pin!(wait);
-    let look_again = tokio::time::sleep(GAP_LOOK_AGAIN);
-    tokio::pin!(look_again);
+) -> crate::Result<Follow> {
     let mut gone = false;
-    let mut ended = false;
     // Pokes not acted on are handled at the next plan: one is put back when the wait ends (not
     // at once, which would wake this loop again and spin).
     let mut poked = false;
-    let outcome = loop {
-        tokio::select! {
-            got = &mut wait => break got,
-            () = &mut look_again, if look_again_for.is_some() => {
-                hub.wake(look_again_for.take());
-            }
-            more = signals.next(), if !gone && !ended => {
-                gone = !more;
-                poked |= more;
-                let (needed, released) = hub.needs_connection(holding);
-                if gone || released || (needed && may_end) {
-                    ended = true;
-                    if let Err(e) = procedures::kill_query(&opts, connection_id).await {
-                        tracing::debug!(node = %hub.node_id, error = %e, "could not end the wake-up wait early");
+    let end = async {
+        let look_again = tokio::time::sleep(GAP_LOOK_AGAIN);
+        tokio::pin!(look_again);
+        loop {
+            tokio::select! {
+                () = &mut look_again, if look_again_for.is_some() => hub.wake(look_again_for.take()),
+                more = signals.next() => {
+                    gone = !more;
+                    poked |= more;
+                    let (needed, released) = hub.needs_connection(holding);
+                    if gone || released || (needed && may_end) {
+                        return;
                     }
                 }
             }
         }
     };
+    let waited = lock.wait_unless(name, wait_s, end).await;
     if poked {
         hub.poke();
     }
-    outcome.map(|got| Waited { got, gone, ended })
+    waited.map(|Waited { got, ended }| Follow { got, gone, ended })
 }
