@@ -14,25 +14,7 @@ import (
 // the header's and never change; new codes are only appended.
 type Code uint32
 
-// The result codes of include/mysqlleader.h (a test checks them against the header).
-const (
-	CodeOK              Code = 0  // MYSQLLEADER_OK
-	CodeNullArgument    Code = 1  // MYSQLLEADER_NULL_ARGUMENT: a required pointer was NULL (a bug in this package)
-	CodeInvalidArgument Code = 2  // MYSQLLEADER_INVALID_ARGUMENT: a value was rejected; Error.Param names it
-	CodeInvalidUTF8     Code = 3  // MYSQLLEADER_INVALID_UTF8: a string is not valid UTF-8
-	CodeNotLeader       Code = 4  // MYSQLLEADER_NOT_LEADER: not the leader at that term
-	CodeConnection      Code = 5  // MYSQLLEADER_CONNECTION: unreachable server, broken connection or timeout
-	CodeNotMigrated     Code = 6  // MYSQLLEADER_NOT_MIGRATED: the schema is missing; call Client.Migrate
-	CodeServer          Code = 7  // MYSQLLEADER_SERVER: any other server error; Error.ServerCode has its number
-	CodeMigration       Code = 8  // MYSQLLEADER_MIGRATION: a migration could not be applied
-	CodeBufferTooSmall  Code = 9  // MYSQLLEADER_BUFFER_TOO_SMALL: never returned by this package's API
-	CodePanic           Code = 10 // MYSQLLEADER_PANIC: a bug inside the library, caught at the boundary
-	CodeInvalidState    Code = 11 // MYSQLLEADER_INVALID_STATE: the transaction is spent, or the handle is closed
-	CodeUsage           Code = 12 // MYSQLLEADER_USAGE: a mistake a retry cannot mend (e.g. assert_leader outside a transaction)
-	CodeAccessDenied    Code = 13 // MYSQLLEADER_ACCESS_DENIED: the account may not act on this service (SQLSTATE 45002)
-	CodeAuthentication  Code = 14 // MYSQLLEADER_AUTHENTICATION: the server refused the login (1045); Error.ServerCode has its number
-	CodePrivilege       Code = 15 // MYSQLLEADER_PRIVILEGE: the server denied a database, routine or table (1044, 1049, 1370, 1142)
-)
+// The result codes (CodeOK, CodeNotLeader, ...) are in constants.go, generated from the header.
 
 // String returns the name of the code as the header spells it, e.g. "MYSQLLEADER_NOT_LEADER"
 // (from the library: mysqlleader_result_name).

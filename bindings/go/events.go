@@ -17,27 +17,8 @@ import (
 // EventKind tells what happened (mysqlleader_event_kind).
 type EventKind uint32
 
-// The kinds of leadership change (the header's numbers; a test checks them).
-const (
-	// StartedLeading: this node became leader at Term; ValidFor is how long it may act as
-	// leader without another renew, as of the delivery.
-	StartedLeading EventKind = 1
-	// StoppedLeading: this node stopped leading Term, for Reason.
-	StoppedLeading EventKind = 2
-	// LeaderChanged: another leader (LeaderID; "" for a vacant seat) or a new Term was seen.
-	LeaderChanged EventKind = 3
-	// EventsMissed: the library dropped Missed events because its callback thread fell behind
-	// (it keeps 256); ask the Elector for its current state. This package takes each event off
-	// the library's thread at once, so this is rare.
-	EventsMissed EventKind = 4
-	// ElectorStopped: the elector's background task failed; it no longer campaigns (State
-	// reports the error). The last event. A normal Close delivers none.
-	ElectorStopped EventKind = 5
-	// Failing: the elector's calls fail with an error retrying cannot fix (Event.Code says
-	// which class; State().LastCallError the message). Once per change of condition; the
-	// elector keeps trying.
-	Failing EventKind = 6
-)
+// The kinds of leadership change (StartedLeading, StoppedLeading, LeaderChanged, EventsMissed,
+// ElectorStopped, Failing) are in constants.go, generated from the header.
 
 // String returns "started_leading", "stopped_leading", "leader_changed" or "events_missed".
 func (k EventKind) String() string {
@@ -61,16 +42,7 @@ func (k EventKind) String() string {
 // StopReason tells why a node stopped leading (mysqlleader_stop_reason).
 type StopReason uint32
 
-// The reasons (the header's numbers; a test checks them).
-const (
-	StopNone           StopReason = 0 // not a StoppedLeading event
-	StopLostSeat       StopReason = 1 // another node holds the seat (forced out, or the lease lapsed and was taken)
-	StopDeadlinePassed StopReason = 2 // no renew succeeded before the local deadline
-	StopResigned       StopReason = 3 // this node resigned (Elector.Resign)
-	StopShutdown       StopReason = 4 // the elector was closed
-	StopFailed         StopReason = 5 // the elector's background task failed
-	StopHandedOver     StopReason = 6 // the term ended by a handover (Elector.Handover, or an operator's Client.Handover seen at the next renew)
-)
+// The reasons (StopNone, StopLostSeat, ...) are in constants.go, generated from the header.
 
 // String returns the library's name of the reason: "none", "lost_seat", "deadline_passed",
 // "resigned", "shutdown", "failed", "handed_over", or "unknown".

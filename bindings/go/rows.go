@@ -17,24 +17,7 @@ import (
 // (mysqlleader_column_kind).
 type ColumnKind uint32
 
-const (
-	// ColumnText is character data (CHAR, VARCHAR, TEXT, ENUM, SET, JSON).
-	ColumnText ColumnKind = C.MYSQLLEADER_COLUMN_TEXT
-	// ColumnBinary is bytes (BINARY, VARBINARY, BLOB, BIT, GEOMETRY), NUL bytes included.
-	ColumnBinary ColumnKind = C.MYSQLLEADER_COLUMN_BINARY
-	// ColumnInteger is TINYINT to BIGINT (signed or unsigned) and YEAR.
-	ColumnInteger ColumnKind = C.MYSQLLEADER_COLUMN_INTEGER
-	// ColumnDecimal is DECIMAL, as its decimal text.
-	ColumnDecimal ColumnKind = C.MYSQLLEADER_COLUMN_DECIMAL
-	// ColumnFloat is FLOAT and DOUBLE.
-	ColumnFloat ColumnKind = C.MYSQLLEADER_COLUMN_FLOAT
-	// ColumnDatetime is DATETIME and TIMESTAMP: "2006-01-02 15:04:05[.000000]".
-	ColumnDatetime ColumnKind = C.MYSQLLEADER_COLUMN_DATETIME
-	// ColumnDate is DATE: "2006-01-02".
-	ColumnDate ColumnKind = C.MYSQLLEADER_COLUMN_DATE
-	// ColumnTime is TIME: "[-]15:04:05[.000000]" (the hours may exceed 24).
-	ColumnTime ColumnKind = C.MYSQLLEADER_COLUMN_TIME
-)
+// The kinds (ColumnText, ColumnBinary, ...) are in constants.go, generated from the header.
 
 // Rows are the rows a statement of Txn.Query returned, fetched whole: they stay readable after
 // the transaction has ended and need no Close. Read them like database/sql's rows:
