@@ -1300,8 +1300,8 @@ const char *mysqlleader_stop_reason_name(uint32_t reason);
 /**
  * Makes a session on `client`'s database. `config` is what every elector of the session gets
  * (see `mysqlleader_elector_config`), except that `service_id` must be NULL (each elector
- * names its own) and `fallback_client_count` 0 (a session uses one server). Connects to
- * nothing yet.
+ * names its own). With fallback clients the session's calls move to the next server after a
+ * transient failure (a lost connection, a timeout), as an elector's do. Connects to nothing yet.
  *
  * Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `session_out`),
  * `MYSQLLEADER_INVALID_UTF8`, `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field,
