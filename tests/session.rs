@@ -552,3 +552,38 @@ async fn a_session_logs_an_incident_once_for_all_its_seats() {
     drop_accounts(&db, &[&user]).await;
     db.drop_db().await;
 }
+
+/// A session with fallback servers (issue 40) whose first server is down: its first call fails
+/// at once (the connection is refused, a transient failure), every later call goes to the
+/// fallback, and its electors lead there. A plain elector's calls move the same way.
+#[tokio::test]
+async fn a_session_whose_first_server_is_down_leads_through_its_fallback() {
+    let db = TestDb::migrated("session_fallback").await;
+    let ids = services(10);
+    let (user, live) = app_account(&db, "sfall").await;
+    // A loopback port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead = Pool::new(OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).ip_or_hostname("127.0.0.1").tcp_port(port));
+    let session = Session::builder(dead)
+        .fallback_servers([live])
+        .node_id("node-f")
+        .lease(Duration::from_secs(2))
+        .start()
+        .unwrap();
+    let electors: Vec<Elector> = ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    let took = until(Duration::from_secs(20), "the session leads every service through its fallback", || {
+        electors.iter().all(Elector::is_leader)
+    })
+    .await;
+    println!("first server down: the session led all 10 through its fallback in {took:?}");
+    // It keeps them: a lease of renews, all on the fallback.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(electors.iter().all(Elector::is_leader), "the session renews its seats on the fallback");
+    session.shutdown().await.unwrap();
+    let mut admin = db.conn().await;
+    let led: Vec<u64> = admin.query("SELECT COUNT(*) FROM leader_election WHERE leader_id IS NOT NULL").await.unwrap();
+    assert_eq!(led, vec![0], "the shutdown resigned every seat, on the fallback");
+    drop((electors, admin));
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}
