@@ -179,8 +179,9 @@ async fn run(args: Args) -> Res<bool> {
         print_tables(&t);
         tables.extend(t);
         sections.insert("fence".into(), v);
-        for (k, r) in ratios.iter().filter(|(k, _)| k.contains('/')) {
-            let Some((head, name)) = k.split_once('/') else { continue };
+        // The first contender's key has no name (throughput::report): the library's sequence.
+        for (k, r) in &ratios {
+            let (head, name) = k.split_once('/').unwrap_or((k.as_str(), fence::TREE_LIBRARY));
             if name != fence::TREE_LIBRARY && name != fence::TREE_ONE_CALL {
                 continue;
             }
