@@ -11,13 +11,15 @@
 //! library does) and, for a side-by-side view of the follower check and the renew, one scratch
 //! database per other `campaign` installed over the same schema: `mysqlleader_bench_V6` and
 //! `mysqlleader_bench_V7` (V6's and V7's `campaign`, taken from their migration files; V7 reads
-//! leader_election_access on every call, which V8 saves) and `mysqlleader_bench_tree_no_access`
-//! (the tree's `campaign` with its access check cut out by text substitution); and it drops them
-//! all at the end. Run it on an otherwise
+//! leader_election_access on every call, which V8 saves), `mysqlleader_bench_tree_no_access`
+//! (the tree's `campaign` with its access check cut out by text substitution) and
+//! `mysqlleader_bench_before40` (`campaign`, `assert_leader` and the helpers they call as they were
+//! before issue 40, from benches/election/before_40/); and it drops them all at the end. Run it on an otherwise
 //! idle server with the default durability (`innodb_flush_log_at_trx_commit=1`).
 //!
 //! Sections, in order: `follower` (follower check vs recipe vs floor, 1/8/32 connections),
-//! `renew` (leader renew vs recipe), `writes` (server counters per renew interval with 3/10/50
+//! `renew` (leader renew vs recipe), `fence` (the application's fenced write as the library sends
+//! it vs the same with a locking read or no check, 1/8 connections), `writes` (server counters per renew interval with 3/10/50
 //! candidates), `system` (N services x 3 Electors at the defaults vs the recipe at an equal
 //! failover budget: server CPU, statements, writes, fsyncs, connections), `library` (Rust
 //! library vs mariadb-slap), `cabi` (C vs Rust), `failover`
@@ -33,6 +35,8 @@ mod candidate;
 mod common;
 #[path = "election/failover.rs"]
 mod failover;
+#[path = "election/fence.rs"]
+mod fence;
 #[path = "election/library.rs"]
 mod library;
 #[path = "election/report.rs"]
@@ -163,6 +167,30 @@ async fn run(args: Args) -> Res<bool> {
                 goal: goal.into(),
                 measured: format!("{r:.2}x"),
                 met: Some(*r >= min),
+            });
+        }
+        eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
+    }
+
+    if args.wants("fence") {
+        let t0 = Instant::now();
+        eprintln!("fence ...");
+        let (t, v, ratios) = fence::run(&dbs, args.quick).await?;
+        print_tables(&t);
+        tables.extend(t);
+        sections.insert("fence".into(), v);
+        // The first contender's key has no name (throughput::report): the library's sequence.
+        for (k, r) in &ratios {
+            let (head, name) = k.split_once('/').unwrap_or((k.as_str(), fence::TREE_LIBRARY));
+            if name != fence::TREE_LIBRARY && name != fence::TREE_ONE_CALL {
+                continue;
+            }
+            let level = head.split('@').nth(1).unwrap_or("");
+            targets.push(Target {
+                name: format!("fenced write ({name}) at {level} conn(s)"),
+                goal: "reported: calls/s against its floor (a locking read instead of the CALL)".into(),
+                measured: format!("{r:.2}x"),
+                met: None,
             });
         }
         eprintln!("  ({:.0} s)", t0.elapsed().as_secs_f64());
@@ -406,9 +434,37 @@ fn self_check() {
     // finds its text exactly once.
     for p in PROPOSALS {
         let stmts = (p.campaign)();
-        assert_eq!(stmts.len(), 2, "{}: the DROP and the CREATE of campaign", p.label);
-        assert!(stmts[1].starts_with("CREATE PROCEDURE campaign(") && stmts[1].trim_end().ends_with("END"), "{}", p.label);
+        assert!(stmts.len() >= 2 && stmts.len() % 2 == 0, "{}: pairs of a DROP and a CREATE", p.label);
+        for pair in stmts.chunks(2) {
+            let name = pair[0].strip_prefix("DROP PROCEDURE IF EXISTS ").unwrap_or_else(|| panic!("{}: {}", p.label, pair[0]));
+            assert!(pair[1].starts_with(&format!("CREATE PROCEDURE {name}(")) && pair[1].trim_end().ends_with("END"), "{}: {name}", p.label);
+        }
+        assert!(stmts.iter().any(|s| s.starts_with("CREATE PROCEDURE campaign(")), "{}: replaces campaign", p.label);
     }
+    // The routines before issue 40: campaign with its own body (not yet a call of
+    // leader_election_campaign), refusals without error numbers of their own, each file the
+    // old one byte for byte after its header (the header names the commit).
+    let before = before_40();
+    assert_eq!(before.len(), 2 * BEFORE_40.len());
+    let old_campaign = before.iter().find(|s| s.starts_with("CREATE PROCEDURE campaign(")).expect("campaign before 40");
+    assert!(!old_campaign.contains("leader_election_campaign") && old_campaign.contains("UPDATE leader_election"));
+    assert!(before.iter().all(|s| !s.contains("MYSQL_ERRNO")), "before issue 40 no refusal had a number of its own");
+    for (name, file) in BEFORE_40 {
+        assert!(file.starts_with(&format!("-- benches/election/before_40/{name}.sql: ")) && file.contains("5085e36^"), "{name}: header");
+    }
+    // The fence section sends what src/fenced.rs sends.
+    for piece in [
+        "SELECT @@in_transaction",
+        "CAST(COALESCE(@mysqlleader_idle_tx_was, @@session.idle_transaction_timeout) AS UNSIGNED), @mysqlleader_idle_tx_was = NULL",
+        "format!(\"{end}; {RESTORE_IDLE_BOUND}\")",
+        "self.assert_leader(&service_id, &node_id, term).await?;",
+        "tx.server_version().0 >= 10",
+        "procedures::assert_leader(tx, service_id, node_id, term)",
+        "pool.start_transaction(TxOpts::default())",
+    ] {
+        assert!(fence::FENCED_RS.contains(piece), "src/fenced.rs no longer has `{piece}`: update benches/election/fence.rs");
+    }
+    assert!(fence::RESTORE_IDLE_BOUND.starts_with("SET SESSION idle_transaction_timeout = CAST(COALESCE("));
     let tree = campaign_of(V8_SQL);
     let cut = campaign_without_access();
     assert_ne!(tree[1], cut[1], "the substitutions changed the procedure");
@@ -421,7 +477,7 @@ fn self_check() {
     assert_eq!(url_with_db("mysql://u:p@h:1/a?x=1", "b"), "mysql://u:p@h:1/b?x=1");
     assert_eq!(url_with_db("mysql://u:p@h:1", "b"), "mysql://u:p@h:1/b");
     assert_eq!(no_reset("mysql://h/a"), "mysql://h/a?reset_connection=false");
-    println!("election bench: run without --bench (cargo test): 4 self-checks passed; measure with `cargo bench --bench election` or scripts/bench.sh");
+    println!("election bench: run without --bench (cargo test): 7 self-checks passed; measure with `cargo bench --bench election` or scripts/bench.sh");
 }
 
 fn print_tables(tables: &[Table]) {

@@ -5,7 +5,9 @@
 
 Each argument is the JSON one run of `cargo bench --bench election` wrote (scripts/bench.sh runs
 one per server kind). Prints one Markdown table: a column per run, a row per figure, for the
-sections the runs have (follower, renew, system, sessions). The ratios are each run's own: the
+sections the runs have (follower, renew, fence, system, sessions), with issue 40's side-by-side
+ratios (the tree against the routines before it, the fence against its floor; the spread of the
+per-round ratios in brackets). The ratios are each run's own: the
 contenders of a section ran side by side on that run's server, so a ratio compares like with
 like, while absolute rates compare two servers on one machine at different times.
 """
@@ -35,6 +37,42 @@ def throughput_rows(runs, section, what):
             ratios.append(fmt(row and row["ratio_to_recipe"], ".2f") + "x" if row else "n/a")
         rows.append((f"{what}, {level} conn(s): calls/s", rates))
         rows.append((f"{what}, {level} conn(s): ratio to the recipe", ratios))
+    return rows
+
+
+def issue_40_rows(runs, section, what):
+    """The tree against the routines before issue 40, and the fence against its floor (same rounds)."""
+    rows = []
+    pairs = sorted({(r["connections"], r["contender"], r["against"])
+                    for run in runs for r in run["sections"].get(section, {}).get("issue_40", [])},
+                   key=lambda k: k[0])
+    for level, new, old in pairs:
+        if "before issue 40" not in old:
+            continue
+        cells = []
+        for run in runs:
+            row = next((r for r in run["sections"].get(section, {}).get("issue_40", [])
+                        if (r["connections"], r["contender"], r["against"]) == (level, new, old)), None)
+            if row is None:
+                cells.append("n/a")
+                continue
+            per = row.get("ratio_per_round") or []
+            spread = f" ({min(per):.2f}-{max(per):.2f})" if per else ""
+            cells.append(f'{row["ratio"]:.2f}x{spread}')
+        rows.append((f"{what}, {level} conn(s): {new} / before issue 40", cells))
+    if section == "fence":
+        levels = sorted({r["connections"] for run in runs for r in run["sections"].get("fence", {}).get("rows", [])})
+        for level in levels:
+            for name in ("assert_leader (tree), as FencedTransaction sends it", "assert_leader (tree), one CALL",
+                         "no check (START TRANSACTION; UPDATE; COMMIT)"):
+                cells = []
+                for run in runs:
+                    row = next((r for r in run["sections"].get("fence", {}).get("rows", [])
+                                if r["connections"] == level and r["contender"] == name), None)
+                    per = (row or {}).get("ratio_per_round") or []
+                    cells.append("n/a" if row is None else
+                                 f'{row["ratio_to_floor"]:.2f}x ({min(per):.2f}-{max(per):.2f})' if per else "n/a")
+                rows.append((f"fenced write, {level} conn(s): {name} / floor", cells))
     return rows
 
 
@@ -80,6 +118,9 @@ def main(paths):
             ("run date", [r.get("date", "?") for r in runs])]
     rows += throughput_rows(runs, "follower", "follower check")
     rows += throughput_rows(runs, "renew", "leader renew")
+    rows += issue_40_rows(runs, "follower", "follower check")
+    rows += issue_40_rows(runs, "renew", "leader renew")
+    rows += issue_40_rows(runs, "fence", "fenced write")
     rows += system_rows(runs)
     rows += sessions_rows(runs)
     for name, cells in rows:

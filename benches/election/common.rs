@@ -17,7 +17,7 @@ pub struct Args {
     pub only: Option<Vec<String>>,
 }
 
-pub const SECTIONS: &[&str] = &["follower", "renew", "writes", "system", "library", "cabi", "failover", "scale", "sessions"];
+pub const SECTIONS: &[&str] = &["follower", "renew", "fence", "writes", "system", "library", "cabi", "failover", "scale", "sessions"];
 
 impl Args {
     pub fn parse() -> Res<Args> {
@@ -100,6 +100,8 @@ pub struct Dbs {
 }
 
 pub struct Proposal {
+    /// The suffix of its scratch database ([`ProposalSpec::db`]).
+    pub db: &'static str,
     /// The contender's name in the tables, e.g. `campaign (V7)`.
     pub label: &'static str,
     pub url: String,
@@ -115,7 +117,8 @@ pub struct ProposalSpec {
     pub db: &'static str,
     /// Its name in the tables.
     pub label: &'static str,
-    /// The statements that replace the tree's `campaign`: its DROP and its CREATE.
+    /// The statements that replace the tree's routines: pairs of a DROP and a CREATE, `campaign`'s
+    /// among them (one pair for the migrations' campaigns; for [`BEFORE_40`], every routine listed).
     pub campaign: fn() -> Vec<String>,
 }
 
@@ -129,7 +132,43 @@ pub const PROPOSALS: &[ProposalSpec] = &[
     ProposalSpec { db: "V6", label: "campaign (V6)", campaign: campaign_v6 },
     ProposalSpec { db: "V7", label: "campaign (V7)", campaign: campaign_v7 },
     ProposalSpec { db: "tree_no_access", label: "campaign (tree), no access check", campaign: campaign_without_access },
+    ProposalSpec { db: BEFORE_40_DB, label: "campaign (before issue 40)", campaign: before_40 },
 ];
+
+/// The scratch database suffix of the routines before issue 40 (`mysqlleader_bench_before40`).
+pub const BEFORE_40_DB: &str = "before40";
+
+/// The routines of the hot paths as they were before issue 40 touched them (at `5085e36^`, commit
+/// 1c2869c), copied from git into benches/election/before_40/ (its README says what changed
+/// since): `campaign` with its body (before it became a call of leader_election_campaign),
+/// `assert_leader`, and the helpers they call that changed since. Installed over the migrated
+/// schema, helpers first; everything else they call is the tree's, unchanged since then.
+pub const BEFORE_40: &[(&str, &str)] = &[
+    ("leader_election_check_id", include_str!("before_40/leader_election_check_id.sql")),
+    ("leader_election_check_number", include_str!("before_40/leader_election_check_number.sql")),
+    ("leader_election_deny", include_str!("before_40/leader_election_deny.sql")),
+    ("leader_election_refuse_xa", include_str!("before_40/leader_election_refuse_xa.sql")),
+    ("leader_election_bound_idle_tx", include_str!("before_40/leader_election_bound_idle_tx.sql")),
+    ("assert_leader", include_str!("before_40/assert_leader.sql")),
+    ("campaign", include_str!("before_40/campaign.sql")),
+];
+
+/// [`BEFORE_40`] as statements: for each routine its DROP and its CREATE (each file holds
+/// exactly one CREATE PROCEDURE of that name; anything else panics).
+pub fn before_40() -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, file) in BEFORE_40 {
+        let stmts = split_sql(file);
+        assert!(
+            stmts.len() == 1 && stmts[0].starts_with(&format!("CREATE PROCEDURE {name}(")),
+            "benches/election/before_40/{name}.sql: expected exactly one CREATE PROCEDURE {name}, found {} statements",
+            stmts.len()
+        );
+        out.push(format!("DROP PROCEDURE IF EXISTS {name}"));
+        out.push(stmts[0].clone());
+    }
+    out
+}
 
 pub const V6_SQL: &str = include_str!("../../sql/V6__access_audit_bounded_waits.sql");
 pub const V7_SQL: &str = include_str!("../../sql/V7__lean_hot_paths.sql");
@@ -232,14 +271,14 @@ pub async fn setup_dbs(base: &str) -> Res<Dbs> {
         let url = url_with_db(base, &format!("{BENCH_DB}_{}", p.db));
         let mut c = Conn::new(Opts::from_url(&url)?).await?;
         let stmts = (p.campaign)();
-        if stmts.len() != 2 {
-            return Err(format!("{}: expected the DROP and CREATE of campaign, found {} statements", p.label, stmts.len()).into());
+        if stmts.len() < 2 || stmts.len() % 2 != 0 {
+            return Err(format!("{}: expected pairs of a DROP and a CREATE, found {} statements", p.label, stmts.len()).into());
         }
         for stmt in stmts {
             c.query_drop(stmt).await.map_err(|e| format!("installing {}: {e}", p.label))?;
         }
         c.disconnect().await?;
-        proposals.push(Proposal { label: p.label, url });
+        proposals.push(Proposal { db: p.db, label: p.label, url });
     }
     drop(conn);
     admin.disconnect().await?;
