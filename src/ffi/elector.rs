@@ -1,27 +1,28 @@
 //! `mysqlleader_elector`: one node's part in the election of one service, run by the library's
 //! runtime, with leadership changes delivered to a C callback on a thread of its own.
 //!
-//! Threads: the elector's renew loop runs on the runtime; the callback (when given) runs on one
-//! dedicated thread per elector (`mysqlleader-cb`), one event at a time, in the order the node
-//! observed them. Inside a callback a program may call any function of the library, on this
+//! Threads: the elector's renew loop runs on the runtime; the callback (when given) runs on a
+//! delivery thread (`mysqlleader-cb`, src/ffi/events.rs): one of its own for a plain elector,
+//! its session's one for all the electors of a session; one event at a time, each elector's in
+//! the order the node observed them. Inside a callback a program may call any function of the library, on this
 //! elector too: the queries (`_is_leader`, `_term`, ...) answer at once, `_resign` and
 //! `_txn_begin` make a round trip, and `mysqlleader_elector_free` on the callback's own elector
-//! is allowed — it shuts the elector down, delivers no further event, and the callback thread
-//! ends by itself once the current callback returns. A callback should return promptly: while
-//! it runs, later events wait (256 at most; beyond that a `MYSQLLEADER_EVENT_MISSED` event says
-//! how many were dropped).
+//! is allowed — it shuts the elector down, delivers no further event of it, and the current
+//! callback returns by itself (so is freeing another elector of the same session from a
+//! callback: that elector's remaining events are not delivered). A callback should return
+//! promptly: while it runs, later events wait (those of every elector of its session too; 256
+//! per elector at most; beyond that a `MYSQLLEADER_EVENT_MISSED` event says how many were
+//! dropped).
 
-use std::ffi::{c_char, c_void, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use std::thread::JoinHandle;
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::client::{mysqlleader_client, ClientInner};
+use super::events::{Callback, Deliveries, Subscription};
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
 use super::runtime::{block_on, block_on_timeout, block_on_within, runtime};
 use super::strings::{arg_id, arg_out, arg_ref, arg_str, copy_out, id_field, ms, write_out};
@@ -182,29 +183,9 @@ pub struct mysqlleader_elector {
     /// while the elector lives.
     client: Arc<ClientInner>,
     _fallbacks: Vec<Arc<ClientInner>>,
-    callback: Option<CallbackThread>,
+    /// Where its callback runs: a delivery thread of its own, or its session's.
+    callback: Option<Subscription>,
 }
-
-struct CallbackThread {
-    join: JoinHandle<()>,
-    /// Set when the elector was freed from its own callback, or its close ran out of time:
-    /// deliver nothing more.
-    detached: Arc<AtomicBool>,
-    /// Held by the thread while it checks `detached` and runs a callback.
-    gate: Arc<Mutex<()>>,
-    /// Says that the thread has delivered the last event (it sends nothing: it hangs up).
-    ended: std::sync::mpsc::Receiver<()>,
-}
-
-/// The C callback and its userdata, moved to the callback thread.
-struct Callback {
-    function: unsafe extern "C" fn(*mut c_void, *const mysqlleader_event),
-    userdata: *mut c_void,
-}
-
-// SAFETY: the conventions make the caller responsible for userdata being usable on the
-// callback thread; the library only passes the pointer along.
-unsafe impl Send for Callback {}
 
 impl mysqlleader_elector {
     /// The longest a resign or a shutdown may wait for the renew loop: a call in flight, then
@@ -227,11 +208,12 @@ impl mysqlleader_elector {
     /// the pools, all within the request timeout whatever the server does:
     /// 1. the elector steps down at once and resigns with the time left (`shutdown_by`); a
     ///    server that does not answer in time leaves the lease to lapse;
-    /// 2. the callback thread delivers the events up to the end of the loop; when it has not
-    ///    ended by the budget (the loop still ends a call in the background), it is told to
-    ///    deliver nothing more, and `close` waits only for a callback that is running now, so no
-    ///    callback runs after `_free` returns. Called on that very thread, it lets it finish
-    ///    by itself;
+    /// 2. the delivery thread delivers the events up to the end of the loop; when it has not
+    ///    by the budget (the loop still ends a call in the background), it delivers nothing
+    ///    more of this elector, and `close` waits only for a callback of it that is running now,
+    ///    so no callback runs after `_free` returns. Called on that very thread (from a
+    ///    callback), it delivers nothing more and lets the current callback finish by itself
+    ///    (`events::Subscription::close`);
     /// 3. the pools close in the background when no other user holds them.
     fn close(mut self: Box<Self>) {
         let budget = self.config.request_timeout;
@@ -243,20 +225,7 @@ impl mysqlleader_elector {
             let _ = block_on(elector.shutdown_by(by));
         }
         if let Some(callback) = self.callback.take() {
-            if std::thread::current().id() == callback.join.thread().id() {
-                callback.detached.store(true, Ordering::SeqCst);
-                drop(callback.join); // detached: it ends once the current callback returns
-            } else {
-                let left = until.checked_sub(margin).unwrap_or(until).saturating_duration_since(Instant::now());
-                if callback.ended.recv_timeout(left).is_ok() {
-                    let _ = callback.join.join();
-                } else {
-                    callback.detached.store(true, Ordering::SeqCst);
-                    // Waits for a callback running now (if any) to return; none starts after.
-                    drop(callback.gate.lock().unwrap_or_else(|e| e.into_inner()));
-                    drop(callback.join);
-                }
-            }
+            callback.close(until.checked_sub(margin).unwrap_or(until).saturating_duration_since(Instant::now()));
         }
         let left = until.saturating_duration_since(Instant::now());
         let mysqlleader_elector { client, _fallbacks: fallbacks, .. } = *self;
@@ -264,101 +233,6 @@ impl mysqlleader_elector {
         for fallback in fallbacks {
             ClientInner::release_within(fallback, Duration::ZERO);
         }
-    }
-}
-
-/// A C string for an event; a NUL inside an id (never written by this library) is escaped.
-fn event_string(text: &str) -> CString {
-    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
-}
-
-/// The body of the callback thread: one event at a time, in order, until the renew loop has
-/// ended and every event is delivered.
-fn run_callbacks(
-    callback: Callback,
-    mut events: broadcast::Receiver<Event>,
-    detached: Arc<AtomicBool>,
-    gate: Arc<Mutex<()>>,
-    ended: std::sync::mpsc::Sender<()>,
-    node_id: String,
-) {
-    let _ended = ended; // hung up when this thread returns
-    let node_id = event_string(&node_id);
-    loop {
-        let received = block_on(events.recv());
-        let mut leader: Option<CString> = None;
-        let event = match received {
-            Err(RecvError::Closed) => return,
-            Err(RecvError::Lagged(missed)) => mysqlleader_event {
-                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_MISSED,
-                term: 0,
-                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
-                leader_id: std::ptr::null(),
-                valid_for_ms: 0,
-                missed,
-                result: mysqlleader_result::MYSQLLEADER_OK,
-            },
-            Ok(Event::StartedLeading { term, valid_until }) => mysqlleader_event {
-                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STARTED_LEADING,
-                term,
-                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
-                leader_id: node_id.as_ptr(),
-                valid_for_ms: ms(valid_until.saturating_duration_since(Instant::now())),
-                missed: 0,
-                result: mysqlleader_result::MYSQLLEADER_OK,
-            },
-            Ok(Event::StoppedLeading { term, reason }) => mysqlleader_event {
-                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_STOPPED_LEADING,
-                term,
-                reason: stop_reason(reason),
-                leader_id: std::ptr::null(),
-                valid_for_ms: 0,
-                missed: 0,
-                result: mysqlleader_result::MYSQLLEADER_OK,
-            },
-            // A normal close ends the stream as before (its StoppedLeading says `shutdown`); only a
-            // failed task is news to C.
-            Ok(Event::ElectorStopped { error: None }) => continue,
-            Ok(Event::ElectorStopped { error: Some(_) }) => mysqlleader_event {
-                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_ELECTOR_STOPPED,
-                term: 0,
-                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
-                leader_id: std::ptr::null(),
-                valid_for_ms: 0,
-                missed: 0,
-                result: mysqlleader_result::MYSQLLEADER_OK,
-            },
-            Ok(Event::Failing { error }) => mysqlleader_event {
-                kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_FAILING,
-                term: 0,
-                reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
-                leader_id: std::ptr::null(),
-                valid_for_ms: 0,
-                missed: 0,
-                result: Failure::from(error).code,
-            },
-            Ok(Event::LeaderChanged { leader_id, term }) => {
-                leader = leader_id.as_deref().map(event_string);
-                mysqlleader_event {
-                    kind: mysqlleader_event_kind::MYSQLLEADER_EVENT_LEADER_CHANGED,
-                    term,
-                    reason: mysqlleader_stop_reason::MYSQLLEADER_STOP_NONE,
-                    leader_id: leader.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
-                    valid_for_ms: 0,
-                    missed: 0,
-                    result: mysqlleader_result::MYSQLLEADER_OK,
-                }
-            }
-        };
-        let delivering = gate.lock().unwrap_or_else(|e| e.into_inner());
-        if detached.load(Ordering::SeqCst) {
-            continue; // freed: drain quietly until the loop has ended
-        }
-        // SAFETY: the function and userdata are the caller's; `event` and the strings it
-        // points to live until the call returns.
-        unsafe { (callback.function)(callback.userdata, &event) };
-        drop(delivering);
-        drop(leader);
     }
 }
 
@@ -416,7 +290,7 @@ pub unsafe extern "C" fn mysqlleader_elector_new(
             Elector::start_subscribed(pools, config.clone()).map_err(config_failure)?
         };
         // 3. The callback thread and the handle.
-        let handle = elector_handle(elector, events, config, client.inner.clone(), fallbacks, callback, userdata)?;
+        let handle = elector_handle(elector, events, config, client.inner.clone(), fallbacks, callback, userdata, None)?;
         unsafe { write_out(elector_out, handle) };
         Ok(())
     })
@@ -481,9 +355,9 @@ pub(super) unsafe fn elector_builder(
     Ok((builder, fallbacks))
 }
 
-/// The C handle of a started elector: its callback thread (when `callback` is given) fed by
-/// `events`, which was subscribed before the elector's task started. On failure the elector is
-/// shut down.
+/// The C handle of a started elector: its callback (when given) fed by `events`, which was
+/// subscribed before the elector's task started, on `deliveries` (its session's delivery
+/// thread) or on a delivery thread of its own. On failure the elector is shut down.
 pub(super) fn elector_handle(
     elector: Elector,
     events: broadcast::Receiver<Event>,
@@ -492,6 +366,7 @@ pub(super) fn elector_handle(
     fallbacks: Vec<Arc<ClientInner>>,
     callback: mysqlleader_event_callback,
     userdata: *mut c_void,
+    deliveries: Option<&Arc<Deliveries>>,
 ) -> Result<*mut mysqlleader_elector, Failure> {
     let state = elector.watch();
     let metrics = elector.metrics().clone();
@@ -501,16 +376,12 @@ pub(super) fn elector_handle(
             None
         }
         Some(function) => {
-            let detached = Arc::new(AtomicBool::new(false));
-            let gate = Arc::new(Mutex::new(()));
-            let (ended_tx, ended) = std::sync::mpsc::channel();
-            let cb = Callback { function, userdata };
-            let (flag, gate2, node) = (detached.clone(), gate.clone(), config.node_id.clone());
-            let spawned = std::thread::Builder::new()
-                .name("mysqlleader-cb".into())
-                .spawn(move || run_callbacks(cb, events, flag, gate2, ended_tx, node));
-            match spawned {
-                Ok(join) => Some(CallbackThread { join, detached, gate, ended }),
+            let started = match deliveries {
+                Some(shared) => Ok(shared.clone()),
+                None => Deliveries::start(),
+            };
+            match started {
+                Ok(deliveries) => Some(deliveries.subscribe(events, Callback { function, userdata }, &config.node_id)),
                 Err(e) => {
                     let _ = block_on_within(config.request_timeout * 2, elector.shutdown());
                     return Err(Error::Connection { message: format!("could not start the callback thread: {e}") }.into());
@@ -950,7 +821,7 @@ pub unsafe extern "C" fn mysqlleader_elector_free(elector: *mut mysqlleader_elec
 }
 
 /// The C number of a stop reason.
-fn stop_reason(reason: StopReason) -> mysqlleader_stop_reason {
+pub(super) fn stop_reason(reason: StopReason) -> mysqlleader_stop_reason {
     match reason {
         StopReason::LostSeat => mysqlleader_stop_reason::MYSQLLEADER_STOP_LOST_SEAT,
         StopReason::DeadlinePassed => mysqlleader_stop_reason::MYSQLLEADER_STOP_DEADLINE_PASSED,

@@ -46,6 +46,9 @@ pub mod rows;
 
 pub mod elector;
 
+// Where the C callbacks run: one delivery thread per plain elector, one per session.
+mod events;
+
 /// `mysqlleader_session`: many electors of one node over one connection and one renew.
 pub mod session;
 

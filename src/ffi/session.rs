@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, RwLock};
 
 use super::client::{mysqlleader_client, ClientInner};
+use super::events::Deliveries;
 use super::elector::{elector_builder, elector_handle, mysqlleader_elector, mysqlleader_elector_config, mysqlleader_event_callback};
 use super::result::{boundary, boundary_void, mysqlleader_result, Failure};
 use super::runtime::{block_on, runtime};
@@ -25,6 +26,9 @@ pub struct mysqlleader_session {
     client: Arc<ClientInner>,
     /// The fallback servers (`config->fallback_clients`), kept as `client` is.
     fallbacks: Vec<Arc<ClientInner>>,
+    /// The one delivery thread of every callback of the session's electors, started with the
+    /// first elector that has a callback.
+    deliveries: std::sync::Mutex<Option<Arc<Deliveries>>>,
 }
 
 /// Makes a session on `client`'s database. `config` is what every elector of the session gets
@@ -57,7 +61,8 @@ pub unsafe extern "C" fn mysqlleader_session_new(
             let _guard = runtime().enter();
             builder.start().map_err(super::elector::config_failure)?
         };
-        let handle = Box::new(mysqlleader_session { session: RwLock::new(Some(session)), config, client: client.inner.clone(), fallbacks });
+        let handle = Box::new(mysqlleader_session { session: RwLock::new(Some(session)), config, client: client.inner.clone(), fallbacks,
+                                                    deliveries: std::sync::Mutex::new(None) });
         unsafe { write_out(session_out, Box::into_raw(handle)) };
         Ok(())
     })
@@ -93,7 +98,20 @@ pub unsafe extern "C" fn mysqlleader_session_elector(
         };
         let (elector, events) = started;
         let config = elector.config().clone();
-        let out = elector_handle(elector, events, config, handle.client.clone(), handle.fallbacks.clone(), callback, userdata)?;
+        let deliveries = match callback {
+            None => None,
+            Some(_) => {
+                let mut shared = handle.deliveries.lock().unwrap_or_else(|e| e.into_inner());
+                if shared.is_none() {
+                    *shared = Some(Deliveries::start().map_err(|e| {
+                        crate::Error::Connection { message: format!("could not start the session's callback thread: {e}") }
+                    })?);
+                }
+                shared.clone()
+            }
+        };
+        let out = elector_handle(elector, events, config, handle.client.clone(), handle.fallbacks.clone(), callback, userdata,
+                                 deliveries.as_ref())?;
         unsafe { write_out(elector_out, out) };
         Ok(())
     })
