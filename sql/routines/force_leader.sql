@@ -29,11 +29,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('force_leader');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction force_leader
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);

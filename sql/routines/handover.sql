@@ -40,11 +40,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('handover');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction handover
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('to_node', p_to_node);

@@ -23,11 +23,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('reelect');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction reelect
 
     CALL leader_election_check_id('service_id', p_service_id);
     SET v_sid = CAST(p_service_id AS BINARY);

@@ -36,11 +36,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction resign
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);

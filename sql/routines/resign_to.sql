@@ -31,11 +31,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign_to');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction resign_to
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
