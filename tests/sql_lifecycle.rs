@@ -47,6 +47,11 @@ async fn assert_roles_work(app: &mut Conn, operator: &mut Conn, observer: &mut C
     assert_eq!(e.code, 1370, "{what}: {e:?}");
     let e = call_text(app, "CALL force_leader('svc', 'a', 60000)").await.expect_err("an app may not force");
     assert_eq!(e.code, 1370, "{what}: {e:?}");
+    // An internal routine is granted to nobody: the public ones run it as their definer.
+    let e = call_text(operator, "CALL leader_election_end_term('svc', 'reelected', NULL, NULL, NULL, @l, @t, @e, @n, @p)")
+        .await
+        .expect_err("an operator may not call an internal routine");
+    assert_eq!(e.code, 1370, "{what}: {e:?}");
 }
 
 /// Install by script, grant the three roles, then every way of installing again: the script

@@ -61,11 +61,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('campaign_seats');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction campaign_seats
 
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);

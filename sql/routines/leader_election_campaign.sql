@@ -53,11 +53,7 @@ BEGIN
     END;
 
     -- 0. A transaction of its own (see above).
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('campaign');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction campaign
 
     -- Input, inline; the checking procedures only build the message of a bad value.
     IF p_service_id IS NULL OR p_node_id IS NULL OR p_lease_ms IS NULL

@@ -22,11 +22,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('prune_history');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction prune_history
     CALL leader_election_check_number('days', p_days, 1, 36500);
     CALL leader_election_begin(TRUE);
     CALL leader_election_refuse_limited('pruning');

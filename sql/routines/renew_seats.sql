@@ -42,11 +42,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('renew_seats');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction renew_seats
 
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);

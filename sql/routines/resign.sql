@@ -27,8 +27,8 @@ BEGIN
     DECLARE v_resigned INT DEFAULT 0;
     DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
-    DECLARE v_term_held BOOLEAN;
     DECLARE v_from     VARBINARY(512);
+    DECLARE v_ended    VARBINARY(512);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -36,11 +36,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction resign
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
@@ -55,7 +51,9 @@ BEGIN
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(handover_from), UTC_TIMESTAMP(6)
       INTO v_leader, v_term, v_expires, v_from, v_now
       FROM leader_election WHERE service_id = v_sid;
-    IF (v_leader = v_nid AND v_expires > v_now) OR (v_leader IS NULL AND v_from = v_nid) THEN
+    IF v_leader IS NULL AND v_from = v_nid THEN
+        -- 2a. The acknowledgement, one guarded write (the seat still vacant and naming this
+        --     node): the named node's one lease counts from now.
         BEGIN
             DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
                 ROLLBACK;
@@ -65,36 +63,18 @@ BEGIN
             SET v_wait = @@session.innodb_lock_wait_timeout;
             SET SESSION innodb_lock_wait_timeout = 1;
             CALL leader_election_begin(FALSE);
-            IF v_leader IS NULL THEN
-                -- 2a. The acknowledgement, one guarded write (the seat still vacant and naming
-                --     this node): the named node's one lease counts from now.
-                UPDATE leader_election
-                   SET handover_from = NULL, handover_from_until = NULL,
-                       handover_until = UTC_TIMESTAMP(6) + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
-                 WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
-                SET SESSION innodb_lock_wait_timeout = v_wait;
-            ELSE
-                -- 2b. Confirm under the row lock, then close the term and vacate the seat.
-                -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-                -- waited for before the seat is held, so its leader's renews never wait behind this call.
-                CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-                SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
-                  FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-                SET SESSION innodb_lock_wait_timeout = v_wait;
-                SET v_now = UTC_TIMESTAMP(6);
-                IF v_leader = v_nid AND v_expires > v_now THEN
-                    -- One statement: its trigger ends the term as 'resigned' now, by this session
-                    -- (sql/triggers/leader_election_record_term.sql).
-                    CALL leader_election_need_term(v_term_held);
-                    UPDATE leader_election
-                       SET leader_id = NULL, lease_expires_at = NULL,
-                           change_how = 'resigned', change_at = v_now
-                     WHERE service_id = v_sid;
-                    SET v_resigned = 1;
-                END IF;
-            END IF;
+            UPDATE leader_election
+               SET handover_from = NULL, handover_from_until = NULL,
+                   handover_until = UTC_TIMESTAMP(6) + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
+             WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
+            SET SESSION innodb_lock_wait_timeout = v_wait;
             COMMIT;
         END;
+    ELSEIF v_leader = v_nid AND v_expires > v_now THEN
+        -- 2b. Confirm under the row lock, then end the term as 'resigned' and vacate the seat
+        --     (leader_election_end_term).
+        CALL leader_election_end_term(v_sid, 'resigned', v_nid, NULL, NULL, v_leader, v_term, v_expires, v_now, v_ended);
+        SET v_resigned = (v_ended IS NOT NULL);
     END IF;
 
     COMMIT;

@@ -53,11 +53,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign_seats');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction resign_seats
 
     CALL leader_election_check_id('node_id', p_node_id);
     SET v_nid = CAST(p_node_id AS BINARY);

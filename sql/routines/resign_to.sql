@@ -22,9 +22,8 @@ BEGIN
     DECLARE v_expires  DATETIME(6);
     DECLARE v_now      DATETIME(6);
     DECLARE v_resigned INT DEFAULT 0;
-    DECLARE v_wait     BIGINT;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
-    DECLARE v_term_held BOOLEAN;
+    DECLARE v_ended    VARBINARY(512);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -32,11 +31,7 @@ BEGIN
         RESIGNAL;
     END;
 
-    BEGIN
-        DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('resign_to');
-        COMMIT;
-    END;
-    SET v_own = TRUE;
+    -- @include own_transaction resign_to
 
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
@@ -57,31 +52,11 @@ BEGIN
       INTO v_leader, v_term, v_expires, v_now
       FROM leader_election WHERE service_id = v_sid;
     IF v_leader = v_nid AND v_expires > v_now THEN
-        BEGIN
-            DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-                ROLLBACK;
-                SET SESSION innodb_lock_wait_timeout = v_wait;
-                RESIGNAL;
-            END;
-            SET v_wait = @@session.innodb_lock_wait_timeout;
-            -- 2. Confirm under the row lock, then end the term and reserve the seat.
-            SET SESSION innodb_lock_wait_timeout = 1;
-            CALL leader_election_begin(FALSE);
-            -- The term's lock first, then the seat (leader_election_lock_seat): a fenced term is
-            -- waited for before the seat is held, so its leader's renews never wait behind this call.
-            CALL leader_election_lock_seat(v_sid, FALSE, v_term_held);
-            SELECT leader_id, term, lease_expires_at INTO v_leader, v_term, v_expires
-              FROM leader_election WHERE service_id = v_sid FOR UPDATE;
-            SET SESSION innodb_lock_wait_timeout = v_wait;
-            SET v_now = UTC_TIMESTAMP(6);
-            IF v_leader = v_nid AND v_expires > v_now THEN
-                -- The caller stepped down before it called: the named node may take the seat at once.
-                CALL leader_election_need_term(v_term_held);
-                CALL leader_election_reserve_seat(v_sid, v_to, v_term, TRUE, v_now, NULL, NULL);
-                SET v_resigned = 1;
-            END IF;
-            COMMIT;
-        END;
+        -- 2. Confirm under the row lock, then end the term and reserve the seat
+        --    (leader_election_end_term). The caller stepped down before it called: the named
+        --    node may take the seat at once.
+        CALL leader_election_end_term(v_sid, 'handed_over', v_nid, v_to, NULL, v_leader, v_term, v_expires, v_now, v_ended);
+        SET v_resigned = (v_ended IS NOT NULL);
     END IF;
 
     COMMIT;

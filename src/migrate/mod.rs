@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn migration_files_keep_the_portability_rules() {
         let files = runner().get_migrations().iter().map(|m| (format!("V{}", m.version()), m.sql().unwrap().to_string())).collect::<Vec<_>>();
-        let repeatables = routines::ROUTINES.iter().map(|r| (r.name.to_string(), r.file.to_string()));
+        let repeatables = routines::ROUTINES.iter().map(|r| (r.name.to_string(), r.text()));
         for (what, sql) in files.into_iter().chain(repeatables) {
             let upper = sql.to_ascii_uppercase();
             assert!(!upper.contains("DELIMITER"), "{what}: no DELIMITER in SQL files");

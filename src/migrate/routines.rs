@@ -88,9 +88,19 @@ pub struct Routine {
     pub name: &'static str,
     pub kind: Kind,
     /// The file as written: comment lines, then one `CREATE PROCEDURE name(...) ... END;`,
-    /// `CREATE TRIGGER name ... END;` or `CREATE SQL SECURITY INVOKER VIEW name AS ...;`.
+    /// `CREATE TRIGGER name ... END;` or `CREATE SQL SECURITY INVOKER VIEW name AS ...;`,
+    /// which may include fragments ([`Routine::text`]).
     pub file: &'static str,
 }
+
+/// The pieces of text that routine files include, each a file of `sql/fragments/`: its comment
+/// lines first (what it is, for whom), then the text it stands for.
+const FRAGMENTS: &[(&str, &str)] = &[
+    ("own_transaction", include_str!("../../sql/fragments/own_transaction.sql")),
+];
+
+/// What a line of a routine file says to include: `-- @include NAME ARG`, alone on its line.
+const INCLUDE: &str = "-- @include ";
 
 macro_rules! repeatables {
     ($($kind:ident $dir:literal $name:literal),* $(,)?) => {
@@ -112,6 +122,9 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_lock_seat",
     Procedure "routines" "leader_election_need_term",
     Procedure "routines" "leader_election_need_seat",
+    // The shared end of a term, new in this release: resign, resign_to, force_leader, handover
+    // and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
+    Procedure "routines" "leader_election_end_term",
     // campaign's body, new in this release: campaign calls it.
     Procedure "routines" "leader_election_campaign",
     Procedure "routines" "am_i_leader",
@@ -164,10 +177,38 @@ impl Routine {
     /// where the two servers need different text (a locking clause, a probe) are written side by
     /// side in the one file, and every other line is the same for both.
     pub fn create(&self, server: Server) -> String {
+        let file = self.text();
         // The first line that begins with CREATE (comment lines begin with `--`).
-        let start = if self.file.starts_with("CREATE ") { 0 } else { self.file.find("\nCREATE ").map_or(0, |at| at + 1) };
-        let text = self.file[start..].trim_end().trim_end_matches(';');
+        let start = if file.starts_with("CREATE ") { 0 } else { file.find("\nCREATE ").map_or(0, |at| at + 1) };
+        let text = file[start..].trim_end().trim_end_matches(';');
         text.lines().filter_map(|line| server_line(line, server)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The file with each line `-- @include NAME ARG` (after the line's indentation) replaced
+    /// by the text of fragment NAME ([`FRAGMENTS`]), every line of it indented as the include
+    /// line was and `{arg}` in it replaced by ARG: the text every other method reads, so the
+    /// checksum, the install and the DBA script all cover what the server gets. A name that is
+    /// no fragment is a fault of the file (a unit test includes every file).
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.file.len() + 256);
+        for line in self.file.split_inclusive('\n') {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let Some(include) = line.trim().strip_prefix(INCLUDE) else {
+                out.push_str(line);
+                continue;
+            };
+            let (name, arg) = include.split_once(' ').unwrap_or((include, ""));
+            let fragment = FRAGMENTS.iter().find(|(n, _)| *n == name).map(|(_, text)| fragment_text(text))
+                .unwrap_or_else(|| panic!("{}: no fragment {name:?} in sql/fragments", self.name));
+            for piece in fragment.lines() {
+                if !piece.is_empty() {
+                    out.push_str(indent);
+                    out.push_str(&piece.replace("{arg}", arg.trim()));
+                }
+                out.push('\n');
+            }
+        }
+        out
     }
 
     /// SHA-256 of [`Routine::create`] for `server`, lower-case hex: what `mysqlleader_routines`
@@ -211,6 +252,15 @@ impl Routine {
             ],
         }
     }
+}
+
+/// A fragment's text without its comment lines (those before its first line of code).
+fn fragment_text(file: &str) -> &str {
+    let mut rest = file;
+    while rest.starts_with("--") {
+        rest = rest.split_once('\n').map_or("", |(_, after)| after);
+    }
+    rest
 }
 
 /// A line of a repeatable file as `server` gets it: an untagged line as it is; a line tagged
@@ -304,6 +354,34 @@ mod tests {
     }
 
     #[test]
+    fn every_fragment_is_a_file_and_included() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sql/fragments");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir).unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".sql").to_string())
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = FRAGMENTS.iter().map(|(name, _)| name.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, on_disk, "every file of sql/fragments is in FRAGMENTS, and only those");
+        for (name, text) in FRAGMENTS {
+            assert!(!fragment_text(text).trim().is_empty() && !fragment_text(text).contains(INCLUDE), "{name}: text, no include");
+            let include = format!("{INCLUDE}{name}");
+            assert!(ROUTINES.iter().any(|r| r.file.lines().any(|l| l.trim() == include || l.trim().starts_with(&format!("{include} ")))),
+                    "{name}: included by a routine");
+        }
+    }
+
+    #[test]
+    fn an_include_is_its_fragment_indented_with_its_argument() {
+        let r = Routine { name: "t", kind: Kind::Procedure,
+                          file: "-- t\nCREATE PROCEDURE t()\nBEGIN\n    -- @include own_transaction t_name\n    SELECT 1;\nEND;\n" };
+        assert_eq!(r.text(), "-- t\nCREATE PROCEDURE t()\nBEGIN\n    BEGIN\n        \
+                              DECLARE EXIT HANDLER FOR 1399 CALL leader_election_refuse_xa('t_name');\n        COMMIT;\n    END;\n    \
+                              SET v_own = TRUE;\n    SELECT 1;\nEND;\n");
+        assert_eq!(find("campaign").unwrap().text(), find("campaign").unwrap().file, "a file with no include is its text");
+    }
+
+    #[test]
     fn each_file_creates_exactly_its_own_object_once() {
         for r in ROUTINES {
             let head = match r.kind {
@@ -319,9 +397,11 @@ mod tests {
                 assert_eq!(r.checksum(server).len(), 64);
                 assert!(!r.create(server).contains("-- ["), "{}: no tag is left in the text for {server:?}", r.name);
             }
-            let creates = r.file.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("CREATE ")).count();
+            let text = r.text();
+            assert!(!text.contains(INCLUDE), "{}: every include is expanded", r.name);
+            let creates = text.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("CREATE ")).count();
             assert_eq!(creates, 1, "{}: one CREATE statement", r.name);
-            assert!(!r.file.lines().any(|l| l.trim_start().to_ascii_uppercase().starts_with("DROP ")), "{}: no DROP in a routine file", r.name);
+            assert!(!text.lines().any(|l| l.trim_start().to_ascii_uppercase().starts_with("DROP ")), "{}: no DROP in a routine file", r.name);
         }
     }
 
@@ -397,8 +477,9 @@ mod tests {
     #[test]
     fn routines_are_portable_to_mysql_by_construction() {
         for r in ROUTINES {
-            for (at, _) in r.file.match_indices("MESSAGE_TEXT =") {
-                let rest = r.file[at + "MESSAGE_TEXT =".len()..].trim_start();
+            let text = r.text();
+            for (at, _) in text.match_indices("MESSAGE_TEXT =") {
+                let rest = text[at + "MESSAGE_TEXT =".len()..].trim_start();
                 if let Some(literal) = rest.strip_prefix('\'') {
                     let text = literal.split("';").next().unwrap().replace("''", "'");
                     assert!(text.chars().count() <= 128, "{}: a SIGNAL text of {} characters", r.name, text.chars().count());
