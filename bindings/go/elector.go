@@ -133,24 +133,11 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		return nil, err
 	}
 	defer client.h.release()
-	if n := len(config.Fallbacks); n > 0 {
-		mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.mysqlleader_client)(nil))))
-		defer C.free(mem)
-		slots := unsafe.Slice((**C.mysqlleader_client)(mem), n)
-		for i, f := range config.Fallbacks {
-			if f == nil {
-				return nil, invalidArg(op, fmt.Sprintf("Fallbacks[%d]", i), "fallback %d is a nil *Client", i)
-			}
-			fp, err := f.h.acquire(op)
-			if err != nil {
-				return nil, err
-			}
-			defer f.h.release()
-			slots[i] = fp
-		}
-		cfg.fallback_clients = (**C.mysqlleader_client)(mem)
-		cfg.fallback_client_count = C.size_t(n)
+	release, err := holdFallbacks(op, config.Fallbacks, &cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 
 	// 3. The elector.
 	return startElector(op, config.ServiceID, func(userdata C.uintptr_t, out **C.mysqlleader_elector) C.mysqlleader_result {
@@ -162,6 +149,43 @@ func NewElector(client *Client, config ElectorConfig) (*Elector, error) {
 		}
 		return C.mysqlleader_go_elector_new(ptr, &cfg, userdata, out)
 	})
+}
+
+// holdFallbacks sets cfg's fallback_clients to the pointers of fallbacks (in C memory), each
+// client held (acquired) until release is called, which the caller does once the C call that
+// takes them has returned (the library keeps its own references to their pools). A nil
+// fallback is ErrInvalidArgument with Param "Fallbacks[i]"; a closed one ErrClosed. On error
+// nothing is left held.
+func holdFallbacks(op string, fallbacks []*Client, cfg *C.mysqlleader_elector_config) (release func(), err error) {
+	n := len(fallbacks)
+	if n == 0 {
+		return func() {}, nil
+	}
+	mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.mysqlleader_client)(nil))))
+	slots := unsafe.Slice((**C.mysqlleader_client)(mem), n)
+	held := make([]*Client, 0, n)
+	release = func() {
+		for _, f := range held {
+			f.h.release()
+		}
+		C.free(mem)
+	}
+	for i, f := range fallbacks {
+		if f == nil {
+			release()
+			return nil, invalidArg(op, fmt.Sprintf("Fallbacks[%d]", i), "fallback %d is a nil *Client", i)
+		}
+		fp, err := f.h.acquire(op)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, f)
+		slots[i] = fp
+	}
+	cfg.fallback_clients = (**C.mysqlleader_client)(mem)
+	cfg.fallback_client_count = C.size_t(n)
+	return release, nil
 }
 
 // sessionElectorNew calls mysqlleader_session_elector with the trampoline (the C shims are

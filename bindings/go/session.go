@@ -10,10 +10,9 @@ import (
 )
 
 // SessionConfig says how every elector of a Session takes part in its election: the fields
-// of ElectorConfig but ServiceID (each elector names its own, Session.Elector) and Fallbacks
-// (a session uses one server). Zero means "the default" for every field, as in ElectorConfig;
-// an invalid value is ErrInvalidArgument whose Param names the field ("Lease",
-// "RenewInterval", ...).
+// of ElectorConfig but ServiceID (each elector names its own, Session.Elector). Zero means
+// "the default" for every field, as in ElectorConfig; an invalid value is ErrInvalidArgument
+// whose Param names the field ("Lease", "RenewInterval", "Fallbacks[0]", ...).
 type SessionConfig struct {
 	// NodeID is this node's name as others see it, for every elector of the session: 1 to 128
 	// characters. Default DefaultNodeID(), "hostname:pid".
@@ -43,6 +42,11 @@ type SessionConfig struct {
 	// NoResignOnClose makes closing an elector of the session (or the session) leave its
 	// lease to lapse instead of resigning.
 	NoResignOnClose bool
+	// Fallbacks are clients of more servers of one cluster (Galera, Group Replication), as in
+	// ElectorConfig: after a call fails with a transient error (a lost or refused connection, a
+	// timeout, a cluster error), every later call of the session goes to the next server, in
+	// turn. A nil one is ErrInvalidArgument with Param "Fallbacks[i]".
+	Fallbacks []*Client
 }
 
 // Session is one node's part in the elections of many services (mysqlleader_session): one
@@ -70,9 +74,9 @@ type sessionHandle struct {
 	electors map[*electorHandle]struct{}
 }
 
-// NewSession makes a session on client's database; it connects to nothing until its first
-// elector campaigns. The session keeps client's connection pool open: client may be closed
-// before it. A nil client is ErrNullArgument; an invalid config value ErrInvalidArgument whose
+// NewSession makes a session on client's database (and config.Fallbacks'); it connects to
+// nothing until its first elector campaigns. The session keeps the connection pools of client
+// and of the fallbacks open: they may be closed before it. A nil client is ErrNullArgument; an invalid config value ErrInvalidArgument whose
 // Param names the SessionConfig field.
 func NewSession(client *Client, config SessionConfig) (*Session, error) {
 	const op = "session_new"
@@ -99,6 +103,11 @@ func NewSession(client *Client, config SessionConfig) (*Session, error) {
 		return nil, err
 	}
 	defer client.h.release()
+	release, err := holdFallbacks(op, config.Fallbacks, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var session *C.mysqlleader_session
 	err = ccall(op, func() C.mysqlleader_result {
 		var cs cStrings

@@ -3,6 +3,7 @@ package mysqlleader
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -462,6 +463,91 @@ func TestSessionErrors(t *testing.T) {
 	_, err = NewSession(c2, sessionConfig("late"))
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("NewSession on a closed client: %v, want ErrClosed", err)
+	}
+}
+
+// refusedURL is the URL of a loopback port with nothing listening (bound, then closed): a
+// connection to it is refused at once.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "mysql://app:hunter2@" + addr + "/db"
+}
+
+// TestSessionFallbacks: a session whose server refuses every connection (a transient failure)
+// moves to its fallback, the live server, where its electors lead within a few seconds. The
+// fallback client may be closed once NewSession returns: the session keeps its pool.
+func TestSessionFallbacks(t *testing.T) {
+	dead := openClient(t, refusedURL(t))
+	live := openClient(t, testURL)
+	config := sessionConfig("fb")
+	config.Fallbacks = []*Client{live}
+	s := newSession(t, dead, config)
+	live.Close()
+	svc := service(t)
+	started := time.Now()
+	one, two := sessionElector(t, s, svc+"-1"), sessionElector(t, s, svc+"-2")
+	ctx := ctxTimeout(t, time.Minute)
+	for _, e := range []*Elector{one, two} {
+		if err := e.WaitForLeadership(ctx); err != nil {
+			t.Fatalf("%s: %v", e.ServiceID(), err)
+		}
+	}
+	if took := time.Since(started); took > 5*time.Second {
+		t.Errorf("led after %v, want within a few seconds", took)
+	}
+	t.Logf("both led %v after starting, through the fallback", time.Since(started))
+	if one.Term() != 1 || one.NodeID() != "fb" {
+		t.Errorf("term %d, node %q", one.Term(), one.NodeID())
+	}
+	c := newClient(t)
+	got, err := c.CurrentLeader(ctx, svc+"-1")
+	if err != nil || got.LeaderID != "fb" {
+		t.Fatalf("CurrentLeader: %+v, %v", got, err)
+	}
+	// Closing the session resigns through the fallback too.
+	s.Close()
+	got, err = c.CurrentLeader(ctx, svc+"-2")
+	if err != nil || got.LeaderID != "" {
+		t.Fatalf("after Close: %+v, %v", got, err)
+	}
+}
+
+// TestSessionFallbackErrors: a nil fallback is ErrInvalidArgument naming "Fallbacks[i]", as
+// for NewElector; a closed one is ErrClosed; either way no client is left held.
+func TestSessionFallbackErrors(t *testing.T) {
+	c := newClient(t)
+	other := openClient(t, testURL)
+	for i, fallbacks := range [][]*Client{{nil}, {other, nil}} {
+		config := sessionConfig("nil")
+		config.Fallbacks = fallbacks
+		s, err := NewSession(c, config)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%v: no error", fallbacks)
+		}
+		t.Logf("%v", err)
+		wantParam(t, err, fmt.Sprintf("Fallbacks[%d]", i))
+	}
+	closed := openClient(t, testURL)
+	closed.Close()
+	config := sessionConfig("closed")
+	config.Fallbacks = []*Client{other, closed}
+	if _, err := NewSession(c, config); !errors.Is(err, ErrClosed) {
+		t.Errorf("a closed fallback: %v, want ErrClosed", err)
+	}
+	for name, cl := range map[string]*Client{"client": c, "fallback": other} {
+		cl.h.mu.Lock()
+		active := cl.h.active
+		cl.h.mu.Unlock()
+		if active != 0 {
+			t.Errorf("the %s is still held %d times", name, active)
+		}
 	}
 }
 

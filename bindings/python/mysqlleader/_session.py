@@ -1,5 +1,6 @@
 """``Session``: one node's part in the elections of many services, over one server connection
-and one renew for all its seats (``mysqlleader_session_*``).
+and one renew for all its seats (``mysqlleader_session_*``), with fallback servers of a
+cluster if given.
 
 A session's electors are ordinary :class:`~mysqlleader.Elector` objects, made around the
 elector handles ``mysqlleader_session_elector`` returns: the same class, the same API.
@@ -13,8 +14,9 @@ from __future__ import annotations
 import threading
 import weakref
 from ctypes import byref, c_size_t, c_void_p, create_string_buffer
+from contextlib import ExitStack
 from types import TracebackType
-from typing import Any, Callable, List, Optional, Type, Union
+from typing import Any, Callable, List, Optional, Sequence, Type, Union
 
 from . import _args
 from ._args import Duration
@@ -59,6 +61,10 @@ class Session:
         lease, renew_interval, retry_interval, retry_jitter, request_timeout, drift_margin,
         resign_on_close: as for :class:`Elector` (the same types, units and defaults), for
             every elector of the session.
+        fallback_clients: more servers of one cluster (Galera, Group Replication), as for
+            :class:`Elector`: after a call fails with a transient error (a lost or refused
+            connection, a timeout, a cluster error) every later call of the session goes to
+            the next server, in turn.
 
     Inconsistent values raise :class:`InvalidArgumentError` naming the argument (``parameter``).
 
@@ -72,8 +78,9 @@ class Session:
     A session holds one wake-up lock for all its seats and waits on the lock of the node that
     leads most of the seats it follows: those followers stay quiet while the lock is held, and a
     leader session's close wakes them at once (they take its seats in one call). Seats led by a
-    third node are looked at once per retry interval. A session uses two server connections and
-    one server (no Galera fallback clients).
+    third node are looked at once per retry interval. A session uses two server connections, on
+    its current server: the client's, or after a transient failure the next of
+    ``fallback_clients``, in turn.
     """
 
     def __init__(
@@ -88,6 +95,7 @@ class Session:
         request_timeout: Optional[Duration] = None,
         drift_margin: Optional[Duration] = None,
         resign_on_close: bool = True,
+        fallback_clients: Sequence[Client] = (),
     ) -> None:
         # 1. The arguments, checked before anything crosses into C.
         if not isinstance(client, (Client, str)):
@@ -106,17 +114,25 @@ class Session:
         # :attr:`node_id` tells it before any elector exists.
         node = node_id if node_id is not None else _default_node_id()
         config.node_id = _args.text(node, "node_id")
+        if isinstance(fallback_clients, (str, bytes)) or not isinstance(fallback_clients, Sequence):
+            raise TypeError(f"fallback_clients must be a sequence of mysqlleader.Client, not {type(fallback_clients).__name__}")
+        for i, fallback in enumerate(fallback_clients):
+            if not isinstance(fallback, Client):
+                raise TypeError(f"fallback_clients[{i}] must be a mysqlleader.Client, not {type(fallback).__name__}")
 
-        # 2. The C session (it connects to nothing yet); a temporary client is closed after the
-        #    call: the session keeps the pool it needs.
+        # 2. The C session (it connects to nothing yet); the clients are held open during the
+        #    call, and a temporary client is closed after it: the session keeps the pools it needs.
         lib = library()
         out = c_void_p()
-        if isinstance(client, str):
-            with Client(client) as own, own._handle.use() as client_ptr:
-                check(lib.mysqlleader_session_new(client_ptr, byref(config), byref(out)))
-        else:
-            with client._handle.use() as client_ptr:
-                check(lib.mysqlleader_session_new(client_ptr, byref(config), byref(out)))
+        with ExitStack() as stack:
+            primary = stack.enter_context(Client(client)) if isinstance(client, str) else client
+            pointers = [stack.enter_context(c._handle.use()) for c in fallback_clients]
+            if pointers:
+                array = (c_void_p * len(pointers))(*pointers)
+                config.fallback_clients = array
+                config.fallback_client_count = len(pointers)
+            client_ptr = stack.enter_context(primary._handle.use())
+            check(lib.mysqlleader_session_new(client_ptr, byref(config), byref(out)))
 
         # 3. The Python object: its finalizer frees the session and closes its electors.
         self._handle = Handle(out.value or 0, lib.mysqlleader_session_free, "Session")

@@ -381,6 +381,7 @@ class Session:
         request_timeout: Optional[Duration] = None,
         drift_margin: Optional[Duration] = None,
         resign_on_close: bool = True,
+        fallback_clients: Sequence[Client] = (),
     ) -> None:
         asyncio.get_running_loop()  # the same rule as the electors'
         # mysqlleader_session_new connects to nothing: safe on the loop.
@@ -394,6 +395,7 @@ class Session:
             request_timeout=request_timeout,
             drift_margin=drift_margin,
             resign_on_close=resign_on_close,
+            fallback_clients=fallback_clients,
         )
         self._electors: "weakref.WeakSet[Elector]" = weakref.WeakSet()
 

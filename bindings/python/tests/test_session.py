@@ -11,6 +11,7 @@ import asyncio
 import gc
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -254,6 +255,61 @@ def test_wrong_types_are_type_errors(client: mysqlleader.Client) -> None:
     with mysqlleader.Session(client, lease=2) as session:
         with pytest.raises(TypeError):
             session.elector("s", on_event="not callable")  # type: ignore[arg-type]
+
+
+def free_port() -> int:
+    """A loopback port with nothing listening (bound, then closed): a connection is refused."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_session_moves_to_its_fallback_when_its_server_refuses(client: mysqlleader.Client, url: str, service: str) -> None:
+    # The first server refuses every connection at once (a transient failure): the session's
+    # later calls go to its fallback, the live server, where its electors lead.
+    with mysqlleader.Client(f"mysql://app:hunter2@127.0.0.1:{free_port()}/db") as dead:
+        with mysqlleader.Session(dead, node_id="fb", lease=LEASE, fallback_clients=[client]) as session:
+            one, two = session.elector(f"{service}-1"), session.elector(f"{service}-2")
+            started = time.monotonic()
+            assert one.wait_for_leadership(SLACK) and two.wait_for_leadership(SLACK)
+            assert time.monotonic() - started < 5, "led within a few seconds"
+            assert one.term == 1 and one.node_id == "fb"
+        # The fallback's pool was the session's: its resigns went there too.
+    assert history(url, f"{service}-1") == [(1, "fb", "elected", "resigned")]
+    assert client.current_leader(f"{service}-2").leader_id is None
+    assert not client.closed, "the session did not close its fallback client"
+
+
+def test_an_asyncio_session_takes_fallback_clients(client: mysqlleader.Client, service: str) -> None:
+    async def main() -> None:
+        dead = f"mysql://app:x@127.0.0.1:{free_port()}/db"
+        async with mysqlleader.aio.Session(dead, node_id="aiofb", lease=LEASE, fallback_clients=[client]) as session:
+            assert await session.elector(service).wait_for_leadership(SLACK)
+
+    asyncio.run(main())
+    assert client.current_leader(service).term == 1
+
+
+def test_fallback_clients_must_be_clients(client: mysqlleader.Client, url: str) -> None:
+    released = dict(mysqlleader._handle.released_count)
+    for bad, match in (
+        (client, "fallback_clients must be a sequence"),
+        (url, "fallback_clients must be a sequence"),
+        ([url], r"fallback_clients\[0\] must be a mysqlleader.Client, not str"),
+        ([client, None], r"fallback_clients\[1\] must be a mysqlleader.Client, not NoneType"),
+    ):
+        with pytest.raises(TypeError, match=match):
+            mysqlleader.Session(client, fallback_clients=bad)  # type: ignore[arg-type]
+    assert mysqlleader._handle.released_count == released, "nothing was made, nothing to free"
+    # A closed fallback client is refused as for an Elector (its handle is in use during the call).
+    closed = mysqlleader.Client(url)
+    closed.close()
+    with pytest.raises(InvalidStateError):
+        mysqlleader.Session(client, fallback_clients=[closed])
+    with pytest.raises(InvalidStateError):
+        mysqlleader.Elector(client, "s", fallback_clients=[closed])
 
 
 def test_a_closed_session_says_so(client: mysqlleader.Client, service: str) -> None:

@@ -112,8 +112,11 @@ public final class Elector implements AutoCloseable {
                 })));
     }
 
-    /** Holds every fallback client's handle while {@code body} runs with their pointers (null for none). */
-    private static <T> T withFallbacks(List<Client> clients, int i, Pointer[] ptrs, Handle.Call<T> body) {
+    /**
+     * Holds every fallback client's handle while {@code body} runs with their pointers (null for
+     * none). Also {@link Session}'s.
+     */
+    static <T> T withFallbacks(List<Client> clients, int i, Pointer[] ptrs, Handle.Call<T> body) {
         if (i == clients.size()) {
             if (ptrs.length == 0) return body.run(null);
             Memory array = new Memory((long) Native.POINTER_SIZE * ptrs.length);
@@ -124,6 +127,20 @@ public final class Elector implements AutoCloseable {
             ptrs[i] = p;
             return withFallbacks(clients, i + 1, ptrs, body);
         });
+    }
+
+    /**
+     * Adds {@code clients} to {@code fallbacks}, in order ({@link Builder#fallbackClients} and
+     * {@link Session.Builder#fallbackClients}); a null one is refused naming
+     * {@code fallbackClients}.
+     */
+    static void addFallbacks(List<Client> fallbacks, Client... clients) {
+        for (Client c : clients) {
+            if (c == null) {
+                throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: a fallback client is null", "fallbackClients", null, 0, false, null);
+            }
+            fallbacks.add(c);
+        }
     }
 
     /** Starts building an elector for {@code serviceId} (1 to 128 characters) over {@code client}. */
@@ -826,12 +843,7 @@ public final class Elector implements AutoCloseable {
 
         /** More servers of one Galera cluster, tried in turn when a call fails with a connection or cluster error. */
         public Builder fallbackClients(Client... clients) {
-            for (Client c : clients) {
-                if (c == null) {
-                    throw new InvalidArgumentException(ErrorKind.NULL_ARGUMENT, "mysqlleader: a fallback client is null", "fallbackClients", null, 0, false, null);
-                }
-                fallbacks.add(c);
-            }
+            addFallbacks(fallbacks, clients);
             return this;
         }
 

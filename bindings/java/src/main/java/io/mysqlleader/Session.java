@@ -31,7 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Differences from stand-alone electors: one wake-up lock per session, not per service
  * (followers of the node the session waits on are woken by its close at once; seats led by a
  * third node are looked at once per retry interval, lease / 10 by default); a session uses two
- * server connections and one server (no Galera fallbacks).
+ * server connections, on its current server: the client's, or, after a transient failure (a
+ * lost or refused connection, a timeout, a cluster error), the next of its
+ * {@link Builder#fallbackClients fallback clients}, in turn.
  *
  * <p>Thread-safe. {@link #close()} closes every elector the session made (their own
  * {@link Elector#close()} is then a no-op and their methods throw {@link InvalidStateException}
@@ -49,12 +51,17 @@ public final class Session implements AutoCloseable {
 
     private Session(Builder b) {
         Lib.ElectorConfig config = b.settings.toNative(null); // each elector names its service
-        Pointer session = b.client.handle.use(client -> {
+        // The C session takes the client's pool (and the fallbacks'): hold their handles during the call.
+        Pointer session = b.client.handle.use(client -> Elector.withFallbacks(b.fallbacks, 0, new Pointer[b.fallbacks.size()], fallbacks -> {
+            if (fallbacks != null) {
+                config.fallback_clients = fallbacks;
+                config.fallback_client_count = b.fallbacks.size();
+            }
             PointerByReference out = new PointerByReference();
             int rc = Lib.C.mysqlleader_session_new(client, config, out);
             if (rc != 0) throw MysqlLeaderException.last(rc);
             return out.getValue();
-        });
+        }));
         this.handle = new Handle("session", session);
         this.resignOnClose = b.settings.resignOnClose;
         if (b.resignOnShutdown) {
@@ -65,7 +72,11 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    /** Starts building a session whose electors talk to {@code client}'s database (two connections of it: calls, and one wake-up lock). */
+    /**
+     * Starts building a session whose electors talk to {@code client}'s database (two
+     * connections of it: calls, and one wake-up lock), or to its
+     * {@link Builder#fallbackClients fallbacks'}.
+     */
     public static Builder builder(Client client) {
         return new Builder(client);
     }
@@ -209,6 +220,7 @@ public final class Session implements AutoCloseable {
         private final Client client;
         private final Settings settings = new Settings();
         private boolean resignOnShutdown;
+        private final List<Client> fallbacks = new ArrayList<>();
 
         private Builder(Client client) {
             if (client == null) {
@@ -247,6 +259,19 @@ public final class Session implements AutoCloseable {
          * removes the hook.
          */
         public Builder resignOnShutdown(boolean yes) { this.resignOnShutdown = yes; return this; }
+
+        /**
+         * More servers of one cluster (Galera, Group Replication), as for
+         * {@link Elector.Builder#fallbackClients}: after a call fails with a transient error (a
+         * lost or refused connection, a timeout, a cluster error), every later call of the
+         * session goes to the next server, in turn. A null one is refused
+         * ({@link InvalidArgumentException#parameter()} {@code "fallbackClients"}). The session
+         * keeps their pools: they may be closed before it.
+         */
+        public Builder fallbackClients(Client... clients) {
+            Elector.addFallbacks(fallbacks, clients);
+            return this;
+        }
 
         /** Validates the settings and makes the session (it connects to nothing until its first elector campaigns). */
         public Session build() {

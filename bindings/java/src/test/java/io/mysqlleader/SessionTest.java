@@ -151,6 +151,60 @@ class SessionTest {
         }
     }
 
+    /** The URL of a loopback port with nothing listening (bound, then closed): a connection to it is refused at once. */
+    static String refusedUrl() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        return "mysql://app:hunter2@127.0.0.1:" + port + "/db";
+    }
+
+    @Test
+    void aSessionMovesToItsFallbackWhenItsServerRefuses() throws Exception {
+        // The first server refuses every connection (a transient failure): the session's later
+        // calls go to its fallback, the live server, where its electors lead within seconds. The
+        // fallback client may be closed once the session is built: the session keeps its pool.
+        try (Client dead = Client.connect(refusedUrl())) {
+            Client live = Client.connect(db.url);
+            Session s = Session.builder(dead).nodeId("fb").lease(LEASE).fallbackClients(live).build();
+            live.close();
+            try {
+                long t0 = System.nanoTime();
+                Elector one = s.elector("fb-1"), two = s.elector("fb-2");
+                assertTrue(one.awaitLeadership(WAIT), one + " did not lead: " + one.lastCallError());
+                assertTrue(two.awaitLeadership(WAIT), two + " did not lead: " + two.lastCallError());
+                double ms = (System.nanoTime() - t0) / 1e6;
+                System.out.printf("java: a session whose server refuses led 2 services through its fallback %.1f ms after starting%n", ms);
+                assertTrue(ms < 5000, "led only after " + ms + " ms");
+                assertEquals(1, one.term());
+                assertEquals("fb", client.currentLeader("fb-1").leaderId());
+            } finally {
+                s.close();
+            }
+            // The session's close resigned through the fallback too.
+            assertNull(client.currentLeader("fb-1").leaderId());
+            assertNull(client.currentLeader("fb-2").leaderId());
+        }
+    }
+
+    @Test
+    void aNullFallbackIsRejectedByName() throws Exception {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).fallbackClients((Client) null));
+        assertEquals(ErrorKind.NULL_ARGUMENT, e.kind());
+        assertEquals("fallbackClients", e.parameter());
+        e = assertThrows(InvalidArgumentException.class, () -> Session.builder(client).fallbackClients(client, null));
+        assertEquals("fallbackClients", e.parameter());
+        // As for an Elector's builder.
+        e = assertThrows(InvalidArgumentException.class, () -> Elector.builder(client, "s").fallbackClients(client, null));
+        assertEquals(ErrorKind.NULL_ARGUMENT, e.kind());
+        assertEquals("fallbackClients", e.parameter());
+        // A closed fallback client makes no session.
+        Client closed = Client.connect(db.url);
+        closed.close();
+        assertThrows(InvalidStateException.class, () -> Session.builder(client).fallbackClients(closed).build());
+    }
+
     @Test
     void misuseIsRejectedByName() throws Exception {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> Session.builder(null));
