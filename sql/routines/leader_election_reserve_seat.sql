@@ -1,4 +1,4 @@
--- The common end of a handover (handover, resign_to), inside the caller's transaction and under
+-- The common end of a handover (handover, resign_to: through leader_election_end_term), inside the caller's transaction and under
 -- its row lock on the seat: ends the current term p_term as 'handed_over' at p_now when
 -- p_end_term (ended_by: the session that asked; an expired one as 'expired'), vacates the seat and reserves it for p_to for
 -- one lease (the seat's last lease length; 10 s when it never had one), measured from p_now.
