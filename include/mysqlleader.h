@@ -1330,21 +1330,41 @@ mysqlleader_result mysqlleader_session_elector(const mysqlleader_session *sessio
                                                mysqlleader_elector **elector_out);
 
 /**
- * Copies the metrics of every running elector of the session into `buf` as one Prometheus text
- * exposition (version 0.0.4): what Rust `Session::metrics_text` renders, each metric's `HELP`
- * and `TYPE` once and one sample per service (`name="<service>"`, by service id), with the
- * leading gauges exact at the moment of the call. Concatenating the electors' own
+ * Copies the session's metrics into `buf` as one Prometheus text exposition (version 0.0.4),
+ * compact: what Rust `Session::metrics_text` renders. First the session's own series, labelled
+ * `node="<node id>"`: `mysqlleader_session_seats{state="leading|following|vacant"}` (its running
+ * electors now), the counters `mysqlleader_session_renew_batches_total`,
+ * `_renew_batch_failures_total`, `_renewed_seats_total`, `_take_batches_total`,
+ * `_take_batch_failures_total`, `_taken_seats_total`, `_resign_batches_total` and
+ * `_single_campaigns_total`, and the histogram `mysqlleader_session_renew_batch_duration_seconds`
+ * (each `renew_seats` round trip); then per running elector (`name="<service>"`, by service id)
+ * only `leader_election_master_status`, exact at the moment of the call, and
+ * `mysqlleader_term`. Each metric's `HELP` and `TYPE` once. Concatenating the electors' own
  * `mysqlleader_elector_metrics_text` is not a valid exposition (a scraper rejects the repeated
  * `HELP`/`TYPE` lines): serve this one for a session. `buf`, `buf_len` and `needed_out` (may be
- * NULL) as in `mysqlleader_last_error_copy`; the text grows with the services (about 1.5 KB
- * each) and between two calls, so call again while the answer is
- * `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks on the database. `MYSQLLEADER_INVALID_STATE`
+ * NULL) as in `mysqlleader_last_error_copy`; the text grows with the services (about 75 bytes
+ * plus twice the service id's length each, so 10,000 services of 10-byte ids stay under 1 MB;
+ * the session's series add about 3.5 KB) and between two calls, so call again while the answer
+ * is `MYSQLLEADER_BUFFER_TOO_SMALL`. Never blocks on the database. `MYSQLLEADER_INVALID_STATE`
  * once the session is being freed.
  */
 mysqlleader_result mysqlleader_session_metrics_text(const mysqlleader_session *session,
                                                     char *buf,
                                                     size_t buf_len,
                                                     size_t *needed_out);
+
+/**
+ * `mysqlleader_session_metrics_text` with every running elector's full series, as
+ * `mysqlleader_elector_metrics_text` renders them (also
+ * `mysqlleader_leadership_transitions_total`, `mysqlleader_campaign_errors_total` and the
+ * histogram `mysqlleader_campaign_duration_seconds`, whose durations in a session include the
+ * wait for a batch): what Rust `Session::metrics_text_detailed` renders, about 1.5 KB a
+ * service. Arguments and errors as for `mysqlleader_session_metrics_text`.
+ */
+mysqlleader_result mysqlleader_session_metrics_text_detailed(const mysqlleader_session *session,
+                                                             char *buf,
+                                                             size_t buf_len,
+                                                             size_t *needed_out);
 
 /**
  * Shuts down every elector of the session that still runs (each steps down at once and resigns

@@ -9,6 +9,26 @@
 //! | `mysqlleader_leadership_transitions_total{name}` | counter | how often this node started or stopped leading |
 //! | `mysqlleader_campaign_errors_total{name}` | counter | campaign calls that failed (error or timeout) |
 //! | `mysqlleader_campaign_duration_seconds{name}` | histogram | the duration of each campaign call, answered or not |
+//!
+//! A session's exposition (`Session::metrics_text`) is compact: per service only the first two
+//! (`leader_election_master_status{name}` and `mysqlleader_term{name}`, about 75 bytes plus twice
+//! the service id's length: 10,000 services of 10-byte ids stay under 1 MB), after the session's
+//! own series, labelled `node="<node id>"`; `Session::metrics_text_detailed` has every series of
+//! every elector too (about 1.5 KB a service; in a session an elector's campaign duration
+//! includes the wait for its batch, up to a batch window). The session's series:
+//!
+//! | metric | type | meaning |
+//! | --- | --- | --- |
+//! | `mysqlleader_session_seats{node,state}` | gauge | the session's running electors now: `state="leading"` (by its local deadline), `"following"` (its last answer named another node's valid lease, which has not ended, give or take a retry interval) or `"vacant"` (neither: a vacant seat, failing calls, or no answer yet) |
+//! | `mysqlleader_session_renew_batches_total{node}` | counter | `renew_seats` calls sent (one renew for up to 500 seats), answered or not |
+//! | `mysqlleader_session_renew_batch_failures_total{node}` | counter | `renew_seats` calls that failed |
+//! | `mysqlleader_session_renewed_seats_total{node}` | counter | the seats those calls carried (÷ `renew_batches_total`: the mean batch size) |
+//! | `mysqlleader_session_take_batches_total{node}` | counter | `campaign_seats` calls sent (takeovers of many seats) |
+//! | `mysqlleader_session_take_batch_failures_total{node}` | counter | `campaign_seats` calls that failed |
+//! | `mysqlleader_session_taken_seats_total{node}` | counter | the seats those calls took |
+//! | `mysqlleader_session_resign_batches_total{node}` | counter | `resign_seats` calls sent (a shutdown's resigns) |
+//! | `mysqlleader_session_single_campaigns_total{node}` | counter | `campaign` calls sent one by one (seats no batch settled) |
+//! | `mysqlleader_session_renew_batch_duration_seconds{node}` | histogram | the round trip of each `renew_seats` call, answered or not, as the session measured it |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,11 +51,48 @@ struct Inner {
     term: AtomicU64,
     transitions: AtomicU64,
     errors: AtomicU64,
-    /// Cumulative counts per bucket of DURATION_BUCKETS, then the count of all.
+    durations: Histogram,
+}
+
+/// A duration histogram over [`DURATION_BUCKETS`], of atomics: observing costs a few relaxed
+/// additions, rendering never blocks.
+#[derive(Debug, Default)]
+pub(crate) struct Histogram {
+    /// Cumulative counts per bucket of DURATION_BUCKETS.
     buckets: [AtomicU64; 12],
+    /// The count of all (the `+Inf` bucket).
     count: AtomicU64,
     /// The sum of durations, in nanoseconds.
     sum_ns: AtomicU64,
+}
+
+impl Histogram {
+    pub(crate) fn observe(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        for (bound, bucket) in DURATION_BUCKETS.iter().zip(&self.buckets) {
+            if seconds <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(elapsed.as_nanos().min(u128::from(u64::MAX)) as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// The histogram's samples: `{metric}_bucket{{labels,le=...}}` per bound and `+Inf`, then
+    /// `_sum` and `_count`; `labels` is `key="value"` pairs, escaped already.
+    fn render(&self, out: &mut String, metric: &str, labels: &str) {
+        for (bound, bucket) in DURATION_BUCKETS.iter().zip(&self.buckets) {
+            let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"{bound}\"}} {}", bucket.load(Ordering::Relaxed));
+        }
+        let count = self.count();
+        let _ = writeln!(out, "{metric}_bucket{{{labels},le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "{metric}_sum{{{labels}}} {}", self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9);
+        let _ = writeln!(out, "{metric}_count{{{labels}}} {count}");
+    }
 }
 
 impl Metrics {
@@ -45,14 +102,7 @@ impl Metrics {
 
     /// Records one campaign call: how long it took, and whether it failed.
     pub(crate) fn observe_campaign(&self, elapsed: Duration, ok: bool) {
-        let seconds = elapsed.as_secs_f64();
-        for (bound, bucket) in DURATION_BUCKETS.iter().zip(&self.inner.buckets) {
-            if seconds <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.inner.count.fetch_add(1, Ordering::Relaxed);
-        self.inner.sum_ns.fetch_add(elapsed.as_nanos().min(u128::from(u64::MAX)) as u64, Ordering::Relaxed);
+        self.inner.durations.observe(elapsed);
         if !ok {
             self.inner.errors.fetch_add(1, Ordering::Relaxed);
         }
@@ -76,7 +126,7 @@ impl Metrics {
     }
 
     pub fn campaigns(&self) -> u64 {
-        self.inner.count.load(Ordering::Relaxed)
+        self.inner.durations.count()
     }
 
     /// The metrics in the Prometheus text format, labelled `name="<service>"`. `leading_now` is
@@ -90,8 +140,15 @@ impl Metrics {
 /// `TYPE` once, then one sample (or one histogram) per elector, labelled `name="<service>"`, in
 /// the order given. Each item is (service, metrics, leading now).
 pub fn render_many(electors: &[(&str, &Metrics, bool)]) -> String {
-    let named: Vec<(String, &Inner, bool)> = electors.iter().map(|(s, m, l)| (escape_label(s), &*m.inner, *l)).collect();
     let mut out = String::new();
+    render_electors(&mut out, electors, true);
+    out
+}
+
+/// `electors` as [`render_many`] renders them into `out`; without `detailed`, only the two
+/// gauges (`leader_election_master_status` and `mysqlleader_term`): a session's compact form.
+pub(crate) fn render_electors(out: &mut String, electors: &[(&str, &Metrics, bool)], detailed: bool) {
+    let named: Vec<(String, &Inner, bool)> = electors.iter().map(|(s, m, l)| (escape_label(s), &*m.inner, *l)).collect();
     let mut gauge = |metric: &str, kind: &str, help: &str, value: &dyn Fn(&Inner, bool) -> String| {
         let _ = writeln!(out, "# HELP {metric} {help}\n# TYPE {metric} {kind}");
         for (name, i, leading) in &named {
@@ -101,6 +158,9 @@ pub fn render_many(electors: &[(&str, &Metrics, bool)]) -> String {
     gauge("leader_election_master_status", "gauge", "1 while this node leads the election, else 0.",
           &|_, leading| if leading { "1".into() } else { "0".into() });
     gauge("mysqlleader_term", "gauge", "The term (fencing token) this node saw last.", &|i, _| i.term.load(Ordering::Relaxed).to_string());
+    if !detailed {
+        return;
+    }
     gauge("mysqlleader_leadership_transitions_total", "counter", "How often this node started or stopped leading.",
           &|i, _| i.transitions.load(Ordering::Relaxed).to_string());
     gauge("mysqlleader_campaign_errors_total", "counter", "Campaign calls that failed (an error or a timeout).",
@@ -108,15 +168,47 @@ pub fn render_many(electors: &[(&str, &Metrics, bool)]) -> String {
     let h = "mysqlleader_campaign_duration_seconds";
     let _ = writeln!(out, "# HELP {h} The duration of each campaign call, answered or not.\n# TYPE {h} histogram");
     for (name, i, _) in &named {
-        for (bound, bucket) in DURATION_BUCKETS.iter().zip(&i.buckets) {
-            let _ = writeln!(out, "{h}_bucket{{name=\"{name}\",le=\"{bound}\"}} {}", bucket.load(Ordering::Relaxed));
-        }
-        let count = i.count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "{h}_bucket{{name=\"{name}\",le=\"+Inf\"}} {count}");
-        let _ = writeln!(out, "{h}_sum{{name=\"{name}\"}} {}", i.sum_ns.load(Ordering::Relaxed) as f64 / 1e9);
-        let _ = writeln!(out, "{h}_count{{name=\"{name}\"}} {count}");
+        i.durations.render(out, h, &format!("name=\"{name}\""));
     }
-    out
+}
+
+/// What a session counts, for [`render_session`].
+pub(crate) struct SessionSeries<'a> {
+    pub(crate) node: &'a str,
+    /// The session's running electors now: leading, following a leader with a valid lease, and
+    /// the others (vacant seat, or no valid answer yet).
+    pub(crate) seats: [u64; 3],
+    pub(crate) stats: &'a crate::session::SessionStats,
+    pub(crate) renew_durations: &'a Histogram,
+}
+
+/// The session-level series, labelled `node="<node id>"`: see the module documentation.
+pub(crate) fn render_session(out: &mut String, s: &SessionSeries<'_>) {
+    let node = format!("node=\"{}\"", escape_label(s.node));
+    let m = "mysqlleader_session_seats";
+    let _ = writeln!(out, "# HELP {m} The session's running electors now, by state: leading, following a leader with a valid \
+                           lease, or vacant (neither: the seat is vacant, or no valid answer yet).\n# TYPE {m} gauge");
+    for (state, n) in ["leading", "following", "vacant"].iter().zip(s.seats) {
+        let _ = writeln!(out, "mysqlleader_session_seats{{{node},state=\"{state}\"}} {n}");
+    }
+    let st = s.stats;
+    let counters: [(&str, &str, u64); 8] = [
+        ("renew_batches_total", "renew_seats calls sent (one renew for a batch of seats), answered or not.", st.batch_calls),
+        ("renew_batch_failures_total", "renew_seats calls that failed.", st.batch_failures),
+        ("renewed_seats_total", "The seats the renew_seats calls carried, in all (divide by renew_batches_total for the mean batch size).", st.batched_seats),
+        ("take_batches_total", "campaign_seats calls sent (one takeover for many seats), answered or not.", st.take_calls),
+        ("take_batch_failures_total", "campaign_seats calls that failed (their seats campaign one by one).", st.take_failures),
+        ("taken_seats_total", "The seats the campaign_seats calls took, in all.", st.taken_seats),
+        ("resign_batches_total", "resign_seats calls sent (a shutdown's resigns, batched).", st.resign_batches),
+        ("single_campaigns_total", "campaign calls sent one by one (seats the batches did not settle).", st.single_campaigns),
+    ];
+    for (metric, help, value) in counters {
+        let _ = writeln!(out, "# HELP mysqlleader_session_{metric} {help}\n# TYPE mysqlleader_session_{metric} counter");
+        let _ = writeln!(out, "mysqlleader_session_{metric}{{{node}}} {value}");
+    }
+    let h = "mysqlleader_session_renew_batch_duration_seconds";
+    let _ = writeln!(out, "# HELP {h} The round trip of each renew_seats call, answered or not.\n# TYPE {h} histogram");
+    s.renew_durations.render(out, h, &node);
 }
 
 /// A label value escaped as the exposition format wants: `\\`, `\"` and `\n`.
@@ -166,5 +258,40 @@ mod tests {
         assert!(text.contains("mysqlleader_campaign_errors_total{name=\"shard-2\"} 1\n"));
         assert!(text.contains("mysqlleader_campaign_duration_seconds_count{name=\"shard-2\"} 1\n"));
         assert_eq!(render_many(&[("x", &a, true)]), a.render("x", true));
+    }
+
+    /// A session's compact exposition: its series once, then only the two gauges per elector.
+    #[test]
+    fn renders_a_sessions_series_and_compact_electors() {
+        let (a, b) = (Metrics::new(), Metrics::new());
+        a.observe_leading(true, 3);
+        b.observe_campaign(Duration::from_millis(2), false);
+        let stats = crate::session::SessionStats { batch_calls: 2, batched_seats: 7, batch_failures: 1, take_calls: 1,
+                                                   taken_seats: 5, ..Default::default() };
+        let h = Histogram::default();
+        h.observe(Duration::from_millis(3));
+        h.observe(Duration::from_millis(30));
+        let mut text = String::new();
+        render_session(&mut text, &SessionSeries { node: "web\"3", seats: [1, 1, 0], stats: &stats, renew_durations: &h });
+        render_electors(&mut text, &[("shard-1", &a, true), ("shard-2", &b, false)], false);
+        for line in text.lines().filter(|l| l.starts_with('#')) {
+            assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "repeated: {line}\n{text}");
+        }
+        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 1 + 8 + 1 + 2, "{text}");
+        assert!(text.contains("mysqlleader_session_seats{node=\"web\\\"3\",state=\"leading\"} 1\n"), "{text}");
+        assert!(text.contains("mysqlleader_session_seats{node=\"web\\\"3\",state=\"vacant\"} 0\n"));
+        assert!(text.contains("mysqlleader_session_renew_batches_total{node=\"web\\\"3\"} 2\n"));
+        assert!(text.contains("mysqlleader_session_renewed_seats_total{node=\"web\\\"3\"} 7\n"));
+        assert!(text.contains("mysqlleader_session_taken_seats_total{node=\"web\\\"3\"} 5\n"));
+        assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_bucket{node=\"web\\\"3\",le=\"0.005\"} 1\n"), "{text}");
+        assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_count{node=\"web\\\"3\"} 2\n"));
+        assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_sum{node=\"web\\\"3\"} 0.033\n"), "{text}");
+        assert!(text.contains("leader_election_master_status{name=\"shard-1\"} 1\nleader_election_master_status{name=\"shard-2\"} 0\n"));
+        assert!(text.contains("mysqlleader_term{name=\"shard-1\"} 3\n"));
+        assert!(!text.contains("mysqlleader_campaign"), "{text}");
+        // The detailed form: the electors as render_many renders them.
+        let mut detailed = String::new();
+        render_electors(&mut detailed, &[("shard-1", &a, true), ("shard-2", &b, false)], true);
+        assert_eq!(detailed, render_many(&[("shard-1", &a, true), ("shard-2", &b, false)]));
     }
 }

@@ -587,3 +587,166 @@ async fn a_session_whose_first_server_is_down_leads_through_its_fallback() {
     drop_accounts(&db, &[&user]).await;
     db.drop_db().await;
 }
+
+/// The families and samples of a Prometheus text exposition (0.0.4), checked as a scraper does:
+/// each `# HELP` and `# TYPE` once, before its samples; a family's samples together; every
+/// sample line `name{label="value",...} number`, labels escaped. Returns the samples, by
+/// `name{labels}` as written.
+fn parse_exposition(text: &str) -> HashMap<String, f64> {
+    let mut types: HashMap<String, String> = HashMap::new();
+    let mut helps = std::collections::HashSet::new();
+    let mut families_done = std::collections::HashSet::new();
+    let mut current: Option<String> = None;
+    let mut samples = HashMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let name = rest.split(' ').next().unwrap().to_string();
+            assert!(helps.insert(name.clone()), "HELP of {name} twice");
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            assert!(["gauge", "counter", "histogram"].contains(&kind), "type {kind}");
+            assert!(types.insert(name.to_string(), kind.to_string()).is_none(), "TYPE of {name} twice");
+            continue;
+        }
+        assert!(!line.starts_with('#') && !line.is_empty(), "unexpected line {line:?}");
+        // name
+        let end = line.find(['{', ' ']).expect("a sample has a value");
+        let name = &line[..end];
+        assert!(!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+                && !name.starts_with(|c: char| c.is_ascii_digit()), "metric name {name:?}");
+        // labels
+        let mut rest = &line[end..];
+        if let Some(labels) = rest.strip_prefix('{') {
+            let mut chars = labels.char_indices().peekable();
+            let close = loop {
+                let (i, _) = *chars.peek().expect("labels end");
+                if labels[i..].starts_with('}') {
+                    break i;
+                }
+                let eq = labels[i..].find("=\"").expect("label=\"value\"") + i;
+                let key = &labels[i..eq];
+                assert!(!key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "label name {key:?}");
+                while chars.peek().is_some_and(|(j, _)| *j <= eq + 1) {
+                    chars.next();
+                }
+                loop {
+                    match chars.next().expect("label value ends") {
+                        (_, '\\') => assert!(matches!(chars.next(), Some((_, '\\' | '"' | 'n'))), "escape in {line}"),
+                        (_, '"') => break,
+                        (_, '\n') => panic!("raw newline"),
+                        _ => {}
+                    }
+                }
+                if let Some((_, ',')) = chars.peek() {
+                    chars.next();
+                }
+            };
+            rest = &labels[close + 1..];
+        }
+        let value = rest.strip_prefix(' ').unwrap_or_else(|| panic!("one space before the value: {line:?}"));
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value of {line:?}"));
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s).filter(|f| types.get(*f).is_some_and(|k| k == "histogram")))
+            .unwrap_or(name);
+        assert!(types.contains_key(family) && helps.contains(family), "{family}: a sample before its HELP and TYPE");
+        if current.as_deref() != Some(family) {
+            if let Some(done) = current.replace(family.to_string()) {
+                families_done.insert(done);
+            }
+            assert!(!families_done.contains(family), "{family}'s samples are not together");
+        }
+        samples.insert(line[..line.len() - rest.len()].to_string(), value);
+    }
+    samples
+}
+
+/// Metrics at scale (issue 42 item 6): a session of 1,000 services renders its own series and a
+/// compact per-service part, small enough that 10,000 services stay under 1 MB a scrape; the
+/// detailed form still has every elector's full series.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_metrics_stay_small_at_1000_services() {
+    const N: usize = 1000;
+    let db = TestDb::migrated("session_metrics").await;
+    let ids = services(N);
+    let (ua, pa) = app_account(&db, "smet_a").await;
+    let (ub, pb) = app_account(&db, "smet_b").await;
+    let lease = Duration::from_secs(3);
+    let session = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors: Vec<Elector> = ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    let took = until(Duration::from_secs(60), "node a leads every service", || electors.iter().all(Elector::is_leader)).await;
+    println!("node a took {N} vacant seats in {took:?}");
+    // A second node follows the first 50 services.
+    let follower = Session::builder(pb).node_id("node-b").lease(lease).start().unwrap();
+    let following: Vec<Elector> = ids[..50].iter().map(|s| follower.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node b knows node a leads", || {
+        following.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
+    })
+    .await;
+    // At least one renew interval (lease / 5) after every seat was taken: renews went out.
+    tokio::time::sleep(lease / 5 * 2).await;
+
+    let text = session.metrics_text();
+    let samples = parse_exposition(&text);
+    let get = |key: &str| *samples.get(key).unwrap_or_else(|| panic!("no sample {key}"));
+    assert_eq!(get(r#"mysqlleader_session_seats{node="node-a",state="leading"}"#), N as f64, "every seat leads");
+    assert_eq!(get(r#"mysqlleader_session_seats{node="node-a",state="following"}"#), 0.0);
+    assert_eq!(get(r#"mysqlleader_session_seats{node="node-a",state="vacant"}"#), 0.0);
+    let batches = get(r#"mysqlleader_session_renew_batches_total{node="node-a"}"#);
+    assert!(batches > 0.0, "renews went out in batches");
+    assert!(get(r#"mysqlleader_session_renewed_seats_total{node="node-a"}"#) >= batches, "each batch carried a seat at least");
+    assert_eq!(get(r#"mysqlleader_session_renew_batch_duration_seconds_count{node="node-a"}"#), batches,
+               "one observed round trip per renew_seats call");
+    assert_eq!(get(r#"mysqlleader_session_renew_batch_duration_seconds_bucket{node="node-a",le="+Inf"}"#), batches);
+    assert!(get(r#"mysqlleader_session_renew_batch_duration_seconds_sum{node="node-a"}"#) > 0.0);
+    assert!(get(r#"mysqlleader_session_taken_seats_total{node="node-a"}"#) > 0.0, "the vacant seats were taken in batches");
+    for key in ["renew_batch_failures_total", "take_batches_total", "take_batch_failures_total", "resign_batches_total",
+                "single_campaigns_total"] {
+        get(&format!("mysqlleader_session_{key}{{node=\"node-a\"}}"));
+    }
+    for id in &ids {
+        assert_eq!(get(&format!("leader_election_master_status{{name=\"{id}\"}}")), 1.0, "{id}");
+        assert!(get(&format!("mysqlleader_term{{name=\"{id}\"}}")) >= 1.0, "{id}");
+    }
+    assert!(!text.contains("mysqlleader_campaign_duration_seconds") && !text.contains("mysqlleader_leadership_transitions_total")
+            && !text.contains("mysqlleader_campaign_errors_total"), "the compact form has no per-service counters or histogram");
+    let f = parse_exposition(&follower.metrics_text());
+    assert_eq!(f[r#"mysqlleader_session_seats{node="node-b",state="following"}"#], 50.0, "node b follows 50 seats");
+    assert_eq!(f[r#"mysqlleader_session_seats{node="node-b",state="leading"}"#], 0.0);
+
+    // The size: the session's series once, then the same bytes again per service.
+    let per_service_start = text.find("# HELP leader_election_master_status").unwrap();
+    let per_service = (text.len() - per_service_start) as f64 / N as f64;
+    let bound_10k = per_service_start as f64 + per_service * 10_000.0;
+    let detailed = session.metrics_text_detailed();
+    println!("session metrics, {N} services of {}-byte ids: compact {} bytes ({} of session series, {per_service:.1} per service), \
+              so 10,000 services: {:.0} bytes ({:.2} MB); detailed {} bytes ({:.0} per service)",
+             ids[0].len(), text.len(), per_service_start, bound_10k, bound_10k / 1e6, detailed.len(), detailed.len() as f64 / N as f64);
+    assert!(bound_10k < 1_000_000.0, "10,000 services would render {bound_10k} bytes: not under 1 MB");
+    assert!(per_service <= (2 * ids[0].len() + 80) as f64, "{per_service} bytes a service");
+
+    // The detailed form: valid, the session series, and every per-service series.
+    let d = parse_exposition(&detailed);
+    assert_eq!(d[r#"mysqlleader_session_seats{node="node-a",state="leading"}"#], N as f64);
+    for id in &ids {
+        for key in ["leader_election_master_status", "mysqlleader_term", "mysqlleader_leadership_transitions_total",
+                    "mysqlleader_campaign_errors_total", "mysqlleader_campaign_duration_seconds_sum",
+                    "mysqlleader_campaign_duration_seconds_count"] {
+            assert!(d.contains_key(&format!("{key}{{name=\"{id}\"}}")), "detailed: no {key} of {id}");
+        }
+        assert!(d[&format!("mysqlleader_campaign_duration_seconds_count{{name=\"{id}\"}}")] >= 1.0);
+        assert!(d.contains_key(&format!("mysqlleader_campaign_duration_seconds_bucket{{name=\"{id}\",le=\"+Inf\"}}")));
+        assert!(d[&format!("mysqlleader_leadership_transitions_total{{name=\"{id}\"}}")] >= 1.0, "{id} started leading");
+    }
+
+    for s in [follower, session] {
+        if let Err(e) = s.shutdown().await {
+            assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        }
+    }
+    drop((electors, following));
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}

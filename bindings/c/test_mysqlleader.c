@@ -1807,8 +1807,28 @@ static void test_sessions(mysqlleader_client *client) {
             snprintf(sample, sizeof sample, "leader_election_master_status{name=\"%s\"} 1\n", names[i]);
             CHECK(strstr(text, sample) != NULL);
         }
+        /* Compact: the session's series, no per-service histogram. */
+        CHECK(strstr(text, "# TYPE mysqlleader_session_renew_batch_duration_seconds histogram\n") != NULL);
+        CHECK(strstr(text, "mysqlleader_session_seats{node=\"") != NULL);
+        CHECK(strstr(text, "mysqlleader_campaign_duration_seconds") == NULL);
+        free(text);
+        /* Detailed: every elector's full series too. */
+        CHECK_RC(mysqlleader_session_metrics_text_detailed(sa, small, sizeof small, &needed), MYSQLLEADER_BUFFER_TOO_SMALL);
+        text = malloc(needed + 4096);
+        CHECK(text != NULL);
+        CHECK_OK(mysqlleader_session_metrics_text_detailed(sa, text, needed + 4096, NULL));
+        helps = 0;
+        for (const char *p = text; (p = strstr(p, "# HELP mysqlleader_campaign_duration_seconds ")) != NULL; p++) helps++;
+        CHECK(helps == 1);
+        CHECK(strstr(text, "# TYPE mysqlleader_session_renew_batch_duration_seconds histogram\n") != NULL);
+        for (int i = 0; i < N; i++) {
+            char sample[256];
+            snprintf(sample, sizeof sample, "mysqlleader_campaign_duration_seconds_count{name=\"%s\"} ", names[i]);
+            CHECK(strstr(text, sample) != NULL);
+        }
         free(text);
         CHECK_RC(mysqlleader_session_metrics_text(NULL, small, sizeof small, NULL), MYSQLLEADER_NULL_ARGUMENT);
+        CHECK_RC(mysqlleader_session_metrics_text_detailed(NULL, small, sizeof small, NULL), MYSQLLEADER_NULL_ARGUMENT);
     }
 
     /* A session's elector fences a transaction like any elector. */

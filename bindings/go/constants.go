@@ -377,6 +377,7 @@ var cFunctions = []string{
 	"mysqlleader_session_new",
 	"mysqlleader_session_elector",
 	"mysqlleader_session_metrics_text",
+	"mysqlleader_session_metrics_text_detailed",
 	"mysqlleader_session_free",
 	"mysqlleader_set_log_callback",
 }

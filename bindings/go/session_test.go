@@ -329,7 +329,8 @@ func TestSessionElectorAPI(t *testing.T) {
 }
 
 // TestSessionMetricsText: a session's metrics are one valid exposition (HELP and TYPE once),
-// with one sample per running elector.
+// with one sample per running elector: compact (the session's series and two gauges per
+// service) by default, every per-service series in the detailed form.
 func TestSessionMetricsText(t *testing.T) {
 	c := newClient(t)
 	ctx := ctxTimeout(t, time.Minute)
@@ -341,30 +342,63 @@ func TestSessionMetricsText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	comments := func(text string) map[string]bool {
+		seen := map[string]bool{}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "#") {
+				if seen[line] {
+					t.Fatalf("repeated %q in\n%s", line, text)
+				}
+				seen[line] = true
+			}
+		}
+		return seen
+	}
+	detailed, err := sa.MetricsTextDetailed()
+	if err != nil {
+		t.Fatal(err)
+	}
 	text, err := sa.MetricsText()
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, "#") {
-			if seen[line] {
-				t.Fatalf("repeated %q in\n%s", line, text)
-			}
-			seen[line] = true
-		}
-	}
 	for _, s := range []string{s1, s2} {
-		if !strings.Contains(text, fmt.Sprintf("leader_election_master_status{name=%q} 1", s)) {
-			t.Fatalf("no leading gauge for %s in\n%s", s, text)
+		for _, tx := range []string{text, detailed} {
+			if !strings.Contains(tx, fmt.Sprintf("leader_election_master_status{name=%q} 1", s)) {
+				t.Fatalf("no leading gauge for %s in\n%s", s, tx)
+			}
+			if !strings.Contains(tx, fmt.Sprintf("mysqlleader_term{name=%q} ", s)) {
+				t.Fatalf("no term for %s in\n%s", s, tx)
+			}
+		}
+		if !strings.Contains(detailed, fmt.Sprintf("mysqlleader_campaign_duration_seconds_count{name=%q} ", s)) {
+			t.Fatalf("no duration histogram for %s in the detailed form\n%s", s, detailed)
 		}
 	}
-	if len(seen) != 10 {
-		t.Fatalf("%d comment lines, want 10 (HELP and TYPE of 5 metrics):\n%s", len(seen), text)
+	if n := len(comments(detailed)); n != 30 {
+		t.Fatalf("%d comment lines, want 30 (HELP and TYPE of 15 metrics: the session's 10, each elector's 5):\n%s", n, detailed)
+	}
+	if n := len(comments(text)); n != 24 {
+		t.Fatalf("%d comment lines, want 24 (HELP and TYPE of 12 metrics: the session's 10, each elector's 2):\n%s", n, text)
+	}
+	if strings.Contains(text, "mysqlleader_campaign_duration_seconds") {
+		t.Fatalf("the compact form has a per-service histogram:\n%s", text)
+	}
+	for _, want := range []string{
+		`mysqlleader_session_seats{node="metrics",state="leading"} 2` + "\n",
+		"# TYPE mysqlleader_session_renew_batch_duration_seconds histogram\n",
+		`mysqlleader_session_renew_batches_total{node="metrics"} `,
+	} {
+		if !strings.Contains(text, want) || !strings.Contains(detailed, want) {
+			t.Fatalf("no %q in\n%s\nor\n%s", want, text, detailed)
+		}
 	}
 	sa.Close()
 	if _, err := sa.MetricsText(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
+	}
+	if _, err := sa.MetricsTextDetailed(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close (detailed): %v", err)
 	}
 }
 

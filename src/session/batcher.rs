@@ -164,7 +164,10 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             if s.recent_batch_durations.len() == RECENT_BATCHES {
                 s.recent_batch_durations.remove(0);
             }
-            s.recent_batch_durations.push(sent_at.elapsed());
+            let elapsed = sent_at.elapsed();
+            s.recent_batch_durations.push(elapsed);
+            // Under the stats' lock: the session's metrics read both at once.
+            core.renew_durations.observe(elapsed);
         }
         Seats::Take => {
             s.take_calls += 1;

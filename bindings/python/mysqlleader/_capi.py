@@ -480,6 +480,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "mysqlleader_session_new": (c_uint32, [c_void_p, POINTER(ElectorConfigStruct), POINTER(c_void_p)]),
     "mysqlleader_session_elector": (c_uint32, [c_void_p, c_char_p, EVENT_CALLBACK, c_void_p, POINTER(c_void_p)]),
     "mysqlleader_session_metrics_text": (c_uint32, [c_void_p, POINTER(c_char), c_size_t, POINTER(c_size_t)]),
+    "mysqlleader_session_metrics_text_detailed": (c_uint32, [c_void_p, POINTER(c_char), c_size_t, POINTER(c_size_t)]),
     "mysqlleader_session_free": (None, [c_void_p]),
     "mysqlleader_set_log_callback": (c_uint32, [c_void_p, LOG_CALLBACK, c_uint32]),
 }

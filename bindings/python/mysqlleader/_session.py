@@ -167,15 +167,28 @@ class Session:
                 self._electors.append(elector._finalizer)
         return elector
 
-    def metrics_text(self) -> str:
-        """The metrics of every running elector of the session as one Prometheus text
-        exposition (version 0.0.4): each metric's ``HELP`` and ``TYPE`` once, one sample per
-        service (``name="<service>"``), the leading gauges exact at the moment of the call.
-        Serve this one for a session: the electors' own :meth:`Elector.metrics_text` joined
-        together repeat the ``HELP``/``TYPE`` lines, which a scraper rejects. Never blocks on
-        the database; raises :class:`InvalidStateError` once the session is closed."""
+    def metrics_text(self, *, detailed: bool = False) -> str:
+        """The session's metrics as one Prometheus text exposition (version 0.0.4), each
+        metric's ``HELP`` and ``TYPE`` once. Compact by default: the session's own series,
+        labelled ``node="<node id>"`` (``mysqlleader_session_seats{state="leading|following|vacant"}``,
+        the counters of its batched calls ``mysqlleader_session_renew_batches_total``,
+        ``..._renew_batch_failures_total``, ``..._renewed_seats_total``,
+        ``..._take_batches_total``, ``..._take_batch_failures_total``, ``..._taken_seats_total``,
+        ``..._resign_batches_total``, ``..._single_campaigns_total``, and the histogram
+        ``mysqlleader_session_renew_batch_duration_seconds`` of each ``renew_seats`` round trip),
+        then per service (``name="<service>"``) only ``leader_election_master_status``, exact at
+        the moment of the call, and ``mysqlleader_term``: about 75 bytes plus twice the service
+        id's length a service (10,000 services of 10-byte ids: under 1 MB). With
+        ``detailed=True``, every elector's full series too (transitions, campaign errors and the
+        campaign duration histogram, which in a session includes the wait for a batch: about
+        1.5 KB a service). Serve this one for a session: the electors' own
+        :meth:`Elector.metrics_text` joined together repeat the ``HELP``/``TYPE`` lines, which a
+        scraper rejects. Never blocks on the database; raises :class:`InvalidStateError` once
+        the session is closed."""
+        lib = library()
+        copy = lib.mysqlleader_session_metrics_text_detailed if detailed else lib.mysqlleader_session_metrics_text
         with self._handle.use() as ptr:
-            return _copy_string(library().mysqlleader_session_metrics_text, ptr, 4096)
+            return _copy_string(copy, ptr, 4096)
 
     # --- life cycle --------------------------------------------------------------------------
 

@@ -406,10 +406,10 @@ class Session:
         self._electors.add(elector)
         return elector
 
-    def metrics_text(self) -> str:
-        """:meth:`mysqlleader.Session.metrics_text` (it never waits on the database: safe on
-        the loop)."""
-        return self._sync.metrics_text()
+    def metrics_text(self, *, detailed: bool = False) -> str:
+        """:meth:`mysqlleader.Session.metrics_text`, compact unless ``detailed`` (it never waits
+        on the database: safe on the loop)."""
+        return self._sync.metrics_text(detailed=detailed)
 
     async def close(self) -> None:
         """:meth:`mysqlleader.Session.close` in a worker thread; the event iterators of its

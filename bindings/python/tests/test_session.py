@@ -330,17 +330,33 @@ def test_a_sessions_metrics_are_one_valid_exposition(client: mysqlleader.Client,
         electors = [session.elector(f"{service}-{i}") for i in range(3)]
         for e in electors:
             assert e.wait_for_leadership(timeout=10)
-        text = session.metrics_text()
+        # Detailed: HELP and TYPE of 15 metrics (the session's 10, each elector's 5), once each.
+        text = session.metrics_text(detailed=True)
         comments = [line for line in text.splitlines() if line.startswith("#")]
-        assert len(comments) == len(set(comments)) == 10, text  # HELP and TYPE of 5 metrics, once each
+        assert len(comments) == len(set(comments)) == 30, text
         for i in range(3):
             assert f'leader_election_master_status{{name="{service}-{i}"}} 1' in text, text
+            assert f'mysqlleader_campaign_duration_seconds_count{{name="{service}-{i}"}} ' in text, text
+        assert 'mysqlleader_session_seats{node="metrics",state="leading"} 3\n' in text, text
+        # Compact (the default): the session's 10 and the electors' two gauges.
+        text = session.metrics_text()
+        comments = [line for line in text.splitlines() if line.startswith("#")]
+        assert len(comments) == len(set(comments)) == 24, text
+        for i in range(3):
+            assert f'leader_election_master_status{{name="{service}-{i}"}} 1' in text, text
+            assert f'mysqlleader_term{{name="{service}-{i}"}} ' in text, text
+        assert "mysqlleader_campaign_duration_seconds" not in text, text
+        assert 'mysqlleader_session_seats{node="metrics",state="leading"} 3\n' in text, text
+        assert "# TYPE mysqlleader_session_renew_batch_duration_seconds histogram\n" in text, text
+        assert 'mysqlleader_session_renew_batches_total{node="metrics"} ' in text, text
         electors[1].close()
         text = session.metrics_text()
         assert f'name="{service}-1"' not in text, "a closed elector is left out"
         assert f'leader_election_master_status{{name="{service}-2"}} 1' in text
     with pytest.raises(InvalidStateError):
         session.metrics_text()
+    with pytest.raises(InvalidStateError):
+        session.metrics_text(detailed=True)
 
 
 def test_closing_one_elector_resigns_its_seat_alone(client: mysqlleader.Client, url: str, service: str) -> None:

@@ -404,6 +404,7 @@ interface CApi extends Library {
     int mysqlleader_session_new(Pointer client, ElectorConfig config, PointerByReference sessionOut);
     int mysqlleader_session_elector(Pointer session, String serviceId, EventCallback callback, Pointer userdata, PointerByReference electorOut);
     int mysqlleader_session_metrics_text(Pointer session, byte[] buf, long bufLen, LongByReference neededOut);
+    int mysqlleader_session_metrics_text_detailed(Pointer session, byte[] buf, long bufLen, LongByReference neededOut);
     void mysqlleader_session_free(Pointer session);
     int mysqlleader_set_log_callback(Pointer userdata, LogCallback callback, int maxLevel);
 }

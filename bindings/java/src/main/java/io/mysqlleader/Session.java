@@ -125,28 +125,61 @@ public final class Session implements AutoCloseable {
     }
 
     /**
-     * The metrics of every running elector of the session as one Prometheus text exposition
-     * (version 0.0.4; {@code mysqlleader_session_metrics_text}): each metric's HELP and TYPE once,
-     * one sample per service ({@code name="<service>"}), the leading gauges exact at the moment of
-     * the call. Serve this one for a session: the electors' own {@link Elector#metricsText()}
-     * joined together repeat the HELP/TYPE lines, which a scraper rejects. Never blocks on the
-     * database.
+     * The session's metrics as one Prometheus text exposition (version 0.0.4;
+     * {@code mysqlleader_session_metrics_text}), each metric's HELP and TYPE once, compact: the
+     * session's own series, labelled {@code node="<node id>"}
+     * ({@code mysqlleader_session_seats{state="leading|following|vacant"}}, the counters of its
+     * batched calls {@code mysqlleader_session_renew_batches_total},
+     * {@code _renew_batch_failures_total}, {@code _renewed_seats_total}, {@code _take_batches_total},
+     * {@code _take_batch_failures_total}, {@code _taken_seats_total}, {@code _resign_batches_total}
+     * and {@code _single_campaigns_total}, and the histogram
+     * {@code mysqlleader_session_renew_batch_duration_seconds} of each {@code renew_seats} round
+     * trip), then per service ({@code name="<service>"}) only
+     * {@code leader_election_master_status}, exact at the moment of the call, and
+     * {@code mysqlleader_term}: about 75 bytes plus twice the service id's length a service
+     * (10,000 services of 10-byte ids: under 1 MB). {@link #metricsTextDetailed()} has every
+     * elector's full series too. Serve this one for a session: the electors' own
+     * {@link Elector#metricsText()} joined together repeat the HELP/TYPE lines, which a scraper
+     * rejects. Never blocks on the database.
      *
      * @throws InvalidStateException once the session is closed
      */
     public String metricsText() {
+        return metricsText(false);
+    }
+
+    /**
+     * {@link #metricsText()} with every running elector's full series, as its own
+     * {@link Elector#metricsText()} has them ({@code mysqlleader_session_metrics_text_detailed}:
+     * also {@code mysqlleader_leadership_transitions_total}, {@code mysqlleader_campaign_errors_total}
+     * and the histogram {@code mysqlleader_campaign_duration_seconds}, which in a session includes
+     * the wait for a batch): about 1.5 KB a service.
+     *
+     * @throws InvalidStateException once the session is closed
+     */
+    public String metricsTextDetailed() {
+        return metricsText(true);
+    }
+
+    private String metricsText(boolean detailed) {
         if (handle.closed()) throw new InvalidStateException("mysqlleader: the session is closed");
         return handle.use(session -> {
             byte[] buf = new byte[4096];
             com.sun.jna.ptr.LongByReference needed = new com.sun.jna.ptr.LongByReference();
-            int rc = Lib.C.mysqlleader_session_metrics_text(session, buf, buf.length, needed);
+            int rc = copy(session, detailed, buf, needed);
             for (int attempt = 0; attempt < 3 && rc == ErrorKind.BUFFER_TOO_SMALL.code; attempt++) {
                 buf = new byte[(int) Math.max(needed.getValue(), 2L * buf.length)];
-                rc = Lib.C.mysqlleader_session_metrics_text(session, buf, buf.length, needed);
+                rc = copy(session, detailed, buf, needed);
             }
             if (rc != 0) throw MysqlLeaderException.last(rc);
             return Lib.string(buf);
         });
+    }
+
+    private static int copy(com.sun.jna.Pointer session, boolean detailed, byte[] buf, com.sun.jna.ptr.LongByReference needed) {
+        return detailed
+            ? Lib.C.mysqlleader_session_metrics_text_detailed(session, buf, buf.length, needed)
+            : Lib.C.mysqlleader_session_metrics_text(session, buf, buf.length, needed);
     }
 
     /** Called by an elector of this session that was closed on its own. */

@@ -138,14 +138,32 @@ class SessionTest {
         try (Elector m1 = s.elector("metrics-1"); Elector m2 = s.elector("metrics-2")) {
             assertTrue(m1.awaitLeadership(WAIT), "did not lead: " + m1.lastCallError());
             assertTrue(m2.awaitLeadership(WAIT), "did not lead: " + m2.lastCallError());
+            // Detailed: HELP and TYPE of 15 metrics (the session's 10, each elector's 5), once each.
+            String detailed = s.metricsTextDetailed();
+            List<String> comments = detailed.lines().filter(l -> l.startsWith("#")).toList();
+            assertEquals(30, comments.size(), detailed);
+            assertEquals(30, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + detailed);
+            assertTrue(detailed.contains("leader_election_master_status{name=\"metrics-1\"} 1"), detailed);
+            assertTrue(detailed.contains("leader_election_master_status{name=\"metrics-2\"} 1"), detailed);
+            assertTrue(detailed.contains("mysqlleader_campaign_duration_seconds_count{name=\"metrics-1\"} "), detailed);
+            assertTrue(detailed.contains("mysqlleader_campaign_duration_seconds_count{name=\"metrics-2\"} "), detailed);
+            // Compact (the default): the session's 10 and each elector's two gauges.
             String text = s.metricsText();
-            List<String> comments = text.lines().filter(l -> l.startsWith("#")).toList();
-            assertEquals(10, comments.size(), text);
-            assertEquals(10, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + text);
+            comments = text.lines().filter(l -> l.startsWith("#")).toList();
+            assertEquals(24, comments.size(), text);
+            assertEquals(24, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + text);
             assertTrue(text.contains("leader_election_master_status{name=\"metrics-1\"} 1"), text);
             assertTrue(text.contains("leader_election_master_status{name=\"metrics-2\"} 1"), text);
+            assertTrue(text.contains("mysqlleader_term{name=\"metrics-1\"} "), text);
+            assertFalse(text.contains("mysqlleader_campaign_duration_seconds"), text);
+            for (String t : List.of(text, detailed)) {
+                assertTrue(t.contains("# TYPE mysqlleader_session_renew_batch_duration_seconds histogram\n"), t);
+                assertTrue(t.contains("mysqlleader_session_renew_batches_total{node=\""), t);
+                assertTrue(t.contains(",state=\"leading\"} 2\n"), t);
+            }
             s.close();
             assertThrows(InvalidStateException.class, s::metricsText);
+            assertThrows(InvalidStateException.class, s::metricsTextDetailed);
         } finally {
             s.close();
         }
