@@ -2,7 +2,8 @@
 the background, and ``EventStream``, an iterator over its leadership changes.
 
 Threads: the library renews the lease on its own threads and delivers leadership changes on
-one callback thread per elector (a C thread, one event at a time, in order). This module's
+a callback thread (a C thread, one event at a time, each elector's in order): one per
+stand-alone elector, one per :class:`Session` for all its electors. This module's
 trampoline turns each into an :class:`Event`, hands it to every open :class:`EventStream` and
 then to the ``on_event`` callback. Nothing raised there ever reaches C: an exception of the
 callback is logged (logger ``"mysqlleader"``) and the elector goes on.

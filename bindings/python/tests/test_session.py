@@ -312,6 +312,32 @@ def test_fallback_clients_must_be_clients(client: mysqlleader.Client, url: str) 
         mysqlleader.Elector(client, "s", fallback_clients=[closed])
 
 
+def os_threads() -> int:
+    """The threads of this process as the kernel counts them (Python's and the library's)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_a_sessions_electors_share_one_callback_thread(client: mysqlleader.Client, url: str, service: str) -> None:
+    """Events of a session's electors are delivered by one thread of the session, not one per
+    service (issue 42): 200 more electors add no thread, and each still gets its own events (an
+    operator forces 20 seats away: those 20 electors, and only they, say STOPPED_LEADING)."""
+    with mysqlleader.Session(client, node_id="threads", lease=LEASE) as session:
+        first = session.elector(f"{service}-0")
+        assert first.wait_for_leadership(SLACK)
+        before = os_threads()
+        electors = [session.elector(f"{service}-{i}") for i in range(1, 201)]
+        assert wait_until(lambda: all(e.is_leader for e in electors)), "every elector leads"
+        added = os_threads() - before
+        assert added <= 1, f"200 session electors added {added} threads (one delivery thread serves them all)"
+        streams = [e.events() for e in electors]
+        for i in range(20):
+            query(url, "CALL force_leader(%s, %s, %s)", (f"{service}-{i + 1}", "elsewhere", LEASE * 1000))
+        for i, stream in enumerate(streams[:20]):
+            event = stream.get(timeout=SLACK)
+            assert event is not None and event.kind == EventKind.STOPPED_LEADING, f"elector {i + 1}: {event}"
+        assert all(stream.get(timeout=0) is None for stream in streams[20:]), "no event for the seats not forced"
+
+
 def test_a_closed_session_says_so(client: mysqlleader.Client, service: str) -> None:
     session = mysqlleader.Session(client, node_id="closed", lease=2)
     assert "electors=0" in repr(session)
