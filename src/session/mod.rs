@@ -545,6 +545,8 @@ impl Drop for SessionBackend {
 }
 
 impl Backend for SessionBackend {
+    /// One, as the elector's loop sees it: the session moves all its calls to a fallback server
+    /// at once ([`Core::call`]), not each elector on its own.
     fn servers(&self) -> usize {
         1
     }
