@@ -19,7 +19,7 @@
 //!
 //! | metric | type | meaning |
 //! | --- | --- | --- |
-//! | `mysqlleader_session_seats{node,state}` | gauge | the session's running electors now: `state="leading"` (by its local deadline), `"following"` (its last answer named another node's valid lease, which has not ended, give or take a retry interval) or `"vacant"` (neither: a vacant seat, failing calls, or no answer yet) |
+//! | `mysqlleader_session_seats{node,state}` | gauge | the session's running electors now: `state="leading"` (by its local deadline), `"following"` (its last call succeeded and its answer named another leader) or `"vacant"` (neither: a vacant seat, failing calls, or no answer yet) |
 //! | `mysqlleader_session_renew_batches_total{node}` | counter | `renew_seats` calls sent (one renew for up to 500 seats), answered or not |
 //! | `mysqlleader_session_renew_batch_failures_total{node}` | counter | `renew_seats` calls that failed |
 //! | `mysqlleader_session_renewed_seats_total{node}` | counter | the seats those calls carried (÷ `renew_batches_total`: the mean batch size) |

@@ -76,11 +76,11 @@ impl LockConn {
     /// Takes `conn` for the lock: `None` (and the connection closed) where named locks cannot
     /// wake anyone (a Galera node, a Group Replication member).
     pub(crate) async fn open(mut conn: mysql_async::Conn) -> crate::Result<Option<LockConn>> {
-        if !procedures::wakeup_lock_supported(&mut conn).await? {
+        let (supported, wait_timeout_s) = procedures::wakeup_lock_setup(&mut conn).await?;
+        if !supported {
             let _ = conn.disconnect().await;
             return Ok(None);
         }
-        let wait_timeout_s = procedures::session_wait_timeout_s(&mut conn).await?;
         let keepalive = (Duration::from_secs(wait_timeout_s) / 2).clamp(Duration::from_secs(1), KEEPALIVE_MAX);
         Ok(Some(LockConn { conn, keepalive }))
     }

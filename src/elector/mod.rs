@@ -797,6 +797,14 @@ impl Stopper {
         self.state.borrow().leads_at(Instant::now())
     }
 
+    /// Whether the elector follows another leader now: it does not lead, its last call
+    /// succeeded, and that call's answer named a leader (another node, or another process with
+    /// this node id).
+    pub(crate) fn follows(&self) -> bool {
+        let state = self.state.borrow();
+        !state.leads_at(Instant::now()) && state.leader_id.is_some() && state.last_error.is_none()
+    }
+
     /// [`Elector::metrics`] of the elector.
     pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
         &self.metrics

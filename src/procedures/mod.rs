@@ -46,8 +46,8 @@ pub use status::{
     ServiceStatus, TermRecord,
 };
 pub(crate) use wakeup::{
-    keepalive, kill_query, node_wakeup_lock_name, session_wait_timeout_s, wakeup_lock_get, wakeup_lock_held, wakeup_lock_name,
-    wakeup_lock_release, wakeup_lock_supported,
+    keepalive, kill_query, node_wakeup_lock_name, wakeup_lock_get, wakeup_lock_held, wakeup_lock_name,
+    wakeup_lock_release, wakeup_lock_setup,
 };
 
 /// Result of `campaign` and `force_leader`.

@@ -40,8 +40,16 @@ fn lock_name_from(row: &Row) -> Result<String> {
 /// nor on a member of a MySQL Group Replication group (a group name is set): a lock is local to
 /// the member that holds it, and electors of one election may talk to different members.
 pub(crate) async fn wakeup_lock_supported(conn: &mut mysql_async::Conn) -> Result<bool> {
-    let vars = super::server_variables(conn, &["wsrep_on", "group_replication_group_name"]).await?;
-    Ok(!vars.is_on("wsrep_on") && !vars.value("group_replication_group_name").is_some_and(|v| !v.is_empty()))
+    Ok(wakeup_lock_setup(conn).await?.0)
+}
+
+/// [`wakeup_lock_supported`], and the session's `wait_timeout` in seconds (how long the server
+/// lets it idle before closing it), in one round trip.
+pub(crate) async fn wakeup_lock_setup(conn: &mut mysql_async::Conn) -> Result<(bool, u64)> {
+    let vars = super::server_variables(conn, &["wsrep_on", "group_replication_group_name", "wait_timeout"]).await?;
+    let supported = !vars.is_on("wsrep_on") && !vars.value("group_replication_group_name").is_some_and(|v| !v.is_empty());
+    let wait_timeout_s = vars.value("wait_timeout").and_then(|v| v.parse().ok()).unwrap_or(28_800);
+    Ok((supported, wait_timeout_s))
 }
 
 /// `GET_LOCK(name, wait_s)`: true when this connection now holds the lock; false when the wait
@@ -70,12 +78,6 @@ pub(crate) async fn kill_query(opts: &mysql_async::Opts, connection_id: u32) -> 
     let killed = format!("KILL QUERY {connection_id}").ignore(&mut conn).await.map_err(Error::from_mysql);
     let _ = conn.disconnect().await;
     killed
-}
-
-/// The session's `wait_timeout` in seconds: how long the server lets it idle before closing it.
-pub(crate) async fn session_wait_timeout_s(conn: &mut mysql_async::Conn) -> Result<u64> {
-    let s: Option<u64> = "SELECT @@session.wait_timeout".first(&mut *conn).await.map_err(Error::from_mysql)?;
-    Ok(s.unwrap_or(28_800))
 }
 
 /// One statement that does nothing, so that the server does not close the session as idle

@@ -161,7 +161,6 @@ impl SessionBuilder {
             takes_one_by_one: AtomicBool::new(false),
             stats: Mutex::default(),
             renew_durations: crate::metrics::Histogram::default(),
-            follows: Mutex::default(),
             running: AtomicUsize::new(0),
             hub: wakeup_on.then(|| hub.clone()),
             incidents: incidents::Incidents::start(&template_node),
@@ -320,20 +319,11 @@ impl Session {
         running.sort_by(|a, b| a.0.cmp(b.0));
         let items: Vec<(&str, &crate::metrics::Metrics, bool)> =
             running.iter().map(|(service, s)| (service.as_str(), s.metrics(), s.is_leader())).collect();
+        // The seats gauge, from each elector's published state: leading, following (another
+        // node's lease seen by a call that succeeded), or neither.
         let mut seats = [0u64; 3];
-        {
-            let now = Instant::now();
-            let follows = self.core.follows.lock().unwrap_or_else(|e| e.into_inner());
-            for (service, _, leading) in &items {
-                let state = if *leading {
-                    0
-                } else if follows.get(*service).is_some_and(|until| now < *until) {
-                    1
-                } else {
-                    2
-                };
-                seats[state] += 1;
-            }
+        for ((_, stopper), (_, _, leading)) in running.iter().zip(&items) {
+            seats[if *leading { 0 } else if stopper.follows() { 1 } else { 2 }] += 1;
         }
         let mut out = String::with_capacity(4096 + items.len() * if detailed { 1600 } else { 100 });
         {
@@ -411,10 +401,6 @@ struct Core {
     stats: Mutex<SessionStats>,
     /// The round trip of every `renew_seats` call, observed under `stats`' lock.
     renew_durations: crate::metrics::Histogram,
-    /// By service: until when the elector's last answer showed another node holding the seat
-    /// (its lease as the answer told it, plus a retry interval: the follower's next look), for
-    /// the `seats` gauge of the session's metrics.
-    follows: Mutex<HashMap<String, Instant>>,
     /// The number of [`SessionBackend`]s alive: of electors whose task runs.
     running: AtomicUsize,
     /// The wake-up lock's side, when it is on.
@@ -506,23 +492,6 @@ impl SessionBackend {
         answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))
     }
 
-    /// Notes whether another node holds the seat after an answer, and until when (for the
-    /// session's `seats` gauge).
-    fn note_follow(&self, answer: &Campaign) {
-        let until = (!answer.is_leader && answer.leader_id.is_some())
-            .then(|| Instant::now() + answer.lease_remaining + self.core.template.retry_interval);
-        let mut follows = self.core.follows.lock().unwrap_or_else(|e| e.into_inner());
-        match (until, follows.get_mut(&self.service_id)) {
-            (Some(until), Some(entry)) => *entry = until,
-            (Some(until), None) => {
-                follows.insert(self.service_id.clone(), until);
-            }
-            (None, _) => {
-                follows.remove(&self.service_id);
-            }
-        }
-    }
-
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
     /// this seat follows). Wakes received meanwhile stay: one may be newer than the answer (a
     /// stale one costs one more look at the seat, in a batch).
@@ -536,7 +505,6 @@ impl SessionBackend {
 impl Drop for SessionBackend {
     fn drop(&mut self) {
         self.core.running.fetch_sub(1, Ordering::Relaxed);
-        self.core.follows.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.service_id);
         if let Some(hub) = &self.core.hub {
             hub.set_followed(&self.service_id, None);
             hub.set_leading(&self.service_id, false);
@@ -562,7 +530,6 @@ impl Backend for SessionBackend {
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
         let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
         if let Ok(c) = &answer {
-            self.note_follow(&c.answer);
             self.note_answer(&c.answer);
         }
         answer
