@@ -52,11 +52,16 @@ async fn http_endpoints_follow_a_failover_and_never_say_leader_twice() {
     assert!(metrics_b.contains("leader_election_master_status{name=\"web\"} 0"), "{metrics_b}");
 
     // Failover (the leader is told to leave): scrape both every few ms; never 200 on both.
+    // The new leader first, then the old: leadership only moves from a to b here, so a's 200
+    // after b's is a real overlap (a still said leader after b had begun to). The other order
+    // would flag a handover that fell between the two requests (seen under CI load on MySQL:
+    // a answered, resigned, b was woken and took the seat, then b answered: no overlap).
     let t0 = Instant::now();
     signal(a.pid(), libc::SIGTERM);
     let mut flipped = false;
     while t0.elapsed() < PATIENCE {
-        let (ca, cb) = (http(pa, "GET", "/leader").map(|r| r.0), http(pb, "GET", "/leader").map(|r| r.0));
+        let cb = http(pb, "GET", "/leader").map(|r| r.0);
+        let ca = http(pa, "GET", "/leader").map(|r| r.0);
         assert!(!(ca == Some(200) && cb == Some(200)), "both nodes answered 200 on /leader at once");
         if cb == Some(200) {
             flipped = true;
