@@ -28,7 +28,8 @@
 //! | `mysqlleader_session_taken_seats_total{node}` | counter | the seats those calls took |
 //! | `mysqlleader_session_resign_batches_total{node}` | counter | `resign_seats` calls sent (a shutdown's resigns) |
 //! | `mysqlleader_session_single_campaigns_total{node}` | counter | `campaign` calls sent one by one (seats no batch settled) |
-//! | `mysqlleader_session_renew_batch_duration_seconds{node}` | histogram | the round trip of each `renew_seats` call, answered or not, as the session measured it |
+//! | `mysqlleader_session_renew_batch_duration_seconds{node}` | histogram | the round trip of each renew call (`renew_lease`, or `renew_seats` without node leases), answered or not, as the session measured it |
+//! | `mysqlleader_session_renew_server_duration_seconds{node}` | histogram | the time each `renew_lease` took on the server, from its start to its answer, by the server's clock (its answer tells): the round trip less the network and the client |
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -180,6 +181,8 @@ pub(crate) struct SessionSeries<'a> {
     pub(crate) seats: [u64; 3],
     pub(crate) stats: &'a crate::session::SessionStats,
     pub(crate) renew_durations: &'a Histogram,
+    /// The time each `renew_lease` took on the server, as its answer told.
+    pub(crate) renew_server_durations: &'a Histogram,
 }
 
 /// The session-level series, labelled `node="<node id>"`: see the module documentation.
@@ -209,6 +212,9 @@ pub(crate) fn render_session(out: &mut String, s: &SessionSeries<'_>) {
     let h = "mysqlleader_session_renew_batch_duration_seconds";
     let _ = writeln!(out, "# HELP {h} The round trip of each renew_seats call, answered or not.\n# TYPE {h} histogram");
     s.renew_durations.render(out, h, &node);
+    let h = "mysqlleader_session_renew_server_duration_seconds";
+    let _ = writeln!(out, "# HELP {h} The time each renew_lease took on the server, by the server's clock, as its answer told.\n# TYPE {h} histogram");
+    s.renew_server_durations.render(out, h, &node);
 }
 
 /// A label value escaped as the exposition format wants: `\\`, `\"` and `\n`.
@@ -272,7 +278,7 @@ mod tests {
         h.observe(Duration::from_millis(3));
         h.observe(Duration::from_millis(30));
         let mut text = String::new();
-        render_session(&mut text, &SessionSeries { node: "web\"3", seats: [1, 1, 0], stats: &stats, renew_durations: &h });
+        render_session(&mut text, &SessionSeries { node: "web\"3", seats: [1, 1, 0], stats: &stats, renew_durations: &h, renew_server_durations: &h });
         render_electors(&mut text, &[("shard-1", &a, true), ("shard-2", &b, false)], false);
         for line in text.lines().filter(|l| l.starts_with('#')) {
             assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "repeated: {line}\n{text}");

@@ -346,6 +346,10 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     let schema = db.name.clone();
     admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.renew_seats FROM '{user}'@'%'")).await.unwrap();
     admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.resign_seats FROM '{user}'@'%'")).await.unwrap();
+    // Nor the node leases, which came later still.
+    for procedure in ["grant_lease", "renew_lease", "take_seats"] {
+        admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.{procedure} FROM '{user}'@'%'")).await.unwrap();
+    }
     // The shutdown resigns by the request timeout: 500 ms rather than the default lease / 5, as
     // its one-by-one resigns (after resign_seats is refused) share the session's connection with
     // the one-by-one renews (CI45: the default 200 ms ran out under make test's load).
@@ -366,6 +370,81 @@ async fn a_session_without_renew_seats_campaigns_one_by_one() {
     drop(admin);
     drop(electors);
     drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}
+
+/// The base rows of `services`' seats: (renewed_at in µs, lease_id).
+async fn seat_rows(db: &TestDb, services: &[String]) -> Vec<(i64, Option<u64>)> {
+    let mut admin = db.conn().await;
+    let mut rows = Vec::new();
+    for s in services {
+        let row: (i64, Option<u64>) = admin
+            .exec_first("SELECT TIMESTAMPDIFF(MICROSECOND, '2000-01-01', renewed_at), lease_id FROM leader_election \
+                         WHERE service_id = CAST(? AS BINARY)", (s.as_str(),))
+            .await
+            .unwrap()
+            .unwrap();
+        rows.push(row);
+    }
+    rows
+}
+
+/// Node leases (issue 42): a session's seats hang on one lease row, and its renew writes that
+/// row alone. 60 services led with a 1 s lease stay led for 3 s with no write to any seat's row
+/// after the first renew hung them on the lease; the lease's row is the session's one, renewed
+/// all along. An account without the lease procedures (granted before them) renews seat by seat
+/// with renew_seats, as before, and leads as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_renew_writes_one_row_whatever_its_seats() {
+    let db = TestDb::migrated("session_lease").await;
+    let (user, pool) = app_account(&db, "slease").await;
+    let (old_user, old_pool) = app_account(&db, "soldl").await;
+    let mut admin = db.conn().await;
+    let schema = db.name.clone();
+    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{schema}`.grant_lease FROM '{old_user}'@'%'")).await.unwrap();
+
+    let new = Session::builder(pool).node_id("node-lease").lease(Duration::from_secs(1)).start().unwrap();
+    let old = Session::builder(old_pool).node_id("node-plain").lease(Duration::from_secs(1)).start().unwrap();
+    let (a, b): (Vec<String>, Vec<String>) = (services(60), (0..20).map(|i| format!("plain-{i:02}")).collect());
+    let led: Vec<Elector> = a.iter().map(|s| new.elector(s.as_str()).unwrap()).collect();
+    let plain: Vec<Elector> = b.iter().map(|s| old.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(15), "each node leads its services", || {
+        led.iter().all(Elector::is_leader) && plain.iter().all(Elector::is_leader)
+    }).await;
+    // Past one renew interval, every seat of the session hangs on its one lease.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let first = seat_rows(&db, &a).await;
+    let leases: Vec<u64> = first.iter().filter_map(|r| r.1).collect();
+    assert_eq!(leases.len(), a.len(), "every seat hangs on a lease: {first:?}");
+    assert!(leases.iter().all(|l| *l == leases[0]), "one lease for the session: {leases:?}");
+    let lease_rows: i64 = admin.query_first("SELECT COUNT(*) FROM leader_election_lease WHERE node_id = 'node-lease' \
+                                             AND expires_at > UTC_TIMESTAMP(6)").await.unwrap().unwrap();
+    assert_eq!(lease_rows, 1);
+    let plain_first = seat_rows(&db, &b).await;
+    assert!(plain_first.iter().all(|r| r.1.is_none()), "the old account's seats stand on their own leases");
+    let terms_query = "SELECT COUNT(*) FROM leader_election_history WHERE leader_id IN ('node-lease', 'node-plain')";
+    let terms_first: i64 = admin.query_first(terms_query).await.unwrap().unwrap();
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(led.iter().all(Elector::is_leader) && plain.iter().all(Elector::is_leader), "both nodes still lead all");
+    assert_eq!(seat_rows(&db, &a).await, first, "no seat's row was written in 3 s (3 leases)");
+    let renewed_ago_ms: i64 = admin
+        .exec_first("SELECT TIMESTAMPDIFF(MICROSECOND, renewed_at, UTC_TIMESTAMP(6)) DIV 1000 FROM leader_election_lease WHERE lease_id = ?", (leases[0],))
+        .await.unwrap().unwrap();
+    assert!(renewed_ago_ms < 1_000, "the lease's row was renewed within the last lease ({renewed_ago_ms} ms ago)");
+    let plain_later = seat_rows(&db, &b).await;
+    assert!(plain_later.iter().zip(&plain_first).all(|(l, f)| l.0 > f.0), "renew_seats renews each seat's row");
+    let terms_later: i64 = admin.query_first(terms_query).await.unwrap().unwrap();
+    assert_eq!(terms_later, terms_first, "no term began in 3 s of renews: none was lost");
+
+    new.shutdown().await.unwrap();
+    old.shutdown().await.unwrap();
+    let resigned: i64 = admin.query_first("SELECT COUNT(*) FROM leader_election_history WHERE leader_id = 'node-lease' AND ended_how = 'resigned'")
+        .await.unwrap().unwrap();
+    assert_eq!(resigned, 60, "the shutdown resigned every seat on the lease");
+    drop(admin);
+    drop((led, plain));
+    drop_accounts(&db, &[&user, &old_user]).await;
     db.drop_db().await;
 }
 
@@ -524,7 +603,7 @@ async fn a_session_logs_an_incident_once_for_all_its_seats() {
     until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
 
     let mut admin = db.conn().await;
-    for procedure in ["campaign", "leader_election_campaign", "renew_seats", "campaign_seats"] {
+    for procedure in ["campaign", "leader_election_campaign", "renew_seats", "campaign_seats", "renew_lease", "take_seats", "grant_lease"] {
         admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.{procedure} FROM '{user}'@'%'", db.name)).await.unwrap();
     }
     until(Duration::from_secs(10), "every seat steps down", || electors.iter().all(|e| !e.is_leader())).await;

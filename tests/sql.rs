@@ -11,6 +11,7 @@ mod sql_concurrency;
 mod sql_contract;
 mod sql_errors;
 mod sql_handover;
+mod sql_leases;
 mod sql_lifecycle;
 mod sql_migrations;
 mod sql_mysql;

@@ -39,7 +39,7 @@ BEGIN
     CALL leader_election_check_access(p_service_id);
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6)
       INTO v_leader, v_term, v_expires, v_now
-      FROM leader_election WHERE service_id = v_sid;
+      FROM leader_election_seats WHERE service_id = v_sid;
     IF NOT (v_leader IS NOT NULL AND v_expires > v_now) THEN
         SET v_leader = NULL;
     END IF;

@@ -71,7 +71,7 @@ BEGIN
     -- 1. The seat, as the caller's transaction reads it: a plain read, no lock.
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(handover_from)
       INTO v_leader, v_term, v_expires, v_from
-      FROM leader_election WHERE service_id = v_sid;
+      FROM leader_election_seats WHERE service_id = v_sid;
     -- A fence outside a transaction fences nothing: refuse it where the server can tell. With
     -- autocommit off a transaction is always open (it begins with the read above); with it on,
     -- only @@in_transaction (MariaDB) tells whether START TRANSACTION was sent.

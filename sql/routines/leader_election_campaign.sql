@@ -116,7 +116,7 @@ BEGIN
     SELECT COUNT(*), MAX(leader_id), MAX(term), MAX(lease_expires_at), UTC_TIMESTAMP(6),
            MAX(handover_to), MAX(handover_until), MAX(handover_from_until), MAX(renewed_at), MAX(term_started_at)
       INTO v_rows, v_leader, v_term, v_expires, v_now, v_held_for, v_held_to, v_from_to, v_renewed_at, v_started_at
-      FROM leader_election WHERE service_id = v_sid;
+      FROM leader_election_seats WHERE service_id = v_sid;
 
     -- 2b. An operator's handover (sql/V11__handover.sql, note 1) bars every node but the named one
     --     while its reservation lasts, and the named one too while the leader it displaced has
@@ -202,7 +202,7 @@ BEGIN
             SET v_term = NULL;
             SELECT leader_id, term, lease_expires_at, handover_to, handover_until, handover_from_until
               INTO v_leader, v_term, v_expires, v_held_for, v_held_to, v_from_to
-              FROM leader_election WHERE service_id = v_sid FOR UPDATE;
+              FROM leader_election_seats WHERE service_id = v_sid FOR UPDATE;
             CALL leader_election_need_seat(v_term IS NOT NULL);
             SET SESSION innodb_lock_wait_timeout = v_wait;
             SET v_now = UTC_TIMESTAMP(6);

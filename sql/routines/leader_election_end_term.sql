@@ -93,7 +93,7 @@ BEGIN
             CALL leader_election_lock_seat(p_sid, FALSE, v_held);
             SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), COUNT(*)
               INTO v_leader, v_term, v_expires, v_found
-              FROM leader_election WHERE service_id = p_sid FOR UPDATE;
+              FROM leader_election_seats WHERE service_id = p_sid FOR UPDATE;
             -- A seat this call saw or created must still be there, or the call would answer as
             -- if it had changed a seat that does not exist.
             IF v_rows IS NOT NULL THEN

@@ -17,6 +17,8 @@ BEGIN
     DECLARE v_leader  VARBINARY(512);
     DECLARE v_expires DATETIME(6);
     DECLARE v_free    INT;
+    DECLARE v_lease   BIGINT UNSIGNED;
+    DECLARE v_locked  INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     -- No lease can come to end before the cut-off once it has passed: a new lease always ends
@@ -26,7 +28,7 @@ BEGIN
         -- 1. The next expired seat in key order, by a plain consistent read (no lock).
         SET v_sid = NULL;
         CALL leader_election_begin(TRUE);
-        SELECT MIN(service_id) INTO v_sid FROM leader_election
+        SELECT MIN(service_id) INTO v_sid FROM leader_election_seats
          WHERE service_id > v_last AND leader_id IS NOT NULL AND lease_expires_at <= v_cutoff;
         IF v_sid IS NULL THEN
             LEAVE sweep;
@@ -34,9 +36,22 @@ BEGIN
         SET v_last = v_sid;
         -- 2. Lock that seat by its key, as every procedure does; skip it if someone holds it.
         CALL leader_election_begin(FALSE);
-        SET v_leader = NULL;
-        SELECT MAX(leader_id), MAX(lease_expires_at) INTO v_leader, v_expires
+        --    Then the node lease it hangs on, if any (sql/V15__node_leases.sql), skipping it too
+        --    when a renew holds it (never through the view's outer join with SKIP LOCKED, which
+        --    would read a skipped lease as none); then the seat's lease end through the view.
+        SET v_leader = NULL, v_lease = NULL, v_locked = 1;
+        SELECT MAX(leader_id), MAX(lease_id) INTO v_leader, v_lease
           FROM leader_election WHERE service_id = v_sid FOR UPDATE SKIP LOCKED;
+        IF v_lease IS NOT NULL THEN
+            SELECT COUNT(*) INTO v_locked FROM leader_election_lease
+             WHERE lease_id = v_lease FOR UPDATE SKIP LOCKED;
+        END IF;
+        IF v_leader IS NOT NULL AND v_locked = 1 THEN
+            SELECT MAX(leader_id), MAX(lease_expires_at) INTO v_leader, v_expires
+              FROM leader_election_seats WHERE service_id = v_sid;
+        ELSE
+            SET v_leader = NULL;
+        END IF;
         -- 3. Still expired under the lock, and its term not held by a fenced transaction
         --    (leader_election_try_term; swept next time): end its term at the lease's end,
         --    vacate the seat.

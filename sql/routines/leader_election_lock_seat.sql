@@ -39,7 +39,7 @@ BEGIN
             -- it had written nothing; 1-3 run again in a new one.
             DECLARE EXIT HANDLER FOR 1213 SET v_victim = TRUE, p_held = FALSE;
             -- 1.
-            SELECT MAX(term) INTO v_term FROM leader_election
+            SELECT MAX(term) INTO v_term FROM leader_election_seats
              WHERE service_id = p_sid AND leader_id IS NOT NULL
                AND NOT (p_expired_only AND lease_expires_at > UTC_TIMESTAMP(6) + INTERVAL 1 SECOND);
             IF v_term IS NOT NULL THEN
@@ -48,7 +48,7 @@ BEGIN
             END IF;
             -- 2.
             SELECT MAX(leader_id), MAX(term), MAX(lease_expires_at) INTO v_leader, v_locked, v_until
-              FROM leader_election WHERE service_id = p_sid FOR UPDATE;
+              FROM leader_election_seats WHERE service_id = p_sid FOR UPDATE;
             -- 3.
             SET p_held = (v_leader IS NULL OR v_locked <=> v_term
                           -- A lease with a second to go stays valid until the caller reads its clock.

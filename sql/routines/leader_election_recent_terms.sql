@@ -46,7 +46,7 @@ BEGIN
                                                  e.lease_expires_at, NULL),
                                   UTC_TIMESTAMP(6))) DIV 1000 AS lasted_ms
       FROM leader_election_history h
-      LEFT JOIN leader_election e ON e.service_id = h.service_id
+      LEFT JOIN leader_election_seats e ON e.service_id = h.service_id
      WHERE h.service_id = CAST(p_service_id AS BINARY)
      ORDER BY h.term DESC
      LIMIT v_limit;

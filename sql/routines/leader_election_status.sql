@@ -65,7 +65,7 @@ BEGIN
            IF(e.handover_until > UTC_TIMESTAMP(6),
               TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), e.handover_until) DIV 1000, NULL) AS handover_remaining_ms,
            IF(e.handover_until > UTC_TIMESTAMP(6), e.handover_by, NULL) AS handover_by
-      FROM leader_election e
+      FROM leader_election_seats e
       LEFT JOIN leader_election_history h ON h.service_id = e.service_id AND h.term = e.term
      WHERE (v_sid IS NULL OR e.service_id = v_sid)
        AND (v_patterns IS NULL

@@ -94,14 +94,16 @@ BEGIN
     -- lock); the answer is read in a read-only transaction of its own, which locks nothing.
     COMMIT;
     CALL leader_election_begin(TRUE);
-    -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads.
+    -- The renewed seats (renewed_at = v_now), and the other listed seats another node leads (a
+    -- seat's lease through the view: it may hang on a node lease, sql/V15__node_leases.sql; one
+    -- that hangs on this node's is left to a campaign of its own).
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4) AS leader_id,
            e.term,
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000 AS lease_remaining_ms,
            (e.leader_id = v_nid) AS is_leader
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+      STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
        AND (e.leader_id <> v_nid OR e.renewed_at = v_now)
      ORDER BY e.service_id;

@@ -50,7 +50,7 @@ BEGIN
     --    on to lock and write.
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), MAX(handover_from), UTC_TIMESTAMP(6)
       INTO v_leader, v_term, v_expires, v_from, v_now
-      FROM leader_election WHERE service_id = v_sid;
+      FROM leader_election_seats WHERE service_id = v_sid;
     IF v_leader IS NULL AND v_from = v_nid THEN
         -- 2a. The acknowledgement, one guarded write (the seat still vacant and naming this
         --     node): the named node's one lease counts from now.

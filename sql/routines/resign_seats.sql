@@ -69,18 +69,25 @@ BEGIN
     --    renew_seats, step 1a), then a lock on those still matching, skipping each that another
     --    transaction holds (step 1b). The list drives the join: one primary-key lookup per
     --    listed service, never a scan.
+    --    A seat's lease ends at the later of its own end and its node lease's
+    --    (sql/views/leader_election_seats.sql): read through the view, locked on the seats'
+    --    table, then read through the view again under the locks.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+      STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
     SET v_held = v_mine;
     IF v_mine IS NOT NULL THEN
         SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
           FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
-         WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+         WHERE e.leader_id = v_nid
            FOR UPDATE SKIP LOCKED;        -- [mariadb]
            FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
+        SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
+          FROM JSON_TABLE(COALESCE(v_mine, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
     END IF;
     -- The clock, read again once the seats are locked: each term ends after whatever renewed it.
     SET v_now = UTC_TIMESTAMP(6);
@@ -133,7 +140,7 @@ BEGIN
     IF v_held IS NOT NULL THEN
         SELECT JSON_ARRAYAGG(j.sid) INTO v_skipped
           FROM JSON_TABLE(v_held, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+          STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
          WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
     END IF;
     -- 4. The handovers this node acknowledges (see resign): the listed seats still vacant that an
@@ -178,7 +185,7 @@ BEGIN
            0,
            e.term
       FROM JSON_TABLE(COALESCE(v_skipped, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
-      STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+      STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
      ORDER BY service_id;
     COMMIT;

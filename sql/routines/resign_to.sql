@@ -50,7 +50,7 @@ BEGIN
     -- 1. A read: only a node that appears to lead goes on to lock and write.
     SELECT MAX(leader_id), COALESCE(MAX(term), 0), MAX(lease_expires_at), UTC_TIMESTAMP(6)
       INTO v_leader, v_term, v_expires, v_now
-      FROM leader_election WHERE service_id = v_sid;
+      FROM leader_election_seats WHERE service_id = v_sid;
     IF v_leader = v_nid AND v_expires > v_now THEN
         -- 2. Confirm under the row lock, then end the term and reserve the seat
         --    (leader_election_end_term). The caller stepped down before it called: the named

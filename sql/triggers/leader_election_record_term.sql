@@ -17,23 +17,44 @@
 -- 3. change_how and change_at go back to NULL.
 -- Without change_how it writes nothing: renews, copies of access, reservations, and the
 -- procedures of earlier versions (which write their own history) during an upgrade.
+-- The node lease a seat hangs on (sql/V15__node_leases.sql): the term's lease ends at the later
+-- of the seat's own end and the lease's (sql/views/leader_election_seats.sql). A seat whose term
+-- ends, or that is vacated, lets go of its lease (lease_id NULL), unless the writer hangs it on
+-- another one (a takeover onto the taker's lease); when a term that was not resigned ends while
+-- it hung on a lease, the lease's row is written too (lost + 1), so that on Galera and Group
+-- Replication the change conflicts with a renew of that lease through another member. A writer
+-- that decides to end such a term has locked the lease's row already (it read the seat through
+-- the view FOR UPDATE): the write waits for nothing.
 CREATE TRIGGER leader_election_record_term BEFORE UPDATE ON leader_election FOR EACH ROW
 BEGIN
+    DECLARE v_ends DATETIME(6);
+    IF NEW.leader_id IS NULL OR (NEW.term <> OLD.term AND NEW.lease_id <=> OLD.lease_id) THEN
+        SET NEW.lease_id = NULL;
+    END IF;
     IF NEW.change_how IS NOT NULL THEN
+        SET v_ends = OLD.lease_expires_at;
+        IF OLD.lease_id IS NOT NULL AND OLD.leader_id IS NOT NULL THEN
+            IF NEW.change_how <> 'resigned' AND NOT (NEW.lease_id <=> OLD.lease_id) THEN
+                UPDATE leader_election_lease SET lost = lost + 1
+                 WHERE lease_id = OLD.lease_id AND node_id = OLD.leader_id;
+            END IF;
+            SELECT GREATEST(OLD.lease_expires_at, COALESCE(MAX(expires_at), OLD.lease_expires_at)) INTO v_ends
+              FROM leader_election_lease WHERE lease_id = OLD.lease_id AND node_id = OLD.leader_id;
+        END IF;
         IF NEW.change_at IS NULL
            OR (NEW.term <> OLD.term AND (NEW.term <> OLD.term + 1 OR NEW.leader_id IS NULL
                                          OR NEW.change_how NOT IN ('elected', 'forced')))
-           OR (NEW.change_how = 'elected' AND OLD.leader_id IS NOT NULL AND OLD.lease_expires_at > NEW.change_at) THEN
+           OR (NEW.change_how = 'elected' AND OLD.leader_id IS NOT NULL AND v_ends > NEW.change_at) THEN
             SIGNAL SQLSTATE '45000'
                 SET MESSAGE_TEXT = 'mysqlleader: internal: a seat change the history cannot record (leader_election_record_term)';
         END IF;
         -- 1.
         IF OLD.leader_id IS NOT NULL AND (NEW.leader_id IS NULL OR NEW.term <> OLD.term) THEN
             UPDATE leader_election_history
-               SET ended_at  = IF(OLD.lease_expires_at > NEW.change_at, NEW.change_at, OLD.lease_expires_at),
-                   ended_how = IF(OLD.lease_expires_at > NEW.change_at,
+               SET ended_at  = IF(v_ends > NEW.change_at, NEW.change_at, v_ends),
+                   ended_how = IF(v_ends > NEW.change_at,
                                   IF(NEW.change_how = 'forced', 'forced_out', NEW.change_how), 'expired'),
-                   ended_by  = IF(OLD.lease_expires_at > NEW.change_at, USER(), NULL)
+                   ended_by  = IF(v_ends > NEW.change_at, USER(), NULL)
              WHERE service_id = OLD.service_id AND term = OLD.term AND ended_at IS NULL;
         END IF;
         -- 2.

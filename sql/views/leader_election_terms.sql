@@ -20,4 +20,4 @@ SELECT CAST(h.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
        END AS ended_how,
        h.ended_by
 FROM leader_election_history h
-LEFT JOIN leader_election e ON e.service_id = h.service_id;
+LEFT JOIN leader_election_seats e ON e.service_id = h.service_id;

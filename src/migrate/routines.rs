@@ -117,6 +117,9 @@ macro_rules! repeatables {
 pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_regrant",
     Trigger "triggers" "leader_election_record_term",
+    // The seats as the routines read them, new in this release (sql/V15__node_leases.sql): before
+    // every routine that reads it, so that a call during an upgrade finds it.
+    View "views" "leader_election_seats",
     // Before the routines that call them: a call during an upgrade finds them.
     Procedure "routines" "leader_election_try_term",
     Procedure "routines" "leader_election_lock_seat",
@@ -125,14 +128,19 @@ pub const ROUTINES: &[Routine] = repeatables![
     // The shared end of a term, new in this release: resign, resign_to, force_leader, handover
     // and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
     Procedure "routines" "leader_election_end_term",
-    // campaign's body, new in this release: campaign calls it.
+    // campaign's body: campaign calls it.
     Procedure "routines" "leader_election_campaign",
+    // The node leases' helpers and campaign_seats' body, new in this release: before the
+    // procedures that call them.
+    Procedure "routines" "leader_election_renew_lease",
+    Procedure "routines" "leader_election_take_seats",
     Procedure "routines" "am_i_leader",
     Procedure "routines" "assert_leader",
     Procedure "routines" "campaign",
     Procedure "routines" "campaign_seats",
     Procedure "routines" "current_leader",
     Procedure "routines" "force_leader",
+    Procedure "routines" "grant_lease",
     Procedure "routines" "handover",
     Procedure "routines" "leader_election_account_patterns",
     Procedure "routines" "leader_election_begin",
@@ -162,11 +170,13 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_status",
     Procedure "routines" "leader_election_wakeup_name",
     Procedure "routines" "reelect",
+    Procedure "routines" "renew_lease",
     Procedure "routines" "renew_seats",
     Procedure "routines" "resign",
     Procedure "routines" "resign_seats",
     Procedure "routines" "resign_to",
     Procedure "routines" "set_expiry_event",
+    Procedure "routines" "take_seats",
     View "views" "leader_election_terms",
 ];
 
@@ -226,12 +236,13 @@ impl Routine {
             (Kind::View, _) | (Kind::Procedure, Server::MariaDb) => vec![replace],
             (Kind::Trigger, Server::MariaDb) => vec![replace, CLEAR_PENDING_CHANGES.to_string()],
             // The table's writers wait for the lock: none runs between the DROP and the CREATE.
-            // The trigger writes to the history, locked too (LOCK TABLES opens only what it names).
+            // The trigger writes to the history and the node leases, locked too (LOCK TABLES opens only
+            // what it names).
             // A trial trigger first: where the account may not create one (binary logging on,
             // no SUPER: 1419) the statements stop there, before the DROP, and the old trigger
             // stays in place (tests/sql_mysql.rs).
             (Kind::Trigger, Server::MySql) => vec![
-                format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE"),
+                format!("LOCK TABLES `{TRIGGER_TABLE}` WRITE, `leader_election_history` WRITE, `leader_election_lease` WRITE"),
                 format!("CREATE TRIGGER `{TRIAL_TRIGGER}` BEFORE UPDATE ON `{TRIGGER_TABLE}` FOR EACH ROW\nBEGIN\nEND"),
                 format!("DROP TRIGGER `{TRIAL_TRIGGER}`"),
                 format!("DROP TRIGGER IF EXISTS `{}`", self.name),
@@ -425,7 +436,7 @@ mod tests {
         assert_eq!(trigger.apply_statements(Server::MariaDb),
                    vec![format!("CREATE OR REPLACE {}", &trigger.create(Server::MariaDb)["CREATE ".len()..]), CLEAR_PENDING_CHANGES.to_string()]);
         assert_eq!(trigger.apply_statements(Server::MySql),
-                   vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE".to_string(),
+                   vec!["LOCK TABLES `leader_election` WRITE, `leader_election_history` WRITE, `leader_election_lease` WRITE".to_string(),
                         "CREATE TRIGGER `leader_election_trial_trigger` BEFORE UPDATE ON `leader_election` FOR EACH ROW\nBEGIN\nEND".to_string(),
                         "DROP TRIGGER `leader_election_trial_trigger`".to_string(),
                         "DROP TRIGGER IF EXISTS `leader_election_record_term`".to_string(),

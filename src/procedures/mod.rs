@@ -370,6 +370,101 @@ where
     seats_call(conn, "CALL campaign_seats(?, ?, ?)", node_id, lease, service_ids).await
 }
 
+/// A node lease as [`grant_lease`] gives it (sql/V15__node_leases.sql): the seats a session takes
+/// with [`take_seats`] hang on it, and one [`renew_lease`] renews them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseGrant {
+    /// The lease's id, never used again for another lease.
+    pub lease_id: u64,
+    /// Its length from the grant, by the database's clock.
+    pub lease_remaining: Duration,
+}
+
+/// `CALL grant_lease(node_id, lease_ms)`: a new node lease for `node_id`, valid for `lease` from
+/// now, that only this connection's account may renew or take seats onto.
+pub async fn grant_lease<'a, 't: 'a, C>(conn: C, node_id: &str, lease: Duration) -> Result<LeaseGrant>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let row = call_row(conn, "CALL grant_lease(?, ?)", (node_id, lease_ms(lease)?).into()).await?;
+    Ok(LeaseGrant { lease_id: col(&row, "lease_id")?, lease_remaining: millis(&row, "lease_remaining_ms")? })
+}
+
+/// The answer of [`renew_lease`] or [`take_seats`]: the lease, then the seats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseAnswer {
+    /// True when the lease was renewed: it is valid for `lease_remaining` from the call, and so
+    /// is every seat in `seats` that the node leads. False: the lease had ended (or is not this
+    /// account's, or not the node's); the node leads nothing through it, and needs a new one.
+    pub renewed: bool,
+    /// Time left on the lease, by the database's clock; zero when it was not renewed.
+    pub lease_remaining: Duration,
+    /// The call's time on the server, from its start to its answer, by the server's clock.
+    pub server_time: Duration,
+    /// The listed seats that hang on the lease (`answer.is_leader`, at the seat's term), and
+    /// those another node leads with a valid lease.
+    pub seats: Vec<SeatAnswer>,
+}
+
+/// `CALL renew_lease(lease_id, node_id, lease_ms, seats)`: a session's renew, one row written
+/// whatever the number of seats. `seats` are the seats asked about, each with the term the
+/// caller holds (0: none). Renews the lease (only while it is valid, for this account and node),
+/// lets go of the listed seats that hang on it but that the caller does not hold at their term,
+/// hangs on it the held seats that stand on a lease of their own, and tells who leads each other
+/// listed seat. A seat of the node's missing from the answer is for its own `campaign` to decide.
+pub async fn renew_lease<'a, 't: 'a, C>(conn: C, lease_id: u64, node_id: &str, lease: Duration, seats: &[(&str, u64)]) -> Result<LeaseAnswer>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let seats = serde_json::to_string(seats).map_err(|e| Error::invalid("seats", e.to_string()))?;
+    let sql = inline_params("CALL renew_lease(?, ?, ?, ?)", &(lease_id, node_id, lease_ms(lease)?, seats).into())?;
+    lease_answer(conn, sql).await
+}
+
+/// `CALL take_seats(lease_id, node_id, lease_ms, service_ids)`: [`campaign_seats`] for a session
+/// with a node lease: renews the lease first, then takes every listed seat that is vacant or
+/// whose lease has ended, each hung on the lease. With a lease that has ended it takes nothing
+/// (`renewed` false).
+pub async fn take_seats<'a, 't: 'a, C>(conn: C, lease_id: u64, node_id: &str, lease: Duration, service_ids: &[&str]) -> Result<LeaseAnswer>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let ids = serde_json::to_string(service_ids).map_err(|e| Error::invalid("service_ids", e.to_string()))?;
+    let sql = inline_params("CALL take_seats(?, ?, ?, ?)", &(lease_id, node_id, lease_ms(lease)?, ids).into())?;
+    lease_answer(conn, sql).await
+}
+
+/// The rows of `renew_lease` / `take_seats`: the lease's row (service_id NULL: the lease id as
+/// its term, renewed as its is_leader) and one row per seat, in no particular order.
+async fn lease_answer<'a, 't: 'a, C>(conn: C, sql: String) -> Result<LeaseAnswer>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    let mut answer = LeaseAnswer { renewed: false, lease_remaining: Duration::ZERO, server_time: Duration::ZERO, seats: Vec::new() };
+    let mut lease_rows = 0;
+    for row in &rows {
+        match col::<Option<String>>(row, "service_id")? {
+            None => {
+                lease_rows += 1;
+                answer.renewed = flag(row, "is_leader")?;
+                answer.lease_remaining = millis(row, "lease_remaining_ms")?;
+                answer.server_time = Duration::from_micros(col::<i64>(row, "server_us")?.max(0) as u64);
+            }
+            Some(service_id) => answer.seats.push(SeatAnswer { service_id, answer: campaign_from(row)? }),
+        }
+    }
+    if lease_rows != 1 {
+        return Err(Error::Server {
+            code: 0,
+            state: "HY000".into(),
+            message: format!("the answer of a node lease call had {lease_rows} lease rows (one expected)"),
+        });
+    }
+    Ok(answer)
+}
+
 /// One seat [`resign_seats`] found the node holding: given up, or skipped because locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatResigned {

@@ -9,7 +9,7 @@ use tokio::time::{sleep_until, Instant};
 
 use super::{Core, Request, BATCH_LIMIT, RECENT_BATCHES};
 use crate::elector::task::{Backend, Campaigned};
-use crate::procedures::{self, Campaign};
+use crate::procedures::{self, Campaign, SeatAnswer};
 
 /// The session's batcher: steps 1–5 of the module documentation, until the session and every
 /// elector of it are gone. The takeovers of step 3 (one `campaign_seats` per chunk of seats) and
@@ -44,7 +44,10 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             //    timeout, and a held seat stepped down.)
             batch.sort_by_key(|r| !r.leading);
             let mut unsettled = Vec::new();
-            for chunk in chunked(batch, BATCH_LIMIT) {
+            // With a node lease, one renew_lease writes one row whatever its size: the batch
+            // goes in as few calls as LEASE_BATCH_LIMIT allows.
+            let limit = if core.leases_usable() { super::LEASE_BATCH_LIMIT } else { BATCH_LIMIT };
+            for chunk in chunked(batch, limit) {
                 unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await);
             }
             takes.extend(unsettled);
@@ -139,23 +142,38 @@ enum Seats {
     Take,
 }
 
-/// Sends one `renew_seats` or `campaign_seats` for `batch` and answers every request it
-/// settles; returns the others, for a `campaign` each (steps 2, 3 and 5).
+/// What one call over many seats answered: the seats, and with a node lease, whether the lease
+/// was renewed and the call's time on the server.
+struct Answered {
+    seats: Vec<SeatAnswer>,
+    /// With a node lease: whether it was renewed, and the call's time on the server.
+    lease: Option<(u64, bool, std::time::Duration)>,
+}
+
+/// Sends one call over the seats of `batch` and answers every request it settles; returns the
+/// others, for a `campaign` each (steps 2, 3 and 5). With node leases (the usual case), a renew
+/// is `renew_lease` and a takeover `take_seats`, on the session's lease (granted first when the
+/// session has none); without (step 5: a schema or grant before them), `renew_seats` and
+/// `campaign_seats`.
 async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<Request> {
-    let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
-    let (node, lease) = (core.template.node_id.clone(), core.template.lease);
     let sent_at = Instant::now();
-    let result = core
-        .call(|db, server| db.call(server, &core.template, move |conn, _| {
-            Box::pin(async move {
-                let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-                match which {
-                    Seats::Renew => procedures::renew_seats(conn, &node, lease, &refs).await,
-                    Seats::Take => procedures::campaign_seats(conn, &node, lease, &refs).await,
-                }
-            })
-        }))
-        .await;
+    let mut released = Vec::new();
+    let result = match lease_call(core, &batch, which, &mut released).await {
+        Some(result) => result,
+        None => plain_call(core, &batch, which).await,
+    };
+    if result.is_err() && !released.is_empty() {
+        // Listed again by the next renew.
+        core.releases.lock().unwrap_or_else(|e| e.into_inner()).extend(released);
+    }
+    if let Ok(Answered { lease: Some((lease_id, false, _)), .. }) = &result {
+        // The lease has ended: the next call asks for a new one.
+        let mut lease = core.lease.lock().unwrap_or_else(|e| e.into_inner());
+        if *lease == Some(*lease_id) {
+            *lease = None;
+            tracing::debug!(node = %core.template.node_id, lease_id, "the session's node lease had ended: a new one is asked for");
+        }
+    }
     core.count(|s| match which {
         Seats::Renew => {
             s.batch_calls += 1;
@@ -168,30 +186,46 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             s.recent_batch_durations.push(elapsed);
             // Under the stats' lock: the session's metrics read both at once.
             core.renew_durations.observe(elapsed);
+            if let Ok(Answered { lease: Some((_, _, on_server)), .. }) = &result {
+                core.renew_server_durations.observe(*on_server);
+            }
         }
         Seats::Take => {
             s.take_calls += 1;
-            s.taken_seats += result.as_ref().map_or(0, |a| a.iter().filter(|a| a.answer.is_leader).count() as u64);
+            s.taken_seats += result.as_ref().map_or(0, |a| a.seats.iter().filter(|a| a.answer.is_leader).count() as u64);
             s.take_failures += u64::from(result.is_err());
         }
     });
     match result {
-        Ok(answers) => {
-            let mut answers: HashMap<String, Campaign> = answers.into_iter().map(|a| (a.service_id, a.answer)).collect();
+        Ok(answered) => {
+            let mut answers: HashMap<String, Campaign> = answered.seats.into_iter().map(|a| (a.service_id, a.answer)).collect();
             let mut rest = Vec::new();
+            // Seats this call took whose elector stopped waiting for the answer (its request
+            // timeout passed): nobody acts on them, and no elector of the session may adopt their
+            // terms (its deadline would count from a later call than the take). They are resigned
+            // at once, so that the elector's next campaign takes them (a term more) rather than
+            // wait a lease for them to end.
+            let mut orphans = Vec::new();
             for request in batch {
                 match answers.remove(&request.config.service_id) {
-                    // renew_seats renews this node id's lease at any term: one at a term this
-                    // elector does not hold is another process's (issue 39), for the elector's
-                    // own campaign, which carries its term, to decide.
+                    // A renew's answer counts only at the term this elector holds (issue 39):
+                    // renew_seats renews this node id's lease at any term, and renew_lease keeps
+                    // on the lease only seats listed at their held term. Any other goes to the
+                    // elector's own campaign, which carries its term and decides.
                     Some(answer) if which == Seats::Renew && answer.is_leader && answer.term != request.held => rest.push(request),
                     Some(answer) => {
                         // A renew's answer was checked against the held term just above; a
                         // take's is a new term.
-                        let _ = request.reply.send(Ok(Campaigned::carried(answer)));
+                        let (service_id, took) = (request.config.service_id.clone(), answer.is_leader);
+                        if request.reply.send(Ok(Campaigned::carried(answer))).is_err() && which == Seats::Take && took {
+                            orphans.push(service_id);
+                        }
                     }
                     None => rest.push(request),
                 }
+            }
+            if !orphans.is_empty() {
+                resign_orphans(core, orphans).await;
             }
             rest
         }
@@ -223,6 +257,129 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             Vec::new()
         }
     }
+}
+
+/// The call over `batch` on the session's node lease (`renew_lease` or `take_seats`), the lease
+/// granted first when the session has none; None when the session has no node leases (step 5:
+/// the procedures failed for a reason retrying cannot fix, said once at WARN): the caller then
+/// sends `renew_seats` or `campaign_seats`. A renew also lists the services in
+/// `core.releases` (electors that ended), taken into `released`.
+async fn lease_call(core: &Core, batch: &[Request], which: Seats, released: &mut Vec<String>) -> Option<crate::Result<Answered>> {
+    if !core.leases_usable() {
+        return None;
+    }
+    let (node, lease) = (core.template.node_id.clone(), core.template.lease);
+    let granted = *core.lease.lock().unwrap_or_else(|e| e.into_inner());
+    let lease_id = match granted {
+        Some(id) => id,
+        None => {
+            let node = node.clone();
+            let grant = core
+                .call(|db, server| db.call(server, &core.template, move |conn, _| {
+                    Box::pin(async move { procedures::grant_lease(conn, &node, lease).await })
+                }))
+                .await;
+            match grant {
+                Ok(g) => {
+                    *core.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(g.lease_id);
+                    g.lease_id
+                }
+                Err(e) if e.is_permanent() => return unavailable(core, e),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    };
+    let result = match which {
+        Seats::Renew => {
+            let mut seats: Vec<(String, u64)> = batch.iter().map(|r| (r.config.service_id.clone(), r.held)).collect();
+            {
+                let mut releases = core.releases.lock().unwrap_or_else(|e| e.into_inner());
+                let listed: std::collections::HashSet<&str> = batch.iter().map(|r| r.config.service_id.as_str()).collect();
+                releases.retain(|id| !listed.contains(id.as_str()));
+                let room = super::LEASE_BATCH_LIMIT.saturating_sub(seats.len()).min(releases.len());
+                released.extend(releases.drain(..room));
+            }
+            seats.extend(released.iter().map(|id| (id.clone(), 0)));
+            core.call(|db, server| db.call(server, &core.template, move |conn, _| {
+                Box::pin(async move {
+                    let refs: Vec<(&str, u64)> = seats.iter().map(|(id, held)| (id.as_str(), *held)).collect();
+                    procedures::renew_lease(conn, lease_id, &node, lease, &refs).await
+                })
+            }))
+            .await
+        }
+        Seats::Take => {
+            let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
+            core.call(|db, server| db.call(server, &core.template, move |conn, _| {
+                Box::pin(async move {
+                    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    procedures::take_seats(conn, lease_id, &node, lease, &refs).await
+                })
+            }))
+            .await
+        }
+    };
+    match result {
+        Ok(a) => Some(Ok(Answered { seats: a.seats, lease: Some((lease_id, a.renewed, a.server_time)) })),
+        Err(e) if e.is_permanent() && !matches!(e, crate::Error::InvalidArgument { .. }) => {
+            core.releases.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            released.clear();
+            unavailable(core, e)
+        }
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// Step 5 for node leases: said once; for [`super::LEASE_RETRY`] from now the session renews
+/// with `renew_seats` and takes with `campaign_seats` (then it tries the lease procedures again).
+/// The session's lease is forgotten: its seats go on, each on its own lease, through their own
+/// campaigns. Returns None (the caller sends those calls instead).
+fn unavailable(core: &Core, e: crate::Error) -> Option<crate::Result<Answered>> {
+    *core.leases_unavailable.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    *core.lease.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    core.releases.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    if !core.said_leases_unavailable.swap(true, Ordering::Relaxed) {
+        tracing::warn!(node = %core.template.node_id, error = %e,
+            "this session cannot use node leases (the schema or the account's grant is older than them): it renews \
+             every seat with renew_seats, one row written per seat, and tries them again every minute (run \
+             `mysqlleader migrate`, then re-run `mysqlleader grant` for the account)");
+    }
+    None
+}
+
+/// Resigns seats a takeover took for electors that had stopped waiting (see
+/// [`seats_or_answer`]), in one `resign_seats`; a failure is only logged (the seats then end
+/// with their lease: the next renew lets go of them, as of any seat no elector holds).
+async fn resign_orphans(core: &Core, orphans: Vec<String>) {
+    let node = core.template.node_id.clone();
+    let count = orphans.len();
+    let resigned = core
+        .call(|db, server| db.call(server, &core.template, move |conn, _| {
+            Box::pin(async move {
+                let refs: Vec<&str> = orphans.iter().map(String::as_str).collect();
+                procedures::resign_seats(conn, &node, &refs).await
+            })
+        }))
+        .await;
+    tracing::debug!(node = %core.template.node_id, count, ok = resigned.is_ok(),
+                    "resigned the seats a takeover took after their electors stopped waiting for it");
+}
+
+/// `renew_seats` or `campaign_seats` for `batch`: the seats on their own leases.
+async fn plain_call(core: &Core, batch: &[Request], which: Seats) -> crate::Result<Answered> {
+    let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
+    let (node, lease) = (core.template.node_id.clone(), core.template.lease);
+    core.call(|db, server| db.call(server, &core.template, move |conn, _| {
+        Box::pin(async move {
+            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+            match which {
+                Seats::Renew => procedures::renew_seats(conn, &node, lease, &refs).await,
+                Seats::Take => procedures::campaign_seats(conn, &node, lease, &refs).await,
+            }
+        })
+    }))
+    .await
+    .map(|seats| Answered { seats, lease: None })
 }
 
 /// `items` in chunks of at most `limit`, in order.

@@ -93,6 +93,15 @@ use wakeup::Hub;
 /// well under 50 ms).
 pub const BATCH_LIMIT: usize = 500;
 
+/// The most services one `renew_lease` call carries (a session with node leases): it writes one
+/// row whatever their number and reads each listed seat once by its key, so a node of 10,000
+/// services renews them all in one call (and one row written) per renew interval.
+pub const LEASE_BATCH_LIMIT: usize = 10_000;
+
+/// How long a session renews seat by seat after the node lease procedures failed for a reason
+/// retrying cannot fix, before it tries them again.
+const LEASE_RETRY: Duration = Duration::from_secs(60);
+
 /// The longest a batch stays open for more calls.
 const MAX_BATCH_WINDOW: Duration = Duration::from_millis(500);
 
@@ -161,6 +170,11 @@ impl SessionBuilder {
             takes_one_by_one: AtomicBool::new(false),
             stats: Mutex::default(),
             renew_durations: crate::metrics::Histogram::default(),
+            renew_server_durations: crate::metrics::Histogram::default(),
+            lease: Mutex::new(None),
+            leases_unavailable: Mutex::new(None),
+            said_leases_unavailable: AtomicBool::new(false),
+            releases: Mutex::new(Vec::new()),
             running: AtomicUsize::new(0),
             hub: wakeup_on.then(|| hub.clone()),
             incidents: incidents::Incidents::start(&template_node),
@@ -335,6 +349,7 @@ impl Session {
                 seats,
                 stats: &stats,
                 renew_durations: &self.core.renew_durations,
+                renew_server_durations: &self.core.renew_server_durations,
             });
         }
         crate::metrics::render_electors(&mut out, &items, detailed);
@@ -399,8 +414,27 @@ struct Core {
     /// Whether `campaign_seats` failed for good (step 5): takeovers go one by one.
     takes_one_by_one: AtomicBool,
     stats: Mutex<SessionStats>,
-    /// The round trip of every `renew_seats` call, observed under `stats`' lock.
+    /// The round trip of every renew call (`renew_lease` or `renew_seats`), observed under
+    /// `stats`' lock.
     renew_durations: crate::metrics::Histogram,
+    /// The time each `renew_lease` took on the server, by its clock (as its answer tells),
+    /// observed under `stats`' lock.
+    renew_server_durations: crate::metrics::Histogram,
+    /// The node lease the session's seats hang on (sql/V15__node_leases.sql), once granted:
+    /// `grant_lease` before the first renew or takeover, and again after one that found it
+    /// ended. None: none yet, or it ended.
+    lease: Mutex<Option<u64>>,
+    /// When the node lease procedures last failed for a reason retrying cannot fix (a schema
+    /// before V15, an account granted before them): for [`LEASE_RETRY`] from then the session
+    /// renews with `renew_seats` and takes with `campaign_seats`, each seat on its own lease, as
+    /// before; then it tries the lease procedures again (a re-run `grant` takes effect).
+    leases_unavailable: Mutex<Option<Instant>>,
+    /// Whether that was said (once per session, at WARN).
+    said_leases_unavailable: AtomicBool,
+    /// Services whose elector has ended: the next `renew_lease` lists them without a held term,
+    /// so that a seat of theirs still on the lease is let go of (it ends with its own lease
+    /// rather than live on with the session's).
+    releases: Mutex<Vec<String>>,
     /// The number of [`SessionBackend`]s alive: of electors whose task runs.
     running: AtomicUsize,
     /// The wake-up lock's side, when it is on.
@@ -443,6 +477,11 @@ impl Core {
         result
     }
 
+    /// Whether the session renews and takes on a node lease now (see `leases_unavailable`).
+    fn leases_usable(&self) -> bool {
+        self.leases_unavailable.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|at| at.elapsed() >= LEASE_RETRY)
+    }
+
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
         update(&mut self.stats.lock().unwrap_or_else(|e| e.into_inner()));
     }
@@ -453,9 +492,10 @@ struct Request {
     config: Arc<ElectorConfig>,
     /// Whether the elector led when it asked (a renew): the batch sends these first.
     leading: bool,
-    /// The term the elector holds (0: none): `renew_seats` renews a lease of this node id at
-    /// any term, so its answer counts as this elector's only at this term (issue 39); any other
-    /// goes on to a campaign of its own, which carries it.
+    /// The term the elector holds (0: none): `renew_lease` keeps on the session's lease only
+    /// the seats held at the term their elector holds, and `renew_seats` renews a lease of this
+    /// node id at any term, so an answer counts as this elector's only at this term (issue 39);
+    /// any other goes on to a campaign of its own, which carries it.
     held: u64,
     reply: oneshot::Sender<Result<Campaigned>>,
 }
@@ -505,6 +545,11 @@ impl SessionBackend {
 impl Drop for SessionBackend {
     fn drop(&mut self) {
         self.core.running.fetch_sub(1, Ordering::Relaxed);
+        // The elector's task has ended: a seat of it that still hangs on the session's lease
+        // must not live on with the lease (its resign may have failed, or not been sent).
+        if self.core.leases_usable() {
+            self.core.releases.lock().unwrap_or_else(|e| e.into_inner()).push(self.service_id.clone());
+        }
         if let Some(hub) = &self.core.hub {
             hub.set_followed(&self.service_id, None);
             hub.set_leading(&self.service_id, false);

@@ -1,0 +1,217 @@
+//! Node leases (issue 42, sql/V15__node_leases.sql): a session's seats hang on one lease row
+//! (`grant_lease`, `take_seats`), and one `renew_lease` renews them all by writing that row
+//! alone. A seat's lease ends at the later of its own end and its lease's, so a lease that ends
+//! frees its seats for the next campaign (a new term, the old one ended `expired` at the lease's
+//! end), and a valid one keeps every node but its own off them. Only the account a lease was
+//! granted to may use it. Seats the caller does not hold at their term are let go of, and seats
+//! it holds on their own lease are hung on it.
+
+use crate::{common, sql_support};
+use std::time::Duration;
+
+use common::TestDb;
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder};
+use mysqlleader::procedures::{self, Account, LeaseAnswer, Role};
+use sql_support::*;
+
+fn mine(a: &LeaseAnswer) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = a.seats.iter().filter(|s| s.answer.is_leader).map(|s| (s.service_id.clone(), s.answer.term)).collect();
+    v.sort();
+    v
+}
+
+/// Rows written by this connection since the last call (its session's Handler_update and
+/// Handler_write, which count row changes in every table the statements touched).
+async fn rows_written(c: &mut Conn) -> i64 {
+    let rows: Vec<(String, String)> = c.query("SHOW SESSION STATUS WHERE Variable_name IN ('Handler_update', 'Handler_delete')").await.unwrap();
+    rows.iter().map(|(_, v)| v.parse::<i64>().unwrap()).sum()
+}
+
+async fn lease_row(c: &mut Conn, lease_id: u64) -> (i64, u64) {
+    let sql = format!("SELECT {}, lost FROM leader_election_lease WHERE lease_id = ?", us("expires_at"));
+    c.exec_first(sql, (lease_id,)).await.unwrap().expect("the lease's row")
+}
+
+#[tokio::test]
+async fn one_renew_writes_one_row_and_keeps_every_seat_on_the_lease() {
+    let db = TestDb::migrated("leases_renew").await;
+    let mut c = connect(&db.url).await;
+    let lease = Duration::from_millis(700);
+    let grant = procedures::grant_lease(&mut c, "a", lease).await.expect("grant_lease");
+    assert!(grant.lease_id > 0 && grant.lease_remaining == lease, "{grant:?}");
+    let ids: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let took = procedures::take_seats(&mut c, grant.lease_id, "a", lease, &refs).await.expect("take_seats");
+    assert!(took.renewed, "{took:?}");
+    assert_eq!(mine(&took).len(), 30, "every new seat taken at term 1: {took:?}");
+    assert!(mine(&took).iter().all(|(_, t)| *t == 1));
+    let before: Vec<Option<Seat>> = {
+        let mut v = Vec::new();
+        for s in &refs {
+            v.push(seat(&mut c, s).await);
+        }
+        v
+    };
+    let history_before: i64 = c.query_first("SELECT COUNT(*) FROM leader_election_history").await.unwrap().unwrap();
+
+    // Renews past the first lease's end: each writes the lease's row alone, 3 seats or 30.
+    let held: Vec<(&str, u64)> = refs.iter().map(|s| (*s, 1)).collect();
+    let mut written = Vec::new();
+    for round in 0..4 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let n = if round % 2 == 0 { 3 } else { 30 };
+        rows_written(&mut c).await;
+        let at = rows_written(&mut c).await;
+        let renewed = procedures::renew_lease(&mut c, grant.lease_id, "a", lease, &held[..n]).await.expect("renew_lease");
+        written.push(rows_written(&mut c).await - at);
+        assert!(renewed.renewed && renewed.lease_remaining == lease, "{renewed:?}");
+        assert_eq!(mine(&renewed).len(), n, "every listed seat is on the lease: {renewed:?}");
+        assert!(renewed.seats.iter().all(|s| s.answer.lease_remaining > Duration::from_millis(600)), "{renewed:?}");
+    }
+    assert_eq!(written[0], written[1], "a renew writes as many rows for 30 seats as for 3: {written:?}");
+    assert!(written[0] <= 1, "one row (the lease's): {written:?}");
+    // The seats' own rows did not change; yet a leads every one of them (1 s after its take,
+    // with a lease of 0.7 s), and its fence holds.
+    for (s, b) in refs.iter().zip(&before) {
+        assert_eq!(&seat(&mut c, s).await, b, "{s}: a renew of the lease leaves the seat's row alone");
+        assert_eq!(am_i_leader(&mut c, s, "a").await.flag("is_leader"), 1, "{s}");
+    }
+    assert!(current_leader(&mut c, "s00").await.remaining_ms() > 400);
+    exec(&mut c, "START TRANSACTION").await;
+    assert_leader(&mut c, "s07", "a", 1).await.expect("the fence holds on a seat on the lease");
+    exec(&mut c, "COMMIT").await;
+    let history_after: i64 = c.query_first("SELECT COUNT(*) FROM leader_election_history").await.unwrap().unwrap();
+    assert_eq!(history_after, history_before, "a renew writes no history");
+    // Another node cannot take a seat on a valid lease, one by one or many at once.
+    assert_eq!(campaign(&mut c, "s03", "b", 5_000).await.text("leader_id").as_deref(), Some("a"));
+    let b = procedures::grant_lease(&mut c, "b", Duration::from_secs(5)).await.unwrap();
+    let tried = procedures::take_seats(&mut c, b.lease_id, "b", Duration::from_secs(5), &refs).await.unwrap();
+    assert!(mine(&tried).is_empty(), "{tried:?}");
+    assert!(procedures::campaign_seats(&mut c, "b", Duration::from_secs(5), &refs).await.unwrap().iter().all(|s| !s.answer.is_leader));
+    db.drop_db().await;
+}
+
+/// A lease that ends frees its seats: a takeover (one by one, many at once, or the expiry
+/// event) ends each term `expired` at the lease's end, writes the lease's row (lost), and the
+/// lease is renewed no more.
+#[tokio::test]
+async fn a_lease_that_ends_frees_its_seats_for_the_next_term() {
+    let db = TestDb::migrated("leases_end").await;
+    let mut c = connect(&db.url).await;
+    let lease = Duration::from_millis(300);
+    let a = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    let took = procedures::take_seats(&mut c, a.lease_id, "a", lease, &["x", "y", "z"]).await.unwrap();
+    assert_eq!(mine(&took).len(), 3);
+    let (lease_ends, lost) = lease_row(&mut c, a.lease_id).await;
+    assert_eq!(lost, 0);
+    // Each seat's term ends at the later of its own end and the lease's (its own was written a
+    // moment after the lease's renew, in the same call).
+    let ends = lease_ends.max(seat(&mut c, "x").await.unwrap().expires_us.unwrap());
+    for s in ["y", "z"] {
+        assert_eq!(lease_ends.max(seat(&mut c, s).await.unwrap().expires_us.unwrap()), ends, "{s}: taken at the same instant");
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // One by one.
+    let r = campaign(&mut c, "x", "b", 5_000).await;
+    assert_eq!((r.flag("is_leader"), r.term()), (1, 2), "b takes x at the next term");
+    let h = history(&mut c, "x").await;
+    assert_eq!(h[0].ended_how.as_deref(), Some("expired"));
+    assert_eq!(h[0].ended_us, Some(ends), "the term ended at the lease's end");
+    // Many at once.
+    let b = procedures::grant_lease(&mut c, "b", Duration::from_secs(5)).await.unwrap();
+    let took = procedures::take_seats(&mut c, b.lease_id, "b", Duration::from_secs(5), &["y"]).await.unwrap();
+    assert_eq!(mine(&took), [("y".to_string(), 2)], "{took:?}");
+    assert_eq!(history(&mut c, "y").await[0].ended_us, Some(ends));
+    // The expiry event's sweep.
+    exec(&mut c, "CALL leader_election_expire_stale()").await;
+    let z = history(&mut c, "z").await;
+    assert_eq!((z[0].ended_how.as_deref(), z[0].ended_us), (Some("expired"), Some(ends)));
+    assert_eq!(seat(&mut c, "z").await.unwrap().leader_id, None, "the sweep vacated z");
+    assert!(lease_row(&mut c, a.lease_id).await.1 >= 2, "each takeover wrote the lease's row");
+    // The ended lease is renewed no more, and a's renew claims none of its old seats.
+    let late = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("x", 1), ("y", 1), ("z", 1)]).await.unwrap();
+    assert!(!late.renewed && late.lease_remaining.is_zero(), "{late:?}");
+    assert!(mine(&late).is_empty(), "{late:?}");
+    // Nor does a take onto it take anything.
+    let none = procedures::take_seats(&mut c, a.lease_id, "a", lease, &["z", "fresh"]).await.unwrap();
+    assert!(!none.renewed && mine(&none).is_empty(), "{none:?}");
+    db.drop_db().await;
+}
+
+/// Seats listed without the term they hang on at are let go of, until the lease's end before
+/// the renew (never sooner); seats held on their own lease are hung on it; an operator's force
+/// takes a seat off the lease.
+#[tokio::test]
+async fn the_renew_lets_go_of_seats_not_held_and_hangs_on_those_held() {
+    let db = TestDb::migrated("leases_hang").await;
+    let mut c = connect(&db.url).await;
+    let lease = Duration::from_millis(400);
+    let a = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    procedures::take_seats(&mut c, a.lease_id, "a", lease, &["p", "q"]).await.unwrap();
+    assert_eq!(campaign(&mut c, "r", "a", 400).await.term(), 1, "r: a's by a campaign of its own");
+    let (lease_ends, _) = lease_row(&mut c, a.lease_id).await;
+    let ends_before = lease_ends.max(seat(&mut c, "q").await.unwrap().expires_us.unwrap());
+    let r = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("p", 1), ("q", 0), ("r", 1)]).await.unwrap();
+    assert_eq!(mine(&r), [("p".to_string(), 1), ("r".to_string(), 1)], "q let go of, r hung on: {r:?}");
+    let q = seat(&mut c, "q").await.unwrap();
+    assert_eq!(q.expires_us, Some(ends_before), "q keeps its end as it was before the renew (the later of its own and the lease's)");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("p", 1), ("r", 1)]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    // 550 ms after the first renew: p and r live on with the lease; q has ended.
+    assert_eq!(am_i_leader(&mut c, "r", "a").await.flag("is_leader"), 1);
+    assert_eq!(am_i_leader(&mut c, "p", "a").await.flag("is_leader"), 1);
+    assert_eq!(campaign(&mut c, "q", "b", 5_000).await.flag("is_leader"), 1, "q is free for b");
+    // An operator's force takes p off the lease: a's renew no longer claims it.
+    force_leader(&mut c, "p", "b", 5_000).await;
+    let after = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("p", 1), ("r", 1)]).await.unwrap();
+    assert_eq!(mine(&after), [("r".to_string(), 1)], "{after:?}");
+    assert!(after.seats.iter().any(|s| s.service_id == "p" && s.answer.leader_id.as_deref() == Some("b")));
+    db.drop_db().await;
+}
+
+/// Only the account a lease was granted to may renew it or take seats onto it: another
+/// account's calls with its id renew nothing, take nothing and keep nothing alive; bad input
+/// names its parameter.
+#[tokio::test]
+async fn a_lease_is_its_accounts_alone() {
+    let db = TestDb::migrated("leases_owner").await;
+    let mut admin = connect(&db.url).await;
+    let user = format!("lease_{}", std::process::id());
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &[]).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    let mut other = Conn::new(opts).await.unwrap();
+
+    let lease = Duration::from_millis(400);
+    let a = procedures::grant_lease(&mut admin, "a", lease).await.unwrap();
+    procedures::take_seats(&mut admin, a.lease_id, "a", lease, &["t"]).await.unwrap();
+    let (ends, _) = lease_row(&mut admin, a.lease_id).await;
+    let r = procedures::renew_lease(&mut other, a.lease_id, "a", Duration::from_secs(60), &[("t", 1)]).await.unwrap();
+    assert!(!r.renewed && mine(&r).is_empty(), "{r:?}");
+    let t = procedures::take_seats(&mut other, a.lease_id, "a", Duration::from_secs(60), &["u"]).await.unwrap();
+    assert!(!t.renewed && mine(&t).is_empty(), "{t:?}");
+    assert_eq!(lease_row(&mut admin, a.lease_id).await.0, ends, "the lease's end did not move");
+    assert!(seat(&mut admin, "u").await.is_none_or(|s| s.leader_id.is_none()), "u was not taken onto it");
+    // Its own lease works for it.
+    let own = procedures::grant_lease(&mut other, "a", lease).await.unwrap();
+    assert!(procedures::take_seats(&mut other, own.lease_id, "a", lease, &["u"]).await.unwrap().renewed);
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(campaign(&mut admin, "t", "b", 5_000).await.flag("is_leader"), 1, "t's lease ended on time");
+
+    for (bad, parameter) in [("not json", "seats"), ("[[\"t\"]]", "seats"), ("[[\"t\", \"1\"]]", "seats"), ("[[\"t\", -1]]", "seats"),
+                             ("[[1, 1]]", "seats"), ("[[\"t\", 1], [\"t\", 2]]", "seats")] {
+        let e = call(&mut admin, "CALL renew_lease(?, 'a', 1000, ?)", (a.lease_id, bad)).await.expect_err(bad);
+        e.assert_invalid(parameter, bad);
+    }
+    call(&mut admin, "CALL renew_lease(0, 'a', 1000, '[]')", ()).await.expect_err("lease 0").assert_invalid("lease_id", "lease_id 0");
+    call(&mut admin, "CALL take_seats(NULL, 'a', 1000, '[]')", ()).await.expect_err("lease NULL").assert_invalid("lease_id", "lease_id NULL");
+    call(&mut admin, "CALL grant_lease('', 1000)", ()).await.expect_err("node ''").assert_invalid("node_id", "empty node");
+    call(&mut admin, "CALL grant_lease('a', 0)", ()).await.expect_err("lease 0").assert_invalid("lease_ms", "lease 0");
+    assert!(!in_transaction(&mut admin).await);
+    other.disconnect().await.unwrap();
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    db.drop_db().await;
+}
