@@ -134,6 +134,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "current_leader",
     Procedure "routines" "force_leader",
     Procedure "routines" "handover",
+    Procedure "routines" "handover_seats",
     Procedure "routines" "leader_election_account_patterns",
     Procedure "routines" "leader_election_begin",
     Procedure "routines" "leader_election_bound_idle_tx",
