@@ -122,8 +122,8 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_lock_seat",
     Procedure "routines" "leader_election_need_term",
     Procedure "routines" "leader_election_need_seat",
-    // The shared end of a term, new in this release: resign, resign_to, force_leader, handover
-    // and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
+    // The shared end of a term, new in this release: resign, resign_to, force_leader, handover,
+    // handover_seats and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
     Procedure "routines" "leader_election_end_term",
     // campaign's body, new in this release: campaign calls it.
     Procedure "routines" "leader_election_campaign",
