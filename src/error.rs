@@ -606,7 +606,7 @@ mod tests {
             let e = Error::from_server(1644, "45000", message);
             assert_eq!((e.kind(), e.parameter()), (ErrorKind::InvalidArgument, Some(parameter)), "{message}");
         }
-        for procedure in ["campaign", "campaign_seats", "renew_seats", "status", "wakeup_name", "handover", "resign_to"] {
+        for procedure in ["campaign", "campaign_seats", "renew_seats", "status", "wakeup_name", "handover", "handover_seats", "resign_to"] {
             let message = format!("mysqlleader: {procedure} cannot run inside an XA transaction (XA PREPARE would drop its locks)");
             let e = Error::from_server(1644, "45000", &message);
             assert_eq!((e.kind(), e.parameter(), e.is_transient()), (ErrorKind::Usage, None, false), "{message}");

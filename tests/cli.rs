@@ -1139,3 +1139,72 @@ async fn migrate_verify_compares_the_grants_of_every_recorded_account() {
     drop(admin);
     db.drop_db().await;
 }
+
+/// Many seats at once (issue 42, "Fleets"): several services among which some are unknown are
+/// refused whole (exit 2 naming them, nothing changed); `handover --from web-1 --to web-2 --wait
+/// --json` hands over every seat web-1 leads, in one call, and waits until web-2 leads each (one
+/// JSON object per line per seat); a handover of several to a node that never comes exits 3
+/// naming the seats that lapsed.
+#[tokio::test]
+async fn handover_of_many_seats_from_a_node_waits_for_every_one() {
+    let db = common::TestDb::migrated("cli_handover_many").await;
+    let url = Some(db.url.as_str());
+    for s in ["m1", "m2", "m3"] {
+        assert_eq!(cli(url, &["campaign", s, "web-1", "--lease", "30s"]).code, 0, "{s}");
+    }
+    assert_eq!(cli(url, &["campaign", "other", "web-3", "--lease", "30s"]).code, 0);
+
+    // Unknown services among several: exit 2 naming them, nothing changed.
+    let out = cli(url, &["handover", "m1", "mx", "m2", "my", "--to", "web-2"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("unknown services 'mx', 'my'"), "{}", out.stderr);
+    assert!(out.stderr.contains("nothing was changed"), "{}", out.stderr);
+    assert_eq!(out.stdout, "", "nothing on standard output");
+    for s in ["m1", "m2"] {
+        assert_eq!(cli(url, &["am-i-leader", s, "web-1"]).code, 0, "{s} still web-1's");
+        let seat = cli(url, &["status", s, "--json"]).json();
+        assert!(seat["handover_to"].is_null(), "{s}: {seat}");
+    }
+    let rows: Option<i64> = db.conn().await.query_first("SELECT COUNT(*) FROM leader_election WHERE service_id IN ('mx', 'my')").await.unwrap();
+    assert_eq!(rows, Some(0), "no seat made");
+    // A node that leads nothing: nothing to do.
+    let out = cli(url, &["handover", "--from", "web-9", "--to", "web-2"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("web-9 leads no service"), "{}", out.stdout);
+
+    // --from web-1 --wait: web-1 sees the handovers at its renews and acknowledges them, web-2
+    // campaigns, in the background.
+    let url2 = db.url.clone();
+    let nodes = std::thread::spawn(move || {
+        let reserved = |s: &str| cli(Some(&url2), &["status", s, "--json"]).json()["handover_to"].as_str() == Some("web-2");
+        assert!(cli_support::wait_until(Duration::from_secs(20), || ["m1", "m2", "m3"].iter().all(|s| reserved(s))), "the handovers");
+        for s in ["m1", "m2", "m3"] {
+            assert_eq!(cli(Some(&url2), &["campaign", s, "web-1", "--lease", "1s"]).code, 1, "{s}: web-1 sees the handover");
+            assert_eq!(cli(Some(&url2), &["resign", s, "web-1"]).code, 0, "{s}");
+            assert_eq!(cli(Some(&url2), &["campaign", s, "web-2", "--lease", "1s"]).code, 0, "{s}: web-2 takes it");
+        }
+    });
+    let out = cli(url, &["handover", "--from", "web-1", "--to", "web-2", "--wait", "--json"]);
+    nodes.join().unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<serde_json::Value> = out.stdout.lines().map(|l| serde_json::from_str(l).expect(l)).collect();
+    assert_eq!(lines.len(), 3, "one object per seat: {}", out.stdout);
+    for (v, s) in lines.iter().zip(["m1", "m2", "m3"]) {
+        assert_eq!(keys(v), strs(&["service_id", "is_leader", "leader_id", "term", "lease_remaining_ms", "waited_ms"]), "{v}");
+        assert_eq!((v["service_id"].as_str(), v["is_leader"].as_u64(), v["leader_id"].as_str(), v["term"].as_u64()),
+                   (Some(s), Some(1), Some("web-2"), Some(2)), "{v}");
+    }
+    assert_eq!(cli(url, &["am-i-leader", "other", "web-3"]).code, 0, "web-3's seat untouched");
+
+    // To a node that never comes: exit 3 once each reservation lapsed (web-2's 1 s lease runs
+    // out unacknowledged, then one lease), naming the seats.
+    let out = cli(url, &["handover", "m1", "m2", "--to", "ghost", "--wait"]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(out.stderr.contains("lapsed") && out.stderr.contains("'m1', 'm2'"), "{}", out.stderr);
+    // Without --wait: a line per seat and a count.
+    let out = cli(url, &["handover", "m3", "other", "--to", "web-4"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("2 of 2 services handed over to web-4"), "{}", out.stdout);
+    assert_eq!(cli(url, &["status", "other", "--json"]).json()["handover_to"].as_str(), Some("web-4"));
+    db.drop_db().await;
+}

@@ -89,7 +89,7 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
         }
     }
 
-    // renew_seats, campaign_seats and resign_seats refuse nothing they may not do (they leave another
+    // renew_seats, campaign_seats, resign_seats and handover_seats refuse nothing they may not do (they leave another
     // tenant's seat out of the answer), and keep no lock on it either, in any of these sessions (inside XA it is refused
     // before it reads anything).
     for setup in ["SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 0",
@@ -97,7 +97,8 @@ async fn no_call_leaves_a_lock_on_another_tenants_seat() {
                   "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET autocommit = 1; XA START 'tenant-b'"] {
       for sql in ["CALL renew_seats('a1', 60000, '[\"billing_dos\", \"billing_eu\"]')",
                   "CALL campaign_seats('b1', 60000, '[\"billing_dos\", \"billing_eu\"]')",
-                  "CALL resign_seats('a1', '[\"billing_dos\", \"billing_eu\"]')"] {
+                  "CALL resign_seats('a1', '[\"billing_dos\", \"billing_eu\"]')",
+                  "CALL handover_seats('[\"billing_dos\", \"billing_eu\"]', 'b1')"] {
         exec(&mut b, setup).await;
         let answer = b.query_iter(sql).await;
         if setup.contains("XA START") {

@@ -1,5 +1,5 @@
--- The shared end of a term: the locked part of resign, resign_to, force_leader, handover and
--- reelect. In a transaction of its own (leader_election_begin) that waits at most 1 s for a
+-- The shared end of a term: the locked part of resign, resign_to, force_leader, handover
+-- (and handover_seats, once per seat) and reelect. In a transaction of its own (leader_election_begin) that waits at most 1 s for a
 -- lock, it locks the seat's term, then the seat (leader_election_lock_seat: a fenced term is
 -- waited for before the seat is held, so its leader's renews never wait behind this call),
 -- reads the seat under that lock, confirms the change still applies, makes it in one statement

@@ -125,8 +125,8 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_lock_seat",
     Procedure "routines" "leader_election_need_term",
     Procedure "routines" "leader_election_need_seat",
-    // The shared end of a term, new in this release: resign, resign_to, force_leader, handover
-    // and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
+    // The shared end of a term, new in this release: resign, resign_to, force_leader, handover,
+    // handover_seats and reelect call it. After the helpers it calls (create_seat and reserve_seat were there).
     Procedure "routines" "leader_election_end_term",
     // campaign's body: campaign calls it.
     Procedure "routines" "leader_election_campaign",
@@ -142,6 +142,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "force_leader",
     Procedure "routines" "grant_lease",
     Procedure "routines" "handover",
+    Procedure "routines" "handover_seats",
     Procedure "routines" "leader_election_account_patterns",
     Procedure "routines" "leader_election_begin",
     Procedure "routines" "leader_election_bound_idle_tx",

@@ -525,6 +525,54 @@ where
     campaign_from(&row)
 }
 
+/// One seat [`handover_seats`] handed over (or found its node leading), as it is after the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatHandover {
+    pub service_id: String,
+    /// True when `to_node` holds a valid lease on the seat (it led already, or took the seat
+    /// between the handover and the answer); false while the seat waits for it, vacant and
+    /// reserved.
+    pub is_leader: bool,
+    /// The node holding a valid lease: `to_node` when `is_leader`, else `None` (the seat was
+    /// vacated for `to_node`).
+    pub leader_id: Option<String>,
+    /// The seat's term: the one the handover ended (or `to_node`'s, when it leads).
+    pub term: u64,
+    /// Time left on the current leader's lease, by the database's clock; zero while vacant.
+    pub lease_remaining: Duration,
+}
+
+/// `CALL handover_seats(service_ids, to_node)` (operator role): [`handover`] of many seats in
+/// one round trip (draining a node). Each listed seat is handed over to `to_node` as
+/// [`handover`] hands over one, each in a transaction of its own (a failed or cut call keeps
+/// the handovers it made; sending the same list again is harmless). The answer has one entry
+/// per seat the call handed over or found `to_node` leading, by service id, as the seat is
+/// after the call. No entry, and nothing changed, for: a service with no seat (no seat is
+/// created, unlike [`handover`]), one outside the account's limit, a seat whose lock was not
+/// obtained within its bound (about 1 s per lock, as [`handover`] waits), and the seats not
+/// begun once the call had run 10 s: send those again. A list that is not one of distinct ids
+/// of 1 to 128 characters is refused whole ([`Error::InvalidArgument`] naming `service_ids`).
+pub async fn handover_seats<'a, 't: 'a, C>(conn: C, service_ids: &[&str], to_node: &str) -> Result<Vec<SeatHandover>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let ids = serde_json::to_string(service_ids).map_err(|e| Error::invalid("service_ids", e.to_string()))?;
+    let sql = inline_params("CALL handover_seats(?, ?)", &(ids, to_node).into())?;
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter()
+        .map(|row| {
+            Ok(SeatHandover {
+                service_id: col(row, "service_id")?,
+                is_leader: flag(row, "is_leader")?,
+                leader_id: col(row, "leader_id")?,
+                term: col(row, "term")?,
+                lease_remaining: millis(row, "lease_remaining_ms")?,
+            })
+        })
+        .collect()
+}
+
 /// `CALL assert_leader(service_id, node_id, term)`: the fencing guard. Call it on the
 /// application's own transaction before its writes: it fails with [`Error::NotLeader`] unless
 /// the node holds a valid lease at exactly `term`, and on success it keeps the election row

@@ -13,6 +13,17 @@ does not; 2 for any error (bad input, unreachable server, refused login, schema 
 with a message on standard error. `run` exits with COMMAND's status (128 + N when COMMAND was
 killed by signal N, or when `run` itself was stopped by signal N).";
 
+const HANDOVER_HELP: &str = "\
+One service: CALL handover(SERVICE, NODE). Several services, or --from NODE (every service that
+NODE leads now, read from the same status as `status --node NODE`): CALL handover_seats, one
+call per chunk of at most 1,000 seats; a seat it could not lock within its bound (a fenced
+transaction held it) is sent again while calls make progress. An unknown service among them:
+exit 2 naming it, nothing changed. Output for many: one line per seat (--json: one JSON object
+per line, with the keys service_id, is_leader, leader_id, term, lease_remaining_ms, and
+waited_ms with --wait). With --wait the statuses are read in one call per poll until NODE leads
+every seat; exit 3 naming the seats whose reservation lapsed. Exit 2 naming the seats that
+could not be handed over.";
+
 /// Leader election for services that run on MySQL or MariaDB.
 #[derive(Debug, Parser)]
 #[command(name = "mysqlleader", version, about, after_help = AFTER_HELP, propagate_version = true)]
@@ -135,15 +146,26 @@ pub enum Command {
         json: bool,
     },
     /// Move leadership to NODE with no overlap (operator): the current term ends now, the seat is
-    /// reserved for NODE for one lease, and NODE takes it at its next campaign.
+    /// reserved for NODE for one lease, and NODE takes it at its next campaign. Several services,
+    /// or --from, hand over many seats in one call per 1,000 (handover_seats).
+    #[command(after_help = HANDOVER_HELP)]
     Handover {
-        service: String,
+        /// The service(s) to hand over; several at once are checked first (an unknown one:
+        /// exit 2, nothing changed).
+        #[arg(value_name = "SERVICE", required_unless_present = "from", conflicts_with = "from")]
+        services: Vec<String>,
+        /// Every service NODE leads now (a valid lease), instead of naming them: drains NODE.
+        #[arg(long = "from", value_name = "NODE")]
+        from: Option<String>,
         /// The node that leads next.
         #[arg(long = "to", value_name = "NODE")]
         to: String,
-        /// Return when NODE leads (exit 0), or when the reservation lapsed without it (exit 3).
+        /// Return when NODE leads (exit 0), or when the reservation lapsed without it (exit 3);
+        /// with many, when NODE leads every one (exit 3 naming those that lapsed).
         #[arg(long)]
         wait: bool,
+        /// One JSON object; with several services (or --from), one object per line per seat,
+        /// with its service_id.
         #[arg(long)]
         json: bool,
     },

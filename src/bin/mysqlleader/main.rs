@@ -65,7 +65,12 @@ fn main() -> ExitCode {
             Command::Force { service, node, lease, json } => commands::force(&ctx, &service, &node, lease, json).await,
             Command::Reelect { service, json } => commands::reelect(&ctx, &service, json).await,
             Command::Resign { service, node, json } => commands::resign(&ctx, &service, &node, json).await,
-            Command::Handover { service, to, wait, json } => handover::handover(&ctx, &service, &to, wait, json).await,
+            Command::Handover { services, from: None, to, wait, json } if services.len() == 1 => {
+                handover::handover(&ctx, &services[0], &to, wait, json).await
+            }
+            Command::Handover { services, from, to, wait, json } => {
+                handover::handover_many(&ctx, &services, from.as_deref(), &to, wait, json).await
+            }
             Command::Event { action, json } => commands::event(&ctx, action, json).await,
             Command::Watch { service, json } => commands::watch(&ctx, &service, json).await,
             Command::Run(run_args) => run::run(&ctx, run_args).await,
