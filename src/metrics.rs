@@ -20,11 +20,11 @@
 //! | metric | type | meaning |
 //! | --- | --- | --- |
 //! | `mysqlleader_session_seats{node,state}` | gauge | the session's running electors now: `state="leading"` (by its local deadline), `"following"` (its last call succeeded and its answer named another leader) or `"vacant"` (neither: a vacant seat, failing calls, or no answer yet) |
-//! | `mysqlleader_session_renew_batches_total{node}` | counter | `renew_seats` calls sent (one renew for up to 500 seats), answered or not |
-//! | `mysqlleader_session_renew_batch_failures_total{node}` | counter | `renew_seats` calls that failed |
+//! | `mysqlleader_session_renew_batches_total{node}` | counter | renew calls sent (`renew_lease`: one row written for up to 10,000 seats; `renew_seats` without node leases: up to 500), answered or not |
+//! | `mysqlleader_session_renew_batch_failures_total{node}` | counter | renew calls that failed |
 //! | `mysqlleader_session_renewed_seats_total{node}` | counter | the seats those calls carried (÷ `renew_batches_total`: the mean batch size) |
-//! | `mysqlleader_session_take_batches_total{node}` | counter | `campaign_seats` calls sent (takeovers of many seats) |
-//! | `mysqlleader_session_take_batch_failures_total{node}` | counter | `campaign_seats` calls that failed |
+//! | `mysqlleader_session_take_batches_total{node}` | counter | takeover calls sent (`take_seats`, or `campaign_seats` without node leases: takeovers of many seats) |
+//! | `mysqlleader_session_take_batch_failures_total{node}` | counter | takeover calls that failed |
 //! | `mysqlleader_session_taken_seats_total{node}` | counter | the seats those calls took |
 //! | `mysqlleader_session_resign_batches_total{node}` | counter | `resign_seats` calls sent (a shutdown's resigns) |
 //! | `mysqlleader_session_single_campaigns_total{node}` | counter | `campaign` calls sent one by one (seats no batch settled) |
@@ -196,12 +196,12 @@ pub(crate) fn render_session(out: &mut String, s: &SessionSeries<'_>) {
     }
     let st = s.stats;
     let counters: [(&str, &str, u64); 8] = [
-        ("renew_batches_total", "renew_seats calls sent (one renew for a batch of seats), answered or not.", st.batch_calls),
-        ("renew_batch_failures_total", "renew_seats calls that failed.", st.batch_failures),
-        ("renewed_seats_total", "The seats the renew_seats calls carried, in all (divide by renew_batches_total for the mean batch size).", st.batched_seats),
-        ("take_batches_total", "campaign_seats calls sent (one takeover for many seats), answered or not.", st.take_calls),
-        ("take_batch_failures_total", "campaign_seats calls that failed (their seats campaign one by one).", st.take_failures),
-        ("taken_seats_total", "The seats the campaign_seats calls took, in all.", st.taken_seats),
+        ("renew_batches_total", "Renew calls sent (renew_lease, or renew_seats without node leases: one renew for a batch of seats), answered or not.", st.batch_calls),
+        ("renew_batch_failures_total", "Renew calls (renew_lease, renew_seats) that failed.", st.batch_failures),
+        ("renewed_seats_total", "The seats the renew calls carried, in all (divide by renew_batches_total for the mean batch size).", st.batched_seats),
+        ("take_batches_total", "Takeover calls sent (take_seats, or campaign_seats without node leases: one takeover for many seats), answered or not.", st.take_calls),
+        ("take_batch_failures_total", "Takeover calls (take_seats, campaign_seats) that failed (their seats campaign one by one).", st.take_failures),
+        ("taken_seats_total", "The seats the takeover calls took, in all.", st.taken_seats),
         ("resign_batches_total", "resign_seats calls sent (a shutdown's resigns, batched).", st.resign_batches),
         ("single_campaigns_total", "campaign calls sent one by one (seats the batches did not settle).", st.single_campaigns),
     ];
@@ -210,7 +210,7 @@ pub(crate) fn render_session(out: &mut String, s: &SessionSeries<'_>) {
         let _ = writeln!(out, "mysqlleader_session_{metric}{{{node}}} {value}");
     }
     let h = "mysqlleader_session_renew_batch_duration_seconds";
-    let _ = writeln!(out, "# HELP {h} The round trip of each renew_seats call, answered or not.\n# TYPE {h} histogram");
+    let _ = writeln!(out, "# HELP {h} The round trip of each renew call (renew_lease, renew_seats), answered or not.\n# TYPE {h} histogram");
     s.renew_durations.render(out, h, &node);
     let h = "mysqlleader_session_renew_server_duration_seconds";
     let _ = writeln!(out, "# HELP {h} The time each renew_lease took on the server, by the server's clock, as its answer told.\n# TYPE {h} histogram");

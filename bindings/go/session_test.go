@@ -375,11 +375,11 @@ func TestSessionMetricsText(t *testing.T) {
 			t.Fatalf("no duration histogram for %s in the detailed form\n%s", s, detailed)
 		}
 	}
-	if n := len(comments(detailed)); n != 30 {
-		t.Fatalf("%d comment lines, want 30 (HELP and TYPE of 15 metrics: the session's 10, each elector's 5):\n%s", n, detailed)
+	if n := len(comments(detailed)); n != 32 {
+		t.Fatalf("%d comment lines, want 32 (HELP and TYPE of 16 metrics: the session's 11, each elector's 5):\n%s", n, detailed)
 	}
-	if n := len(comments(text)); n != 24 {
-		t.Fatalf("%d comment lines, want 24 (HELP and TYPE of 12 metrics: the session's 10, each elector's 2):\n%s", n, text)
+	if n := len(comments(text)); n != 26 {
+		t.Fatalf("%d comment lines, want 26 (HELP and TYPE of 13 metrics: the session's 11, each elector's 2):\n%s", n, text)
 	}
 	if strings.Contains(text, "mysqlleader_campaign_duration_seconds") {
 		t.Fatalf("the compact form has a per-service histogram:\n%s", text)

@@ -356,18 +356,18 @@ def test_a_sessions_metrics_are_one_valid_exposition(client: mysqlleader.Client,
         electors = [session.elector(f"{service}-{i}") for i in range(3)]
         for e in electors:
             assert e.wait_for_leadership(timeout=10)
-        # Detailed: HELP and TYPE of 15 metrics (the session's 10, each elector's 5), once each.
+        # Detailed: HELP and TYPE of 16 metrics (the session's 11, each elector's 5), once each.
         text = session.metrics_text(detailed=True)
         comments = [line for line in text.splitlines() if line.startswith("#")]
-        assert len(comments) == len(set(comments)) == 30, text
+        assert len(comments) == len(set(comments)) == 32, text
         for i in range(3):
             assert f'leader_election_master_status{{name="{service}-{i}"}} 1' in text, text
             assert f'mysqlleader_campaign_duration_seconds_count{{name="{service}-{i}"}} ' in text, text
         assert 'mysqlleader_session_seats{node="metrics",state="leading"} 3\n' in text, text
-        # Compact (the default): the session's 10 and the electors' two gauges.
+        # Compact (the default): the session's 11 and the electors' two gauges.
         text = session.metrics_text()
         comments = [line for line in text.splitlines() if line.startswith("#")]
-        assert len(comments) == len(set(comments)) == 24, text
+        assert len(comments) == len(set(comments)) == 26, text
         for i in range(3):
             assert f'leader_election_master_status{{name="{service}-{i}"}} 1' in text, text
             assert f'mysqlleader_term{{name="{service}-{i}"}} ' in text, text

@@ -138,20 +138,20 @@ class SessionTest {
         try (Elector m1 = s.elector("metrics-1"); Elector m2 = s.elector("metrics-2")) {
             assertTrue(m1.awaitLeadership(WAIT), "did not lead: " + m1.lastCallError());
             assertTrue(m2.awaitLeadership(WAIT), "did not lead: " + m2.lastCallError());
-            // Detailed: HELP and TYPE of 15 metrics (the session's 10, each elector's 5), once each.
+            // Detailed: HELP and TYPE of 16 metrics (the session's 11, each elector's 5), once each.
             String detailed = s.metricsTextDetailed();
             List<String> comments = detailed.lines().filter(l -> l.startsWith("#")).toList();
-            assertEquals(30, comments.size(), detailed);
-            assertEquals(30, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + detailed);
+            assertEquals(32, comments.size(), detailed);
+            assertEquals(32, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + detailed);
             assertTrue(detailed.contains("leader_election_master_status{name=\"metrics-1\"} 1"), detailed);
             assertTrue(detailed.contains("leader_election_master_status{name=\"metrics-2\"} 1"), detailed);
             assertTrue(detailed.contains("mysqlleader_campaign_duration_seconds_count{name=\"metrics-1\"} "), detailed);
             assertTrue(detailed.contains("mysqlleader_campaign_duration_seconds_count{name=\"metrics-2\"} "), detailed);
-            // Compact (the default): the session's 10 and each elector's two gauges.
+            // Compact (the default): the session's 11 and each elector's two gauges.
             String text = s.metricsText();
             comments = text.lines().filter(l -> l.startsWith("#")).toList();
-            assertEquals(24, comments.size(), text);
-            assertEquals(24, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + text);
+            assertEquals(26, comments.size(), text);
+            assertEquals(26, new java.util.HashSet<>(comments).size(), "HELP/TYPE repeated: " + text);
             assertTrue(text.contains("leader_election_master_status{name=\"metrics-1\"} 1"), text);
             assertTrue(text.contains("leader_election_master_status{name=\"metrics-2\"} 1"), text);
             assertTrue(text.contains("mysqlleader_term{name=\"metrics-1\"} "), text);
