@@ -277,13 +277,16 @@ mod tests {
         let h = Histogram::default();
         h.observe(Duration::from_millis(3));
         h.observe(Duration::from_millis(30));
+        let on_server = Histogram::default();
+        on_server.observe(Duration::from_micros(1_500));
         let mut text = String::new();
-        render_session(&mut text, &SessionSeries { node: "web\"3", seats: [1, 1, 0], stats: &stats, renew_durations: &h, renew_server_durations: &h });
+        render_session(&mut text, &SessionSeries { node: "web\"3", seats: [1, 1, 0], stats: &stats, renew_durations: &h,
+                                                   renew_server_durations: &on_server });
         render_electors(&mut text, &[("shard-1", &a, true), ("shard-2", &b, false)], false);
         for line in text.lines().filter(|l| l.starts_with('#')) {
             assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "repeated: {line}\n{text}");
         }
-        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 1 + 8 + 1 + 2, "{text}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 1 + 8 + 2 + 2, "{text}");
         assert!(text.contains("mysqlleader_session_seats{node=\"web\\\"3\",state=\"leading\"} 1\n"), "{text}");
         assert!(text.contains("mysqlleader_session_seats{node=\"web\\\"3\",state=\"vacant\"} 0\n"));
         assert!(text.contains("mysqlleader_session_renew_batches_total{node=\"web\\\"3\"} 2\n"));
@@ -292,6 +295,8 @@ mod tests {
         assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_bucket{node=\"web\\\"3\",le=\"0.005\"} 1\n"), "{text}");
         assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_count{node=\"web\\\"3\"} 2\n"));
         assert!(text.contains("mysqlleader_session_renew_batch_duration_seconds_sum{node=\"web\\\"3\"} 0.033\n"), "{text}");
+        assert!(text.contains("mysqlleader_session_renew_server_duration_seconds_bucket{node=\"web\\\"3\",le=\"0.002\"} 1\n"), "{text}");
+        assert!(text.contains("mysqlleader_session_renew_server_duration_seconds_count{node=\"web\\\"3\"} 1\n"), "{text}");
         assert!(text.contains("leader_election_master_status{name=\"shard-1\"} 1\nleader_election_master_status{name=\"shard-2\"} 0\n"));
         assert!(text.contains("mysqlleader_term{name=\"shard-1\"} 3\n"));
         assert!(!text.contains("mysqlleader_campaign"), "{text}");
