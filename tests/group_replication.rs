@@ -257,6 +257,7 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
     // meets the secondary's refusal and leads a moment later, its state cleared.
     let seen: Seen = Arc::new(Mutex::new(vec![Vec::new(); 3]));
     let mut watchers = Vec::new();
+    let mut t_last = t0;
     let firsts: Vec<usize> = if group.multi() { vec![0, 1, 2] } else { (0..3).filter(|&i| orders[i][0] != primary).collect() };
     for &i in &firsts {
         let e = elector(&pools, "gr_find", names[i], &orders[i]);
@@ -266,8 +267,10 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
     if !group.multi() {
         for &i in &firsts {
             let e = started[i].as_ref().unwrap();
+            // Bounded generously: how soon the refusal comes depends on the machine's load (CI54:
+            // not within one lease while make test's other parts ran), not on the election.
             while e.metrics().campaign_errors() == 0 {
-                assert!(t0.elapsed() < LEASE, "{}: no refusal from its first member, a secondary", e.node_id());
+                assert!(t0.elapsed() < 10 * LEASE, "{}: no refusal from its first member, a secondary", e.node_id());
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
@@ -275,11 +278,14 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
         let e = elector(&pools, "gr_find", names[i], &orders[i]);
         watchers.push(record_errors_of(&seen, i, &e));
         started[i] = Some(e);
+        t_last = Instant::now();
     }
     let electors: Vec<Elector> = started.into_iter().map(Option::unwrap).collect();
     let monitor = OverlapMonitor::start(electors.iter().map(watched).collect());
     let refs: Vec<&Elector> = electors.iter().collect();
-    let leader = one_leader(&refs, 2 * LEASE - t0.elapsed()).await;
+    // Within two leases of the last elector's start (the one on the primary, in single-primary
+    // mode; all three at once in multi-primary mode).
+    let leader = one_leader(&refs, (2 * LEASE).saturating_sub(t_last.elapsed())).await;
     println!("mode {}: primary member {}; {} leads at term {} after {:?}", group.mode, primary + 1, electors[leader].node_id(), electors[leader].term(), t0.elapsed());
     // Two more leases: everyone follows through a member that answers, the leader renews.
     tokio::time::sleep(2 * LEASE).await;
