@@ -218,18 +218,20 @@ pub async fn handover_many(ctx: &Ctx, services: &[String], from: Option<&str>, t
                     if !leads && reserved {
                         return true;
                     }
-                    let entry = done.get_mut(service).expect("a handed-over seat");
-                    match seat {
-                        Some(s) => {
-                            *entry = SeatHandover {
-                                service_id: service.clone(),
-                                is_leader: leads,
-                                leader_id: s.leader_id.clone(),
-                                term: s.term,
-                                lease_remaining: s.lease_remaining,
+                    // `waiting` holds only keys of `done`, which nothing removes.
+                    if let Some(entry) = done.get_mut(service) {
+                        match seat {
+                            Some(s) => {
+                                *entry = SeatHandover {
+                                    service_id: service.clone(),
+                                    is_leader: leads,
+                                    leader_id: s.leader_id.clone(),
+                                    term: s.term,
+                                    lease_remaining: s.lease_remaining,
+                                }
                             }
+                            None => entry.is_leader = false,
                         }
-                        None => entry.is_leader = false,
                     }
                     if leads {
                         took.insert(service.clone(), started.elapsed());
