@@ -129,4 +129,17 @@ for lane in "${lanes[@]}"; do
   done
 done
 echo "  total wall time: $(( $(date +%s) - begin )) s; $failed part(s) failed"
+# Each failed part's first failures again, last, where a reader of a cut transcript sees them:
+# the failing tests (cargo's "---- name" and "panicked at" lines, pytest's, Go's, Maven's) and
+# the scripts' own FAILED lines, each with a few lines of its message, at most 60 lines a part.
+for lane in "${lanes[@]}"; do
+  for name in $lane; do
+    want "$name" && [ -f "$logs/$name.result" ] || continue
+    read -r status _ <"$logs/$name.result"
+    [ "$status" = 0 ] && continue
+    echo "test-all: $name's failures (the whole log: $logs/$name.log):"
+    grep -E -A4 'panicked at|^---- |^FAILED|FAILED \(exit|^--- FAIL|\[ERROR\] (Tests run|Failures)|^E   |: FAIL$|not ok ' \
+      "$logs/$name.log" | head -60 | sed "s/^/  [$name] /"
+  done
+done
 [ "$failed" -eq 0 ]

@@ -88,7 +88,7 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
         .map(|(level, _, m)| (*level, m.clone()))
         .collect();
     let cleared: Vec<&(tracing::Level, String)> = lines.iter().filter(|(_, m)| m.contains("succeed again")).collect();
-    assert_eq!(cleared.len(), 1, "one line says logins succeed again: {cleared:#?}");
+    assert_eq!(cleared.len(), 1, "one line says logins succeed again: {cleared:#?}\nevery line of ours: {lines:#?}");
     assert_eq!(cleared[0].0, tracing::Level::INFO);
     assert!(cleared[0].1.contains("logins to") && cleared[0].1.contains(&user), "{cleared:#?}");
     assert!(lines.iter().filter(|(level, _)| *level <= tracing::Level::WARN).count() <= 2, "{lines:#?}");

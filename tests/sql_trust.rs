@@ -402,8 +402,9 @@ async fn end_attackers_transaction(attacker: &mut Conn) {
 /// Every routine the operator role may call (a superset of the app and observer roles': the
 /// routines behave the same whoever may call them), aimed at the victim's seat `eu_victim`
 /// (led by `v1` at term `{t}`) or listing it beside the attacker's own seat; and the seat hint of
-/// campaign forged to point at it.
-fn attacks(term: u64) -> Vec<String> {
+/// campaign forged to point at it. `{l}` is the attacker's own node lease (`lease`): the lease
+/// routines list the victim's seat beside the attacker's, onto that lease.
+fn attacks(term: u64, lease: u64) -> Vec<String> {
     [
         "CALL campaign('eu_victim', 'a1', 60000)",
         "SET @mysqlleader_seat_service = CAST('eu_victim' AS BINARY), @mysqlleader_seat_node = CAST('v1' AS BINARY), \
@@ -416,6 +417,10 @@ fn attacks(term: u64) -> Vec<String> {
         "CALL renew_seats('v1', 60000, '[\"billing_a\", \"eu_victim\"]')",
         "CALL campaign_seats('a1', 60000, '[\"billing_a\", \"eu_victim\"]')",
         "CALL resign_seats('v1', '[\"billing_a\", \"eu_victim\"]')",
+        "CALL handover_seats('[\"billing_a\", \"eu_victim\"]', 'a1')",
+        "CALL grant_lease('v1', 60000)",
+        "CALL take_seats({l}, 'a1', 60000, '[\"billing_a\", \"eu_victim\"]')",
+        "CALL renew_lease({l}, 'a1', 60000, '[[\"billing_a\", 0], [\"eu_victim\", {t}]]')",
         "CALL leader_election_wakeup_name('eu_victim')",
         "CALL leader_election_node_wakeup_name('eu_victim', 'v1')",
         "CALL force_leader('eu_victim', 'a1', 60000)",
@@ -429,7 +434,7 @@ fn attacks(term: u64) -> Vec<String> {
         "CALL campaign('billing_a', 'a1', 60000)",
     ]
     .iter()
-    .map(|a| a.replace("{t}", &term.to_string()))
+    .map(|a| a.replace("{t}", &term.to_string()).replace("{l}", &lease.to_string()))
     .collect()
 }
 
@@ -488,16 +493,17 @@ async fn no_cut_call_in_any_session_state_holds_another_tenants_seat() {
     exec(&mut victim, "SET SESSION innodb_lock_wait_timeout = 1").await;
     exec(&mut admin, "SET SESSION innodb_lock_wait_timeout = 1").await;
     call_text(&mut attacker, "CALL campaign('billing_a', 'a1', 60000)").await.expect("its own seat");
+    let lease: u64 = call_text(&mut attacker, "CALL grant_lease('a1', 3600000)").await.expect("its own node lease").get("lease_id");
     let mut term = force_leader(&mut victim, "eu_victim", "v1", 60_000).await.term();
 
     let (mut calls, mut cuts) = (0, 0);
     for state in SESSION_STATES {
-        for i in 0..attacks(0).len() {
+        for i in 0..attacks(0, lease).len() {
             // Cut after 0.05 ms, 0.10 ms, ... (then in steps of 0.25 ms); the sweep of one call
             // goes on to 1 ms at least, and ends after three calls in a row that ran to their end.
             let (mut uncut, mut step) = (0, 1);
             while (uncut < 3 || step <= 20) && step <= 200 {
-                let attack = attacks(term)[i].clone();
+                let attack = attacks(term, lease)[i].clone();
                 end_attackers_transaction(&mut attacker).await;
                 exec(&mut attacker, state).await;
                 let call = match attack.rsplit_once("; ") {

@@ -877,7 +877,14 @@ impl<B: Backend> Task<B> {
                 });
             }
             Err(e) => {
-                let condition = (e.kind(), e.server_code());
+                // A call that times out or loses its connection while another failure goes on
+                // (the pool's logins refused, the server down) is part of that incident, not a
+                // new one: the burst of calls that follows a mended outage can time out on a
+                // loaded machine (CI56: 50 electors each logged a warning and an INFO line after
+                // the pool's password was mended). It keeps the condition going on.
+                let continues = self.condition.is_some_and(|c| c != (e.kind(), e.server_code()))
+                    && matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection);
+                let condition = if continues { self.condition.unwrap() } else { (e.kind(), e.server_code()) };
                 let changed = self.condition != Some(condition);
                 let said = self.backend.incidents().is_none() && self.backend.login_said(self.server, e);
                 if let Some(log) = self.backend.incidents() {
