@@ -762,24 +762,30 @@ async fn a_blocked_campaign_never_piles_up_connections() {
         .await
         .unwrap();
     let others = before.iter().map(u64::to_string).chain([fenced_id.to_string()]).collect::<Vec<_>>().join(", ");
-    let ids_sql = format!("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{}' AND ID NOT IN ({others})", db.name);
+    let ids_sql = format!("SELECT ID, CONCAT_WS(' ', ID, COMMAND, TIME, STATE, LEFT(INFO, 120)) FROM information_schema.PROCESSLIST \
+                           WHERE DB = '{}' AND ID NOT IN ({others})", db.name);
     let mut seen = std::collections::BTreeSet::new();
+    // The follower's connections at the sample that saw the most of them (for a failure's message).
+    let mut at_most: Vec<String> = Vec::new();
     // lease 500 ms: request timeout 100 ms, retry 50 ms, far below the 1 s lock wait.
     let pool = mysqlleader::pool_from_url(&db.url).unwrap();
     let follower = Elector::builder(pool.clone(), "pile").node_id("new").lease(Duration::from_millis(500)).start().unwrap();
     let mut most = 0;
     let until = Instant::now() + Duration::from_millis(4000);
     while Instant::now() < until {
-        let ids: Vec<u64> = sampler.query(ids_sql.as_str()).await.unwrap();
-        most = most.max(ids.len());
-        seen.extend(ids);
+        let rows: Vec<(u64, String)> = sampler.query(ids_sql.as_str()).await.unwrap();
+        if rows.len() > most {
+            most = rows.len();
+            at_most = rows.iter().map(|(_, what)| what.clone()).collect();
+        }
+        seen.extend(rows.into_iter().map(|(id, _)| id));
         // The fenced transaction stays busy, so the server does not end it as idle.
         fenced.query_drop("DO 0").await.unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let state = follower.state();
     assert!(!state.leading, "the row is locked: nobody can take the seat");
-    assert!(most <= 2, "the follower held {most} server connections at once (its call and its wake-up lock: 2)");
+    assert!(most <= 2, "the follower held {most} server connections at once (its call and its wake-up lock: 2): {at_most:#?}");
     assert!(seen.len() <= 2, "the follower opened {} connections: {seen:?} (ending a call must not take new ones)", seen.len());
     fenced.query_drop("ROLLBACK").await.unwrap();
     assert_eq!(follower.wait_for_leadership(Some(Duration::from_secs(5))).await, WaitOutcome::Leading, "it takes the seat once the lock is gone");
