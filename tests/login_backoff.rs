@@ -87,11 +87,24 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
         .filter(|(_, n, m)| ours(n, m))
         .map(|(level, _, m)| (*level, m.clone()))
         .collect();
-    let cleared: Vec<&(tracing::Level, String)> = lines.iter().filter(|(_, m)| m.contains("succeed again")).collect();
+    // The login incident's end: one line, for the pool.
+    let cleared: Vec<&(tracing::Level, String)> = lines.iter().filter(|(_, m)| m.contains("logins to") && m.contains("succeed again")).collect();
     assert_eq!(cleared.len(), 1, "one line says logins succeed again: {cleared:#?}\nevery line of ours: {lines:#?}");
     assert_eq!(cleared[0].0, tracing::Level::INFO);
-    assert!(cleared[0].1.contains("logins to") && cleared[0].1.contains(&user), "{cleared:#?}");
-    assert!(lines.iter().filter(|(level, _)| *level <= tracing::Level::WARN).count() <= 2, "{lines:#?}");
+    assert!(cleared[0].1.contains(&user), "{cleared:#?}");
+    // Every other warning is a call that found no answer in time or lost its connection: the
+    // burst of 50 first campaigns, 50 wake-up logins and renews every 400 ms that follows the
+    // mend can pass a 400 ms request timeout on a loaded machine (CI56, CI57: 34 electors on
+    // MySQL), an incident of that elector's own, which it logs (a warning) and ends ("calls
+    // succeed again"). Printed, not judged: timings are the machine's. A login refusal an
+    // elector said itself, or any other failure, fails here.
+    let transient = |m: &str| m.contains("[error: no answer within ") || m.contains("[error: connection: ");
+    let loud: Vec<&(tracing::Level, String)> = lines.iter().filter(|(level, _)| *level <= tracing::Level::WARN).collect();
+    let timed_out = loud.iter().filter(|(level, m)| *level == tracing::Level::WARN && m.starts_with("election call failed [") && transient(m)).count();
+    let ended = lines.iter().filter(|(_, m)| m.as_str() == "calls succeed again").count();
+    println!("after the mend: {timed_out} electors had a call time out or lose its connection, {ended} said their calls succeed again");
+    assert!(loud.len() - timed_out <= 2, "one error for the login incident, and no other failure: {loud:#?}");
+    assert!(ended <= timed_out, "an elector's own end of an incident follows a failure it said itself: {lines:#?}");
 
     for e in electors {
         e.shutdown().await.unwrap();

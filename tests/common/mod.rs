@@ -88,7 +88,7 @@ impl TestDb {
     }
 }
 
-/// The lines [`captured_log`] keeps: (level, the `node` field, the message).
+/// The lines [`captured_log`] keeps: (level, the `node` field, the message and its `error` field).
 pub type CapturedLog = std::sync::Mutex<Vec<(tracing::Level, String, String)>>;
 
 /// What this process's log said: (level, the `node` field, the message), from the first use of
@@ -97,12 +97,13 @@ pub type CapturedLog = std::sync::Mutex<Vec<(tracing::Level, String, String)>>;
 pub fn captured_log() -> &'static CapturedLog {
     struct Capture(&'static CapturedLog);
     #[derive(Default)]
-    struct Fields { node: String, message: String }
+    struct Fields { node: String, message: String, error: Option<String> }
     impl tracing::field::Visit for Fields {
         fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
             match field.name() {
                 "node" => self.node = format!("{value:?}"),
                 "message" => self.message = format!("{value:?}"),
+                "error" => self.error = Some(format!("{value:?}")),
                 _ => {}
             }
         }
@@ -119,7 +120,12 @@ pub fn captured_log() -> &'static CapturedLog {
         fn event(&self, event: &tracing::Event<'_>) {
             let mut fields = Fields::default();
             event.record(&mut fields);
-            self.0.lock().unwrap().push((*event.metadata().level(), fields.node, fields.message));
+            // A line's `error` field, if any, after its message (what a failure's message shows).
+            let message = match fields.error {
+                Some(error) => format!("{} [error: {error}]", fields.message),
+                None => fields.message,
+            };
+            self.0.lock().unwrap().push((*event.metadata().level(), fields.node, message));
         }
         fn enter(&self, _: &tracing::span::Id) {}
         fn exit(&self, _: &tracing::span::Id) {}
