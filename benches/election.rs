@@ -347,7 +347,7 @@ async fn run(args: Args) -> Res<bool> {
                     met: ratio.map(|x| x <= goal),
                 });
                 targets.push(Target {
-                    name: format!("sessions: InnoDB rows written per node per renew interval at {n} services"),
+                    name: format!("sessions: rows written per node per renew interval at {n} services"),
                     goal: "independent of N (node leases: 1 row per node)".into(),
                     measured: format!("{:.2}", r.rows_per_node_renew),
                     met: None,

@@ -22,9 +22,9 @@
 //! each; the time until every service has exactly one leader and all three nodes know it, and
 //! this process's thread count before and while the 3 × N electors run (issue "Fleets": a
 //! bounded thread count). They shut down before step 1.
-//! In step 1's window also the InnoDB rows written (`Innodb_rows_inserted` + `_updated` +
-//! `_deleted`: the election's own tables, no internal temporary table), per node and renew
-//! interval: with node leases a steady renew writes one row per node, whatever N.
+//! In step 1's window also the rows written to tables (no internal temporary table:
+//! [`rows_written`]), per node and renew interval: with node leases a steady renew writes one
+//! row per node, whatever N.
 //! After step 4, step 5: the classic recipe at the same N ("honest benchmarks"): 3 nodes, each
 //! with a pool of [`RECIPE_CONNS`] connections (the services dealt out over them), each node
 //! ticking every service once a second with a 10 s timeout (the library's failover budget at
@@ -60,7 +60,7 @@ pub struct SessionsResult {
     /// Step 0: this process's threads before the three sessions started, and at most while
     /// they ran.
     pub threads: (usize, usize),
-    /// Step 1's window: InnoDB rows written per node per renew interval (2 s).
+    /// Step 1's window: rows written ([`rows_written`]) per node per renew interval (2 s).
     pub rows_per_node_renew: f64,
     /// Step 5: the recipe at the same N.
     pub recipe: RecipeAtN,
@@ -97,11 +97,27 @@ async fn questions(admin: &mut Conn) -> Res<i64> {
     Ok(row.map_or(0, |(_, v)| v.parse().unwrap_or(0)))
 }
 
-/// InnoDB rows inserted, updated and deleted so far (the election's tables; no internal
-/// temporary table, unlike the Handler_ counters).
-async fn innodb_rows(admin: &mut Conn) -> Res<i64> {
+/// Rows of the benchmark database's tables inserted, updated and deleted so far, no internal
+/// temporary table and no system table: MySQL's `performance_schema.table_io_waits_summary_by_table`
+/// for the database (its `Innodb_rows_*` also count the server's own tables, such as the
+/// persistent statistics it recalculates after a burst of new rows); MariaDB 10.11, whose
+/// performance schema is off by default and which has no `Innodb_rows_*`, by `Handler_write` +
+/// `Handler_update` + `Handler_delete`, which leave internal temporary tables out (those count in
+/// `Handler_tmp_*`).
+async fn rows_written(admin: &mut Conn) -> Res<i64> {
+    let by_table: Option<Option<i64>> = admin
+        .query_first(format!(
+            "SELECT CAST(SUM(COUNT_INSERT + COUNT_UPDATE + COUNT_DELETE) AS SIGNED) FROM performance_schema.table_io_waits_summary_by_table \
+             WHERE OBJECT_SCHEMA = '{BENCH_DB}'"
+        ))
+        .await
+        .ok()
+        .flatten();
+    if let Some(Some(n)) = by_table {
+        return Ok(n);
+    }
     let rows: Vec<(String, String)> =
-        admin.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_rows_inserted', 'Innodb_rows_updated', 'Innodb_rows_deleted')").await?;
+        admin.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_write', 'Handler_update', 'Handler_delete')").await?;
     Ok(rows.iter().map(|(_, v)| v.parse::<i64>().unwrap_or(0)).sum())
 }
 
@@ -248,7 +264,7 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
 
     // The window: CPU, statements, connections; the renew_seats durations from here on.
     let before = (session0.stats().batch_calls, others.iter().map(|(s, _)| s.stats().batch_calls).collect::<Vec<_>>());
-    let (cpu1, q1, w1) = (cpu_of(&mut admin).await?, questions(&mut admin).await?, innodb_rows(&mut admin).await?);
+    let (cpu1, q1, w1) = (cpu_of(&mut admin).await?, questions(&mut admin).await?, rows_written(&mut admin).await?);
     let start = Instant::now();
     let mut most = 0i64;
     while start.elapsed() < window {
@@ -259,7 +275,7 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let secs = start.elapsed().as_secs_f64();
-    let (cpu2, q2, w2) = (cpu_of(&mut admin).await?, questions(&mut admin).await?, innodb_rows(&mut admin).await?);
+    let (cpu2, q2, w2) = (cpu_of(&mut admin).await?, questions(&mut admin).await?, rows_written(&mut admin).await?);
     let rows_per_node_renew = (w2 - w1) as f64 / 3.0 / (secs / RENEW.as_secs_f64());
     let leaders = electors0.iter().filter(|e| e.is_leader()).count();
     let recent = |stats: mysqlleader::SessionStats, before: u64| {
@@ -357,7 +373,7 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
     }
     let mut t = Table::new(
         "Sessions: N services x 3 nodes, one Session per node, at the defaults (lease 10 s)",
-        &["services", "start-up: three nodes at once, N new services", "threads of this process: before, with 3 x N electors", "start-up: one node takes N new seats", "server CPU ms per service-second", "the recipe's at the same N", "ratio", "recipe ticks answered / wanted per s", "InnoDB rows written per node per renew interval", "connections per node", "renew p99: leader", "renew p99: followers", "failover of every service after a crash", "graceful shutdown: seats it led, all led by another after"],
+        &["services", "start-up: three nodes at once, N new services", "threads of this process: before, with 3 x N electors", "start-up: one node takes N new seats", "server CPU ms per service-second", "the recipe's at the same N", "ratio", "recipe ticks answered / wanted per s", "rows written per node per renew interval", "connections per node", "renew p99: leader", "renew p99: followers", "failover of every service after a crash", "graceful shutdown: seats it led, all led by another after"],
     );
     let ms = |c: Option<f64>| c.map_or("n/a (server not on this host)".into(), |c| format!("{:.4}", c * 1000.0));
     for r in &results {
@@ -387,8 +403,9 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
          graceful shutdown: from n1's `shutdown()` until n2 led every service. The recipe at the same N: 3 nodes of {} \
          connections each, one tick per service per node per second, timeout 10 s (the same failover budget), CPU over a \
          window as long, after one settling window; when it answers fewer ticks than it wants, the server is saturated and \
-         the ratio flatters the recipe. Rows written: InnoDB's inserted + updated + deleted rows in the window, per node and \
-         renew interval (2 s). renew p99: each session's batch calls (renew_lease, or renew_seats without node leases).",
+         the ratio flatters the recipe. Rows written: the benchmark database's rows inserted, updated and deleted in the \
+         window (MySQL: performance_schema's table I/O summary; MariaDB: Handler_write/update/delete, which leave internal \
+         temporary tables out), per node and renew interval (2 s). renew p99: each session's batch calls (renew_lease, or renew_seats without node leases).",
         window.as_secs_f64(),
         FAILOVER_TARGET.as_secs_f64(),
         RECIPE_CONNS
@@ -400,7 +417,7 @@ pub async fn run(dbs: &Dbs, quick: bool) -> Res<(Vec<Table>, Value, Vec<Sessions
         "startup_s": r.startup.map(|d| d.as_secs_f64()),
         "graceful_seats": r.graceful.0, "graceful_s": r.graceful.1.map(|d| d.as_secs_f64()),
         "start3_s": r.start3.map(|d| d.as_secs_f64()), "threads_before": r.threads.0, "threads_with_electors": r.threads.1,
-        "innodb_rows_per_node_per_renew": r.rows_per_node_renew,
+        "rows_written_per_node_per_renew": r.rows_per_node_renew,
         "recipe_server_cpu_s_per_service_s": r.recipe.cpu_per_service_s,
         "recipe_ticks_per_s": r.recipe.ticks_per_s, "recipe_wanted_per_s": r.recipe.wanted_per_s,
     })).collect::<Vec<_>>());
