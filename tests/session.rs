@@ -835,3 +835,97 @@ async fn a_sessions_metrics_stay_small_at_1000_services() {
     drop_accounts(&db, &[&ua, &ub]).await;
     db.drop_db().await;
 }
+
+/// The threads of this process whose name starts with `prefix` (/proc/self/task/*/comm).
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks.flatten().filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(prefix))).count()
+        })
+        .unwrap_or(0)
+}
+
+/// Issue "Fleets", done when: 3 nodes × 10,000 services start with a bounded thread count per
+/// process, and a graceful close of a 10,000-seat session hands over at once. Three sessions
+/// (one per node account) start at once on 10,000 new services, all in this process, on a
+/// runtime of the test's own (2 workers, its threads named `fleet`): every service gets exactly
+/// one leader that all three nodes know, and the runtime's threads stay its 2 workers (tokio's
+/// blocking pool allowed a few, which the library does not use) while 30,000 electors run: an
+/// elector is a task, and a session's calls share its two connections. Then the node that leads
+/// the most seats shuts down: the two others lead every service well within one lease (20 s),
+/// so by the hand-over (its resign_seats and wake-up lock), not by its leases running out. The
+/// times are printed, not judged: the benchmark's sessions section measures them on a quiet
+/// machine (docs/benchmarks.md).
+#[test]
+fn three_nodes_start_10000_services_at_once_on_two_threads_and_a_close_hands_over() {
+    const N: usize = 10_000;
+    const FLEET_THREADS: usize = 2 + 4;
+    let lease = Duration::from_secs(20);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("fleet").enable_all().build().unwrap();
+    rt.block_on(async move {
+        let db = TestDb::migrated("session_fleet").await;
+        let ids: Vec<String> = (0..N).map(|i| format!("fleet-{i:05}")).collect();
+        let mut nodes: Vec<(Session, Vec<Elector>)> = Vec::new();
+        let mut users = Vec::new();
+        let t0 = Instant::now();
+        for n in ["a", "b", "c"] {
+            let (user, pool) = app_account(&db, &format!("fleet_{n}")).await;
+            let session = Session::builder(pool).node_id(format!("node-{n}")).lease(lease).start().unwrap();
+            let electors: Vec<Elector> = ids.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+            nodes.push((session, electors));
+            users.push(user);
+        }
+        // Every service led by exactly one node, which the two others know.
+        let settled = |nodes: &[(Session, Vec<Elector>)], i: usize| {
+            let leaders: Vec<&Elector> = nodes.iter().map(|(_, e)| &e[i]).filter(|e| e.is_leader()).collect();
+            leaders.len() == 1 && nodes.iter().all(|(_, e)| e[i].state().leader_id.as_deref() == Some(leaders[0].node_id()))
+        };
+        let mut most = threads_named("fleet");
+        let mut pending: Vec<usize> = (0..N).collect();
+        while !pending.is_empty() {
+            assert!(t0.elapsed() < Duration::from_secs(300), "{} of {N} services not settled within 300 s", pending.len());
+            most = most.max(threads_named("fleet"));
+            pending.retain(|&i| !settled(&nodes, i));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let took = t0.elapsed();
+        // Steady for a while (every renew goes out meanwhile), the threads sampled again.
+        let steady = Instant::now();
+        while steady.elapsed() < lease / 5 * 2 {
+            most = most.max(threads_named("fleet"));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!((0..N).all(|i| settled(&nodes, i)), "every service still has one leader, known by all");
+        let led: Vec<usize> = nodes.iter().map(|(_, e)| e.iter().filter(|e| e.is_leader()).count()).collect();
+        println!("3 nodes x {N} services started at once: every service led and known after {took:?} (seats led: {led:?}); \
+                  the runtime's threads at most {most}");
+        assert!(most <= FLEET_THREADS, "{most} threads for 3 x {N} electors: a thread per elector or per call?");
+
+        // The close of the node that leads the most seats.
+        let first = (0..3).max_by_key(|&n| led[n]).unwrap();
+        let (session, electors) = nodes.remove(first);
+        let closing = Instant::now();
+        // Its result is printed, not judged: the shutdown waits at most the request timeout
+        // (here 2 s) for its resign_seats calls, and under load thousands of seats can take
+        // longer (Err(Timeout), the calls going on meanwhile); what counts is the hand-over below.
+        let result = session.shutdown().await;
+        let closed = (closing.elapsed(), result);
+        let mut orphans: Vec<usize> = (0..N).collect();
+        while !orphans.is_empty() {
+            assert!(closing.elapsed() < lease, "{} of {N} services not led again within one lease ({lease:?}) of the close: \
+                                                the seats were not handed over", orphans.len());
+            orphans.retain(|&i| !nodes.iter().any(|(_, e)| e[i].is_leader()));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        println!("node {} closed with {} seats (in, and with: {closed:?}); every service led by another node {:?} after the call",
+                 electors[0].node_id(), led[first], closing.elapsed());
+        drop(electors);
+        for (session, electors) in nodes {
+            let result = session.shutdown().await;
+            println!("node {} closed: {result:?}", electors[0].node_id());
+            drop(electors);
+        }
+        drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
+        db.drop_db().await;
+    });
+}

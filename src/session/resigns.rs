@@ -60,7 +60,13 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
                 () = sleep_until(closes.min(Instant::now() + QUIET)) => break,
             }
         }
-        batch.retain(|r| !r.reply.is_closed());
+        // A resign whose elector stopped waiting is dropped (that elector may campaign again,
+        // and a late resign would end its new term), except in a shutdown: no elector of the
+        // session campaigns again, and each stepped down before it resigned, so the seat is
+        // vacated late rather than left to lapse (Session::shutdown).
+        if !core.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            batch.retain(|r| !r.reply.is_closed());
+        }
         if batch.len() >= 2 {
             // 3. and 4. Many.
             resign_many(&core, batch).await;
