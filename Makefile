@@ -11,7 +11,7 @@ TESTDB := scripts/testdb.sh
 # share/doc/mysqlleader/ with the licenses).
 PREFIX ?= /usr/local
 
-.PHONY: all build dist install test test-all test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera test-group-replication release-check demo bench clean
+.PHONY: all build dist install test test-all test-rust test-fleet test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera test-group-replication release-check demo bench clean
 
 all: build
 
@@ -42,12 +42,17 @@ test: build
 ## Every part one after the other against the one server of MYSQLLEADER_TEST_URL (or a
 ## throwaway MariaDB): the old `make test`, for a quick run on one kind of server.
 test-all: build
-	$(TESTDB) run $(MAKE) --no-print-directory test-rust test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera
+	$(TESTDB) run $(MAKE) --no-print-directory test-rust test-fleet test-sql-client test-c test-python test-go test-java test-tls test-dist test-faults test-galera
 
 # Unit and integration tests and doc tests (benches are not run here: see docs/benchmarks.md).
 # The doc tests need no server (they compile, or run without one): on MariaDB's part only.
 test-rust:
 	$(CARGO) test --release --workspace --lib --bins --tests -- --test-threads=4
+
+## The fleet test, 3 nodes x 10,000 services (tests/session.rs): alone, with no test beside it
+## (scripts/test-all.sh runs it after every other part).
+test-fleet:
+	$(CARGO) test --release --test library -- --ignored --exact session::three_nodes_start_10000_services_at_once_on_two_threads_and_a_close_hands_over --nocapture
 	if [ "$${MYSQLLEADER_TEST_KIND:-mariadb}" != mysql ]; then $(CARGO) test --release --doc; fi
 
 ## The same scenario through the command-line client only (MySQL's own `mysql` on MySQL).

@@ -1369,8 +1369,9 @@ mysqlleader_result mysqlleader_session_metrics_text_detailed(const mysqlleader_s
 /**
  * Shuts down every elector of the session that still runs (each steps down at once and resigns
  * unless `MYSQLLEADER_ELECTOR_NO_RESIGN_ON_FREE`; the resigns share the session's connection,
- * so those not done within the request timeout lapse with their leases), then frees the
- * session. The elector handles stay valid, report that they no longer campaign, and must still
+ * and the call waits for them at most the request timeout plus 1 ms per elector, never longer
+ * than a lease unless the request timeout is; a resign not done by then still goes out while
+ * the process runs, else its lease lapses), then frees the session. The elector handles stay valid, report that they no longer campaign, and must still
  * be freed with `mysqlleader_elector_free`. `mysqlleader_session_free(NULL)` does nothing.
  */
 void mysqlleader_session_free(mysqlleader_session *session);

@@ -107,7 +107,12 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
     assert!(ended <= timed_out, "an elector's own end of an incident follows a failure it said itself: {lines:#?}");
 
     for e in electors {
-        e.shutdown().await.unwrap();
+        // Clean-up, not what this test is about: a shutdown's resign is bounded by the request
+        // timeout (400 ms), which a loaded machine can pass (CI58); then the lease lapses.
+        let service = e.service_id().to_string();
+        if let Err(err) = e.shutdown().await {
+            println!("{service}: shutdown: {err}");
+        }
     }
     pool.disconnect().await.ok();
     admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();

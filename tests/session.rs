@@ -856,7 +856,12 @@ fn threads_named(prefix: &str) -> usize {
 /// so by the hand-over (its resign_seats and wake-up lock), not by its leases running out. The
 /// times are printed, not judged: the benchmark's sessions section measures them on a quiet
 /// machine (docs/benchmarks.md).
+///
+/// Run alone (`make test-fleet`; scripts/test-all.sh runs it after every other part): 30,000
+/// electors beside other tests starved their timings on a shared 2-core machine (CI58: three
+/// other session and login tests failed on MySQL).
 #[test]
+#[ignore = "run alone: make test-fleet (scripts/test-all.sh runs it after every other part)"]
 fn three_nodes_start_10000_services_at_once_on_two_threads_and_a_close_hands_over() {
     const N: usize = 10_000;
     const FLEET_THREADS: usize = 2 + 4;

@@ -213,7 +213,9 @@ func (s *Session) metricsText(op string, detailed bool) (string, error) {
 
 // Close shuts down every elector the session made and still runs, then frees the session.
 // Unless NoResignOnClose, each leader steps down at once and resigns (the resigns share the
-// session's connection; those not done within the request timeout lapse with their leases),
+// session's connection, and Close waits for them at most the request timeout plus 1 ms per
+// elector, never longer than a lease unless the request timeout is; a resign not done by then
+// still goes out while the process runs, else its lease lapses),
 // so other nodes take over within one of their retry intervals. Each elector is then closed:
 // its last events are delivered and its Changes channel closed, its Close is a no-op, and its
 // methods behave as a closed elector's (IsLeader false, ErrClosed). Close waits for calls in

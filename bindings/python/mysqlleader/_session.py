@@ -194,8 +194,10 @@ class Session:
 
     def close(self) -> None:
         """Shuts down every elector of the session (each leader steps down at once and resigns,
-        unless ``resign_on_close=False``; the resigns share the session's connection, so those
-        not done within the request timeout lapse with their leases), then closes every
+        unless ``resign_on_close=False``; the resigns share the session's connection, and the
+        close waits for them at most the request timeout plus 1 ms per elector, never longer
+        than a lease unless the request timeout is; a resign not done by then still goes out
+        while the process runs, else its lease lapses), then closes every
         :class:`Elector` it made: their last events are delivered, their event streams end and
         their methods raise :class:`InvalidStateError` as a closed elector's do. Idempotent;
         a closed session's :meth:`elector` raises :class:`InvalidStateError`."""
