@@ -882,9 +882,10 @@ impl<B: Backend> Task<B> {
                 // new one: the burst of calls that follows a mended outage can time out on a
                 // loaded machine (CI56: 50 electors each logged a warning and an INFO line after
                 // the pool's password was mended). It keeps the condition going on.
-                let continues = self.condition.is_some_and(|c| c != (e.kind(), e.server_code()))
-                    && matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection);
-                let condition = if continues { self.condition.unwrap() } else { (e.kind(), e.server_code()) };
+                let condition = match self.condition {
+                    Some(going_on) if matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) => going_on,
+                    _ => (e.kind(), e.server_code()),
+                };
                 let changed = self.condition != Some(condition);
                 let said = self.backend.incidents().is_none() && self.backend.login_said(self.server, e);
                 if let Some(log) = self.backend.incidents() {
