@@ -446,8 +446,8 @@ struct Core {
     leases_unavailable: Mutex<Option<Instant>>,
     /// Whether that was said (once per session, at WARN).
     said_leases_unavailable: AtomicBool,
-    /// Set by [`Session::shutdown`]: every resign queued is sent, also one whose elector
-    /// stopped waiting for it (src/session/resigns.rs).
+    /// Set by [`Session::shutdown`]: every resign asked for from then on is sent, also one whose
+    /// elector stopped waiting for it (src/session/resigns.rs).
     closing: AtomicBool,
     /// Services whose elector has ended: the next `renew_lease` lists them without a held term,
     /// so that a seat of theirs still on the lease is let go of (it ends with its own lease
@@ -544,7 +544,8 @@ impl SessionBackend {
     /// node may hold the seat (its step 4).
     async fn batched_resign(&self, config: &Arc<ElectorConfig>, may_hold: bool) -> Result<Resign> {
         let (reply, answer) = oneshot::channel();
-        if self.resigns.send(resigns::ResignRequest { config: config.clone(), may_hold, reply }).is_err() {
+        let by_shutdown = self.core.closing.load(Ordering::SeqCst);
+        if self.resigns.send(resigns::ResignRequest { config: config.clone(), may_hold, by_shutdown, reply }).is_err() {
             return self.core.call(|db, server| db.resign(server, config)).await;
         }
         answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's resigner has ended")))

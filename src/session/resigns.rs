@@ -42,6 +42,11 @@ pub(super) struct ResignRequest {
     /// resign, or this is the elector's first resign, sent before its first campaign to end a
     /// term a previous process with the node's id may still hold.
     pub(super) may_hold: bool,
+    /// Whether the session was closing when the elector asked (Session::shutdown): only such a
+    /// resign is sent after its elector stopped waiting. A resign asked for before the shutdown
+    /// whose elector gave up on it stays dropped even when the batch is sent during the shutdown:
+    /// that elector may have campaigned and led again since, and still count itself leader.
+    pub(super) by_shutdown: bool,
     pub(super) reply: oneshot::Sender<Result<Resign>>,
 }
 
@@ -61,12 +66,10 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
             }
         }
         // A resign whose elector stopped waiting is dropped (that elector may campaign again,
-        // and a late resign would end its new term), except in a shutdown: no elector of the
-        // session campaigns again, and each stepped down before it resigned, so the seat is
-        // vacated late rather than left to lapse (Session::shutdown).
-        if !core.closing.load(std::sync::atomic::Ordering::SeqCst) {
-            batch.retain(|r| !r.reply.is_closed());
-        }
+        // and a late resign would end its new term), except one asked for by a shutdown: no
+        // elector of the session campaigns after it, and each stepped down before it resigned,
+        // so the seat is vacated late rather than left to lapse (Session::shutdown).
+        batch.retain(|r| r.by_shutdown || !r.reply.is_closed());
         if batch.len() >= 2 {
             // 3. and 4. Many.
             resign_many(&core, batch).await;
