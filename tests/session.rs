@@ -454,6 +454,59 @@ async fn a_sessions_renew_writes_one_row_whatever_its_seats() {
     db.drop_db().await;
 }
 
+/// A session's renews leave out the seats it saw on its node lease (src/session/on_lease.rs):
+/// in steady state they list almost none, so the server reads no seat. An operator's takeover of
+/// one seat counts in the lease's `lost`; the next renew lists every seat again, the taken one's
+/// elector steps down (within one lease of the takeover, promise 1) and the others lead on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_renews_list_only_the_seats_a_takeover_may_have_touched() {
+    let db = TestDb::migrated("session_left_out").await;
+    let (user, pool) = app_account(&db, "sleft").await;
+    let mut admin = db.conn().await;
+    let lease = Duration::from_secs(1);
+    let session = Session::builder(pool).node_id("node-left").lease(lease).start().unwrap();
+    let names = services(100);
+    let led: Vec<Elector> = names.iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(15), "the session leads its services", || led.iter().all(Elector::is_leader)).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+
+    let before = session.stats();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = session.stats();
+    let (renewed, listed) = (after.batched_seats - before.batched_seats, after.listed_seats - before.listed_seats);
+    eprintln!("steady state, 2 s: {renewed} seats renewed, {listed} listed");
+    assert!(renewed >= 200, "the seats were renewed (about 3 times a lease): {renewed}");
+    assert!(listed * 10 <= renewed, "at most a tenth of the seats renewed were listed: {listed} of {renewed}");
+    assert!(led.iter().all(Elector::is_leader));
+
+    let taken = 7;
+    let forced_at = Instant::now();
+    let r: Vec<mysql_async::Row> = admin.exec("CALL force_leader(?, 'node-x', 60000)", (names[taken].as_str(),)).await.unwrap();
+    assert_eq!(r.len(), 1);
+    let mut others_lost = Vec::new();
+    let stepped_down = until(lease + Duration::from_millis(500), "the taken seat's elector steps down within a lease", || {
+        others_lost.extend(led.iter().enumerate().filter(|(i, e)| *i != taken && !e.is_leader()).map(|(i, _)| i));
+        !led[taken].is_leader()
+    }).await;
+    let relisted = session.stats().listed_seats - after.listed_seats;
+    eprintln!("forced out: stepped down {stepped_down:?} after the force ({:?} in all), {relisted} seats listed since", forced_at.elapsed());
+    assert!(relisted >= 99, "the renew after the takeover listed every seat again: {relisted}");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    others_lost.extend(led.iter().enumerate().filter(|(i, e)| *i != taken && !e.is_leader()).map(|(i, _)| i));
+    assert!(others_lost.is_empty(), "the other seats lead on: {others_lost:?}");
+    assert!(!led[taken].is_leader());
+    let leader: Option<String> = admin
+        .exec_first("SELECT leader_id FROM leader_election WHERE service_id = ?", (names[taken].as_str(),))
+        .await.unwrap().unwrap();
+    assert_eq!(leader.as_deref(), Some("node-x"));
+
+    session.shutdown().await.unwrap();
+    drop(admin);
+    drop(led);
+    drop_accounts(&db, &[&user]).await;
+    db.drop_db().await;
+}
+
 /// Thousands of takeovers never starve the renews of the seats a session holds: a session
 /// leading 20 services with a 1 s lease starts electors for 1,000 new services at once, whose
 /// seats campaign_seats creates and takes, 500 a call (what it leaves goes one by one, about a

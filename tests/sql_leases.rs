@@ -215,3 +215,52 @@ async fn a_lease_is_its_accounts_alone() {
     exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
     db.drop_db().await;
 }
+
+/// `renew_lease` answers the lease's `lost` (src/session/on_lease.rs: a session leaves out of
+/// its renews the seats it saw on the lease while `lost` stays as it was): every way another
+/// node or an operator takes a seat off a valid lease counts in it, read by the same statement as
+/// the seats' rows; the node's own resign and its own renew's let-go do not (it knows of them).
+#[tokio::test]
+async fn the_renew_answers_how_many_seats_others_took_from_the_lease() {
+    let db = TestDb::migrated("leases_lost").await;
+    let mut c = connect(&db.url).await;
+    let lease = Duration::from_secs(30);
+    let a = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    let ids = ["p", "q", "r", "s", "t"];
+    assert_eq!(mine(&procedures::take_seats(&mut c, a.lease_id, "a", lease, &ids).await.unwrap()).len(), 5);
+    let lease_id = a.lease_id;
+    let renew = |seats: &'static [(&'static str, u64)]| {
+        let url = db.url.clone();
+        async move {
+            let mut c = connect(&url).await;
+            let r = procedures::renew_lease(&mut c, lease_id, "a", lease, seats).await.expect("renew_lease");
+            assert!(r.renewed, "{r:?}");
+            r
+        }
+    };
+    let quiet = renew(&[]).await;
+    assert_eq!((quiet.lost, quiet.seats.len()), (Some(0), 0), "a renew listing nothing renews the lease alone: {quiet:?}");
+    // The node's own resign, and its own renew's let-go of a seat listed at another term: not counted.
+    assert_eq!(resign(&mut c, "p", "a").await.flag("resigned"), 1);
+    let let_go = renew(&[("q", 7)]).await;
+    assert_eq!(let_go.lost, Some(0), "{let_go:?}");
+    assert!(mine(&let_go).is_empty(), "q is let go of: {let_go:?}");
+    // Back on the lease: listed at its term (it stands on its own lease, valid, until then).
+    assert_eq!(mine(&renew(&[("q", 1)]).await), [("q".to_string(), 1)]);
+    // Others: an operator's force_leader, reelect, and handover, one count each.
+    force_leader(&mut c, "q", "b", 30_000).await;
+    let forced = renew(&[("q", 1)]).await;
+    assert_eq!(forced.lost, Some(1), "{forced:?}");
+    let q = &forced.seats.iter().find(|s| s.service_id == "q").expect("q's row").answer;
+    assert_eq!((q.is_leader, q.leader_id.as_deref(), q.term), (false, Some("b"), 2), "read with the count: {forced:?}");
+    reelect(&mut c, "r").await;
+    assert_eq!(renew(&[]).await.lost, Some(2));
+    let handed: Vec<mysql_async::Row> = c.exec("CALL handover_seats(?, ?)", (r#"["s"]"#, "b")).await.unwrap();
+    assert_eq!(handed.len(), 1, "s handed over to b");
+    assert_eq!(renew(&[]).await.lost, Some(3));
+    // t, never touched, is still on the lease and led by a.
+    assert_eq!(mine(&renew(&[("t", 1)]).await), [("t".to_string(), 1)]);
+    // take_seats answers no count (its seats are listed by the renews after it).
+    assert_eq!(procedures::take_seats(&mut c, a.lease_id, "a", lease, &["u"]).await.unwrap().lost, None);
+    db.drop_db().await;
+}

@@ -23,8 +23,14 @@
 -- (is_leader 1, its term, the time left) or that another node leads with a valid lease
 -- (is_leader 0, its leader, term and time left): service_id, leader_id, term,
 -- lease_remaining_ms, is_leader, server_us (the call's time on the server, microseconds,
--- measured on its clock from its start to its answer; on the lease's row, 0 on the others).
+-- measured on its clock from its start to its answer; on the lease's row, 0 on the others),
+-- lost (on the lease's row: how many seats others have taken from the lease, its column lost,
+-- read by the same statement as the seats' rows, so at the same moment; NULL on the others).
 -- A seat of this node's that is missing from the answer is for its own campaign to decide.
+-- A session need not list a seat it saw on the lease at its term: while lost stays what it
+-- was when it saw it, no takeover has taken a seat off the lease since, and the lease's row
+-- renewed it (src/session/on_lease.rs; only this node id's own resign takes a seat off without
+-- counting, and a node id is one process).
 -- A transaction of its own, as campaign: what the caller left open is committed first (inside
 -- an XA transaction the call is refused before it reads anything), and every way out ends the
 -- call's own transaction; the answer is read after the commit, in a read-only transaction.
@@ -177,14 +183,16 @@ BEGIN
            v_lease AS term,
            IF(v_alive = 1, v_lease_ms, 0) AS lease_remaining_ms,
            v_alive AS is_leader,
-           TIMESTAMPDIFF(MICROSECOND, v_began, UTC_TIMESTAMP(6)) AS server_us
+           TIMESTAMPDIFF(MICROSECOND, v_began, UTC_TIMESTAMP(6)) AS server_us,
+           (SELECT l.lost FROM leader_election_lease l WHERE l.lease_id = v_lease) AS lost
     UNION ALL
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4),
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4),
            e.term,
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000,
            (e.leader_id = v_nid),
-           0
+           0,
+           NULL
       FROM JSON_TABLE(v_seats, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$[0]', held DECIMAL(65,0) PATH '$[1]')) AS j
       STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now

@@ -404,6 +404,10 @@ pub struct LeaseAnswer {
     /// The listed seats that hang on the lease (`answer.is_leader`, at the seat's term), and
     /// those another node leads with a valid lease.
     pub seats: Vec<SeatAnswer>,
+    /// `renew_lease` only: how many seats others have taken from the lease so far (its `lost`),
+    /// read at the same moment as `seats`. None from `take_seats`, and from a `renew_lease`
+    /// installed before it answered it.
+    pub lost: Option<u64>,
 }
 
 /// `CALL renew_lease(lease_id, node_id, lease_ms, seats)`: a session's renew, one row written
@@ -442,7 +446,7 @@ where
 {
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
-    let mut answer = LeaseAnswer { renewed: false, lease_remaining: Duration::ZERO, server_time: Duration::ZERO, seats: Vec::new() };
+    let mut answer = LeaseAnswer { renewed: false, lease_remaining: Duration::ZERO, server_time: Duration::ZERO, seats: Vec::new(), lost: None };
     let mut lease_rows = 0;
     for row in &rows {
         match col::<Option<String>>(row, "service_id")? {
@@ -451,6 +455,9 @@ where
                 answer.renewed = flag(row, "is_leader")?;
                 answer.lease_remaining = millis(row, "lease_remaining_ms")?;
                 answer.server_time = Duration::from_micros(col::<i64>(row, "server_us")?.max(0) as u64);
+                if row.columns_ref().iter().any(|c| c.name_ref() == b"lost") {
+                    answer.lost = col::<Option<u64>>(row, "lost")?;
+                }
             }
             Some(service_id) => answer.seats.push(SeatAnswer { service_id, answer: campaign_from(row)? }),
         }

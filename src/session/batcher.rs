@@ -290,24 +290,7 @@ async fn lease_call(core: &Core, batch: &[Request], which: Seats, released: &mut
         }
     };
     let result = match which {
-        Seats::Renew => {
-            let mut seats: Vec<(String, u64)> = batch.iter().map(|r| (r.config.service_id.clone(), r.held)).collect();
-            {
-                let mut releases = core.releases.lock().unwrap_or_else(|e| e.into_inner());
-                let listed: std::collections::HashSet<&str> = batch.iter().map(|r| r.config.service_id.as_str()).collect();
-                releases.retain(|id| !listed.contains(id.as_str()));
-                let room = super::LEASE_BATCH_LIMIT.saturating_sub(seats.len()).min(releases.len());
-                released.extend(releases.drain(..room));
-            }
-            seats.extend(released.iter().map(|id| (id.clone(), 0)));
-            core.call(|db, server| db.call(server, &core.template, move |conn, _| {
-                Box::pin(async move {
-                    let refs: Vec<(&str, u64)> = seats.iter().map(|(id, held)| (id.as_str(), *held)).collect();
-                    procedures::renew_lease(conn, lease_id, &node, lease, &refs).await
-                })
-            }))
-            .await
-        }
+        Seats::Renew => renew_on_lease(core, lease_id, batch, released).await,
         Seats::Take => {
             let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
             core.call(|db, server| db.call(server, &core.template, move |conn, _| {
@@ -328,6 +311,75 @@ async fn lease_call(core: &Core, batch: &[Request], which: Seats, released: &mut
         }
         Err(e) => Some(Err(e)),
     }
+}
+
+/// A renew of `batch` on the session's node lease `lease_id`, in the steps of
+/// src/session/on_lease.rs: the seats seen on the lease at the term their electors hold are
+/// left out (step 2); the others are listed, with the seats of electors that ended (taken from
+/// `core.releases` into `released`); the answer's `lost` says whether the left-out seats are
+/// still on the lease (step 3), and those that may not be are listed at once in a second
+/// `renew_lease` (step 4). A left-out seat answered by neither (a lease not renewed) goes to its
+/// own campaign, as a listed one does; when either call fails, the renew fails.
+async fn renew_on_lease(core: &Core, lease_id: u64, batch: &[Request], released: &mut Vec<String>) -> crate::Result<procedures::LeaseAnswer> {
+    let held: HashMap<&str, u64> = batch.iter().map(|r| (r.config.service_id.as_str(), r.held)).collect();
+    let (left_out, mut listed): (Vec<String>, Vec<(String, u64)>) = {
+        let on_lease = core.on_lease.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, listed): (Vec<&Request>, Vec<&Request>) =
+            batch.iter().partition(|r| r.leading && on_lease.may_leave_out(lease_id, &r.config.service_id, r.held));
+        (out.iter().map(|r| r.config.service_id.clone()).collect(),
+         listed.iter().map(|r| (r.config.service_id.clone(), r.held)).collect())
+    };
+    {
+        let mut releases = core.releases.lock().unwrap_or_else(|e| e.into_inner());
+        releases.retain(|id| !held.contains_key(id.as_str()));
+        let room = super::LEASE_BATCH_LIMIT.saturating_sub(listed.len()).min(releases.len());
+        released.extend(releases.drain(..room));
+    }
+    listed.extend(released.iter().map(|id| (id.clone(), 0)));
+    let mut answer = renew_lease_listing(core, lease_id, &listed).await?;
+    let decided = core.on_lease.lock().unwrap_or_else(|e| e.into_inner()).settle(lease_id, answer.renewed, answer.lost, left_out);
+    // 3. Still on the lease at their term: held, for as long as the lease.
+    for service_id in decided.held {
+        let term = held[service_id.as_str()];
+        answer.seats.push(SeatAnswer {
+            service_id,
+            answer: Campaign { is_leader: true, leader_id: Some(core.template.node_id.clone()), term, lease_remaining: answer.lease_remaining },
+        });
+    }
+    // 4. Perhaps taken: listed, at once.
+    if !decided.relist.is_empty() {
+        let relist: Vec<(String, u64)> = decided.relist.into_iter().map(|id| { let term = held[id.as_str()]; (id, term) }).collect();
+        // Failed: the whole renew answers its failure, so that every elector of the batch keeps
+        // its deadline and retries soon, rather than thousands campaigning one by one.
+        let again = renew_lease_listing(core, lease_id, &relist).await?;
+        answer.seats.extend(again.seats);
+    }
+    Ok(answer)
+}
+
+/// One `renew_lease` on `lease_id` listing `seats` (service id, held term), its answer recorded
+/// for the renews after it (step 1 of src/session/on_lease.rs).
+async fn renew_lease_listing(core: &Core, lease_id: u64, seats: &[(String, u64)]) -> crate::Result<procedures::LeaseAnswer> {
+    let (node, lease) = (core.template.node_id.clone(), core.template.lease);
+    core.count(|s| s.listed_seats += seats.len() as u64);
+    let sent = seats.to_vec();
+    let answer = core
+        .call(|db, server| db.call(server, &core.template, move |conn, _| {
+            Box::pin(async move {
+                let refs: Vec<(&str, u64)> = sent.iter().map(|(id, held)| (id.as_str(), *held)).collect();
+                procedures::renew_lease(conn, lease_id, &node, lease, &refs).await
+            })
+        }))
+        .await?;
+    if let (true, Some(lost)) = (answer.renewed, answer.lost) {
+        let on: HashMap<&str, u64> = answer.seats.iter()
+            .filter(|s| s.answer.is_leader)
+            .map(|s| (s.service_id.as_str(), s.answer.term))
+            .collect();
+        let listed = seats.iter().map(|(id, held)| (id.as_str(), on.get(id.as_str()).filter(|t| **t == *held && *held != 0).copied()));
+        core.on_lease.lock().unwrap_or_else(|e| e.into_inner()).record(lease_id, lost, listed);
+    }
+    Ok(answer)
 }
 
 /// Step 5 for node leases: said once; for [`super::LEASE_RETRY`] from now the session renews
@@ -368,6 +420,9 @@ async fn resign_orphans(core: &Core, orphans: Vec<String>) {
 /// `renew_seats` or `campaign_seats` for `batch`: the seats on their own leases.
 async fn plain_call(core: &Core, batch: &[Request], which: Seats) -> crate::Result<Answered> {
     let ids: Vec<String> = batch.iter().map(|r| r.config.service_id.clone()).collect();
+    if which == Seats::Renew {
+        core.count(|s| s.listed_seats += ids.len() as u64);
+    }
     let (node, lease) = (core.template.node_id.clone(), core.template.lease);
     core.call(|db, server| db.call(server, &core.template, move |conn, _| {
         Box::pin(async move {

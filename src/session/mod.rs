@@ -67,6 +67,7 @@
 
 mod batcher;
 pub(crate) mod incidents;
+mod on_lease;
 mod resigns;
 pub(crate) mod wakeup;
 
@@ -176,6 +177,7 @@ impl SessionBuilder {
             renew_durations: crate::metrics::Histogram::default(),
             renew_server_durations: crate::metrics::Histogram::default(),
             lease: Mutex::new(None),
+            on_lease: Mutex::default(),
             leases_unavailable: Mutex::new(None),
             said_leases_unavailable: AtomicBool::new(false),
             releases: Mutex::new(Vec::new()),
@@ -394,6 +396,10 @@ pub struct SessionStats {
     /// `renew_seats` calls sent (step 2), and the seats they carried in all.
     pub batch_calls: u64,
     pub batched_seats: u64,
+    /// Of those seats, the ones the renews listed for the server to read: a `renew_lease` leaves
+    /// out the seats seen on the session's node lease while no takeover touched it
+    /// (src/session/on_lease.rs), and a seat listed again after one counts twice.
+    pub listed_seats: u64,
     /// `renew_seats` calls that failed.
     pub batch_failures: u64,
     /// `campaign_seats` calls sent (step 3), the seats they took in all, and those that failed.
@@ -439,6 +445,8 @@ struct Core {
     /// `grant_lease` before the first renew or takeover, and again after one that found it
     /// ended. None: none yet, or it ended.
     lease: Mutex<Option<u64>>,
+    /// The seats seen on that lease, which a renew may leave out (src/session/on_lease.rs).
+    on_lease: Mutex<on_lease::OnLease>,
     /// When the node lease procedures last failed for a reason retrying cannot fix (a schema
     /// before V15, an account granted before them): for [`LEASE_RETRY`] from then the session
     /// renews with `renew_seats` and takes with `campaign_seats`, each seat on its own lease, as
