@@ -224,11 +224,12 @@ impl Database {
                         }
                     } else if result.as_ref().is_err_and(|e| e.server_code().is_some_and(|c| c != 0 && !(2000..3000).contains(&c))) {
                         // The server answered with an error (a lock wait's 1205, say; not one of
-                        // the client's own, 2000-2999): the connection works. It is reset here, while this call still holds the
-                        // slot, and kept for the next call. Given back to the pool to be reset
-                        // there, it was not ready yet when the next call asked under load, and
-                        // the pool opened another connection (CI62: a follower whose campaigns
-                        // waited out a fenced row held 3 connections instead of 2).
+                        // the client's own, 2000-2999): the connection works. It is reset here,
+                        // while this call still holds the slot, and kept for the next call.
+                        // Given back to the pool to be reset there, it was not ready yet when
+                        // the next call asked under load, and the pool opened another
+                        // connection (CI62: a follower whose campaigns waited out a fenced row
+                        // held 3 connections instead of 2).
                         match tokio::time::timeout(bound, conn.reset()).await {
                             Ok(Ok(true)) => *slot = Some(conn),
                             _ => reset_on_return(&mut conn),
