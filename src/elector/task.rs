@@ -222,9 +222,10 @@ impl Database {
                         if sticky {
                             *slot = Some(conn);
                         }
-                    } else if result.as_ref().is_err_and(|e| e.server_code().is_some_and(|c| c != 0 && !(2000..3000).contains(&c))) {
-                        // The server answered with an error (a lock wait's 1205, say; not one of
-                        // the client's own, 2000-2999): the connection works. It is reset here,
+                    } else if result.as_ref().is_err_and(|e| e.server_code().is_some_and(|c| c != 0)) {
+                        // The server answered with an error packet (a lock wait's 1205, say; a
+                        // lost or broken connection is Error::Connection, with no server code,
+                        // and 0 is a malformed answer): the connection works. It is reset here,
                         // while this call still holds the slot, and kept for the next call.
                         // Given back to the pool to be reset there, it was not ready yet when
                         // the next call asked under load, and the pool opened another
