@@ -52,7 +52,7 @@ test-rust:
 ## The fleet test, 3 nodes x 10,000 services (tests/session.rs): alone, with no test beside it
 ## (scripts/test-all.sh runs it after every other part).
 test-fleet:
-	$(CARGO) test --release --test library -- --ignored --exact session::three_nodes_start_10000_services_at_once_on_two_threads_and_a_close_hands_over --nocapture
+	$(CARGO) test --release --test library -- --ignored --exact session::three_nodes_start_10000_services_at_once_on_two_threads_then_a_crash_and_a_close_hand_over --nocapture
 	if [ "$${MYSQLLEADER_TEST_KIND:-mariadb}" != mysql ]; then $(CARGO) test --release --doc; fi
 
 ## The same scenario through the command-line client only (MySQL's own `mysql` on MySQL).

@@ -54,6 +54,12 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn login_said(&self, _server: usize, _error: &Error) -> bool {
         false
     }
+    /// How long a campaign of an elector that does not lead waits for its answer: the request
+    /// timeout, for a call of its own. A session's follower waits longer (its call queues
+    /// behind the session's other calls: [`crate::session`]).
+    fn follower_wait(&self, config: &ElectorConfig) -> Duration {
+        config.request_timeout
+    }
 }
 
 /// A campaign's answer, and how it was asked.
@@ -675,8 +681,10 @@ impl<B: Backend> Task<B> {
         // 2. Send, bounded by the request timeout and, while leading, by the deadline: a renew in
         //    flight never outlives the deadline it would extend.
         let sent_at = Instant::now();
-        let mut limit = sent_at + self.config.request_timeout;
-        if let Some(deadline) = self.seat().valid_until {
+        let seat = self.seat();
+        let wait = if seat.leading { self.config.request_timeout } else { self.backend.follower_wait(&self.config) };
+        let mut limit = sent_at + wait;
+        if let Some(deadline) = seat.valid_until {
             limit = limit.min(deadline);
         }
         let config = self.config.clone();

@@ -21,6 +21,9 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
     // the rounds before; and how many seats the next campaign_seats takes (`next_take_size`).
     let mut takes: VecDeque<Request> = VecDeque::new();
     let mut rest: VecDeque<Request> = VecDeque::new();
+    // Followers' seats a takeover left out once (another node's takeover may hold them
+    // locked), for one more takeover in the next round before a campaign each.
+    let mut retakes: Vec<Request> = Vec::new();
     let mut take_size = FIRST_TAKE_SIZE;
     loop {
         // 1. The first call: wait for one, unless takeovers or campaigns are left from the
@@ -48,10 +51,15 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             // goes in as few calls as LEASE_BATCH_LIMIT allows.
             let limit = if core.leases_usable() { super::LEASE_BATCH_LIMIT } else { BATCH_LIMIT };
             for chunk in chunked(batch, limit) {
-                unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await);
+                unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await.0);
             }
+            // In this node's own order (see `take_order`), so that nodes taking over the same
+            // seats at once mostly take different ones.
+            let node = core.template.node_id.as_str();
+            unsettled.sort_by_cached_key(|r| take_order(node, &r.config.service_id));
             takes.extend(unsettled);
         }
+        takes.extend(retakes.drain(..));
         // 3. One campaign_seats per chunk of seats that may be free, for at most a window (at
         //    least one chunk per round): the seats left wait for the next round, after the
         //    renews queued meanwhile. A chunk is as many seats as the last call took in a
@@ -65,8 +73,10 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             chunk.retain(|r| !r.reply.is_closed());
             if chunk.len() >= 2 && !core.takes_one_by_one.load(Ordering::Relaxed) {
                 let (started, sent) = (Instant::now(), chunk.len());
-                chunk = seats_or_answer(&core, chunk, Seats::Take).await;
+                let again;
+                (chunk, again) = seats_or_answer(&core, chunk, Seats::Take).await;
                 take_size = next_take_size(started.elapsed(), sent, core.window);
+                retakes.extend(again);
             }
             rest.extend(chunk);
             if Instant::now() >= until {
@@ -74,19 +84,43 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             }
         }
         // 4. The seats the batches did not settle, one by one, for at most a window.
+        //    A seat a campaign took for an elector that stopped waiting meanwhile is resigned
+        //    at once, as step 3's are (`seats_or_answer`): else no elector of this node would
+        //    lead it, and each would follow its own node id until the lease ran out.
         let until = Instant::now() + core.window;
+        let mut orphans = Vec::new();
         while let Some(request) = rest.pop_front() {
             if request.reply.is_closed() {
                 continue;
             }
             core.count(|s| s.single_campaigns += 1);
             let answer = core.call(|db, server| db.campaign(server, &request.config, request.held)).await;
-            let _ = request.reply.send(answer);
+            let took = matches!(&answer, Ok(c) if c.carried && c.answer.is_leader && c.answer.term != request.held);
+            let service_id = request.config.service_id.clone();
+            if request.reply.send(answer).is_err() && took {
+                orphans.push(service_id);
+            }
             if Instant::now() >= until {
                 break;
             }
         }
+        if !orphans.is_empty() {
+            resign_orphans(&core, orphans).await;
+        }
     }
+}
+
+/// Where a seat comes in this node's takeovers: a hash of the node id and the service id
+/// (FNV-1a, 64 bits). Two nodes that take over the same seats at once (a crashed leader's
+/// followers) go through them in two unrelated orders, so that each mostly reaches seats the
+/// other has not locked (its takeover skips those) or has led already (answered at once).
+fn take_order(node_id: &str, service_id: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in node_id.bytes().chain([0]).chain(service_id.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// The seats of a session's first `campaign_seats`: few enough to take well within any batch
@@ -151,11 +185,15 @@ struct Answered {
 }
 
 /// Sends one call over the seats of `batch` and answers every request it settles; returns the
-/// others, for a `campaign` each (steps 2, 3 and 5). With node leases (the usual case), a renew
+/// others, for a `campaign` each (steps 2, 3 and 5), and apart (second) the followers' seats a
+/// takeover left out for the first time, for the next round's takeover: when two nodes take
+/// over at once, most such seats are locked by the other's takeover, which has led them by
+/// then (answered at once, rather than by a campaign that waits for the lock). A leader's seat,
+/// a seat left out twice and the seats of a call that failed go to their campaigns at once. With node leases (the usual case), a renew
 /// is `renew_lease` and a takeover `take_seats`, on the session's lease (granted first when the
 /// session has none); without (step 5: a schema or grant before them), `renew_seats` and
 /// `campaign_seats`.
-async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<Request> {
+async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec<Request>, Vec<Request>) {
     let sent_at = Instant::now();
     let mut released = Vec::new();
     let result = match lease_call(core, &batch, which, &mut released).await {
@@ -206,6 +244,7 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             // at once, so that the elector's next campaign takes them (a term more) rather than
             // wait a lease for them to end.
             let mut orphans = Vec::new();
+            let mut retake = Vec::new();
             for request in batch {
                 match answers.remove(&request.config.service_id) {
                     // A renew's answer counts only at the term this elector holds (issue 39):
@@ -221,13 +260,16 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
                             orphans.push(service_id);
                         }
                     }
+                    None if which == Seats::Take && !request.leading && !request.left_out => {
+                        retake.push(Request { left_out: true, ..request });
+                    }
                     None => rest.push(request),
                 }
             }
             if !orphans.is_empty() {
                 resign_orphans(core, orphans).await;
             }
-            rest
+            (rest, retake)
         }
         Err(e) if e.is_permanent() || which == Seats::Take => {
             // A takeover that failed, for whatever reason, is left to the campaigns one by one,
@@ -248,13 +290,13 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> Vec<
             } else if !e.is_permanent() {
                 tracing::debug!(node = %core.template.node_id, error = %e, "campaign_seats failed: the seats campaign one by one");
             }
-            batch
+            (batch, Vec::new())
         }
         Err(e) => {
             for request in batch {
                 let _ = request.reply.send(Err(e.clone()));
             }
-            Vec::new()
+            (Vec::new(), Vec::new())
         }
     }
 }

@@ -523,6 +523,9 @@ struct Request {
     /// node id at any term, so an answer counts as this elector's only at this term (issue 39);
     /// any other goes on to a campaign of its own, which carries it.
     held: u64,
+    /// Whether a takeover left this seat out once already (batcher, step 3): the next time it
+    /// goes to a campaign of its own.
+    left_out: bool,
     reply: oneshot::Sender<Result<Campaigned>>,
 }
 
@@ -598,7 +601,7 @@ impl Backend for SessionBackend {
     async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaigned> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), held, reply })
+            .send(Request { config: config.clone(), leading: self.leading.load(Ordering::SeqCst), held, left_out: false, reply })
             .map_err(|_| Error::stopped("the session's batcher has ended"))?;
         let answer = answer.await.unwrap_or_else(|_| Err(Error::stopped("the session's batcher has ended")));
         if let Ok(c) = &answer {
@@ -651,6 +654,17 @@ impl Backend for SessionBackend {
                 Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
             }
         }
+    }
+
+    /// Up to a lease (at least the request timeout): a follower's call waits its turn behind
+    /// the session's renews and its takeovers of other seats, and after a crash of a node
+    /// that led thousands of them that queue takes seconds. With the request timeout alone,
+    /// most of those followers gave up before their seat's turn came, asked again, and were
+    /// queued again at the back; a seat taken just after its follower gave up had to be
+    /// resigned. Every call of the queue is bounded on its own ([`Core::call`]), so a
+    /// follower still hears of a failure; and it leads nothing while it waits.
+    fn follower_wait(&self, config: &ElectorConfig) -> Duration {
+        config.request_timeout.max(config.lease)
     }
 
     fn watching(&self) -> bool {
