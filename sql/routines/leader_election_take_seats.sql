@@ -27,10 +27,11 @@
 -- (its lease then ends with the lease's, or later: sql/views/leader_election_seats.sql). A lease
 -- that is no longer valid takes nothing. A seat that hangs on another node's lease is taken only
 -- once that lease has ended, read under its row lock (a lease another transaction holds locked is
--- waited for, at most 1 s; then its seats are left out). The result then has one more column, server_us (the call's time
--- on the server, microseconds, on the lease's row; 0 on the others), and one more row, the
--- lease's: service_id NULL, leader_id the node, term the lease id, lease_remaining_ms the time
--- left on it (0 when it is no longer valid), is_leader 1 when it was renewed.
+-- waited for, at most 1 s; then its seats are left out). The result then has one more column,
+-- server_us (the call's time on the server, microseconds, on the lease's row; 0 on the
+-- others), and one more row, the lease's: service_id NULL, leader_id the node, term the lease
+-- id, lease_remaining_ms the time left on it (0 when it is no longer valid), is_leader 1 when
+-- it was renewed.
 -- Internal: campaign_seats and take_seats call it.
 CREATE PROCEDURE leader_election_take_seats(
     IN p_lease_id    DECIMAL(65,30),

@@ -60,6 +60,12 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn follower_wait(&self, config: &ElectorConfig) -> Duration {
         config.request_timeout
     }
+    /// When a leader whose renew succeeded renews next, planned for `planned` (one renew
+    /// interval after it sent this one): then, for a call of its own; no later, and maybe a
+    /// little earlier, for a session's (which aligns its leaders' renews into one batch).
+    fn renew_at(&self, planned: Instant) -> Instant {
+        planned
+    }
 }
 
 /// A campaign's answer, and how it was asked.
@@ -706,10 +712,15 @@ impl<B: Backend> Task<B> {
         if let Ok(c) = &result {
             self.report_late_answer(c, sent_at);
         }
-        // 3–4. Decide and publish.
+        // 3–4. Decide and publish. A renew that keeps this elector leading is followed by the
+        //      next one when the backend says (never later than planned).
         let watched = self.backend.watching();
+        let renewed = result.as_ref().is_ok_and(|c| c.is_leader);
         let decision = self.apply(Input::Campaigned { sent_at, result, watched, carried });
-        decision.unwrap_or_else(Instant::now)
+        match decision {
+            Some(next) if renewed && self.seat().leading => self.backend.renew_at(next).min(next),
+            _ => decision.unwrap_or_else(Instant::now),
+        }
     }
 
     /// Step 1b, the owed `resign`: `None` when a resign or shutdown command came first; the

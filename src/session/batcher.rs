@@ -53,10 +53,11 @@ pub(super) async fn batcher(core: Arc<Core>, mut requests: mpsc::UnboundedReceiv
             for chunk in chunked(batch, limit) {
                 unsettled.extend(seats_or_answer(&core, chunk, Seats::Renew).await.0);
             }
-            // In this node's own order (see `take_order`), so that nodes taking over the same
-            // seats at once mostly take different ones.
+            // The leaders' seats first (as in the renews), then the others in this node's own
+            // order (see `take_order`), so that nodes taking over the same seats at once mostly
+            // take different ones.
             let node = core.template.node_id.as_str();
-            unsettled.sort_by_cached_key(|r| take_order(node, &r.config.service_id));
+            unsettled.sort_by_cached_key(|r| (!r.leading, take_order(node, &r.config.service_id)));
             takes.extend(unsettled);
         }
         takes.extend(retakes.drain(..));
@@ -189,10 +190,10 @@ struct Answered {
 /// takeover left out for the first time, for the next round's takeover: when two nodes take
 /// over at once, most such seats are locked by the other's takeover, which has led them by
 /// then (answered at once, rather than by a campaign that waits for the lock). A leader's seat,
-/// a seat left out twice and the seats of a call that failed go to their campaigns at once. With node leases (the usual case), a renew
-/// is `renew_lease` and a takeover `take_seats`, on the session's lease (granted first when the
-/// session has none); without (step 5: a schema or grant before them), `renew_seats` and
-/// `campaign_seats`.
+/// a seat left out twice and the seats of a call that failed go to their campaigns at once.
+/// With node leases (the usual case), a renew is `renew_lease` and a takeover `take_seats`, on
+/// the session's lease (granted first when the session has none); without (step 5: a schema or
+/// grant before them), `renew_seats` and `campaign_seats`.
 async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec<Request>, Vec<Request>) {
     let sent_at = Instant::now();
     let mut released = Vec::new();
@@ -505,5 +506,23 @@ mod tests {
         assert_eq!(next_take_size(Duration::from_millis(1), 500, Duration::from_millis(500)), BATCH_LIMIT);
         assert_eq!(next_take_size(Duration::from_secs(5), 20, window), MIN_TAKE_SIZE);
         assert_eq!(next_take_size(Duration::ZERO, 100, window), BATCH_LIMIT);
+    }
+
+    #[test]
+    fn two_nodes_take_the_same_seats_in_unrelated_orders() {
+        let seats: Vec<String> = (0..1000).map(|i| format!("svc-{i}")).collect();
+        let order = |node: &str| {
+            let mut s = seats.clone();
+            s.sort_by_cached_key(|id| take_order(node, id));
+            s
+        };
+        let (a, b) = (order("node-a"), order("node-b"));
+        assert_eq!(a, order("node-a"), "a node's order is the same every time");
+        // The first tenth of one node's order: about a tenth of it is in the other's first tenth.
+        let first_b: std::collections::HashSet<&String> = b[..100].iter().collect();
+        let shared = a[..100].iter().filter(|id| first_b.contains(id)).count();
+        assert!(shared < 30, "{shared} of the first 100 seats are the same for both nodes");
+        // The node id and the service id do not run together: "a" + "bc" is not "ab" + "c".
+        assert_ne!(take_order("a", "bc"), take_order("ab", "c"));
     }
 }
