@@ -98,12 +98,18 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
     // MySQL), an incident of that elector's own, which it logs (a warning) and ends ("calls
     // succeed again"). Printed, not judged: timings are the machine's. A login refusal an
     // elector said itself, or any other failure, fails here.
+    // A leader whose renews timed out so steps down by its deadline, with a warning of its own
+    // ("stopped leading"; CI65 on MySQL: 2 of 35 electors whose calls timed out): counted
+    // with those timeouts, never more of them than electors that said a call timed out.
     let transient = |m: &str| m.contains("[error: no answer within ") || m.contains("[error: connection: ");
     let loud: Vec<&(tracing::Level, String)> = lines.iter().filter(|(level, _)| *level <= tracing::Level::WARN).collect();
     let timed_out = loud.iter().filter(|(level, m)| *level == tracing::Level::WARN && m.starts_with("election call failed [") && transient(m)).count();
+    let stepped_down = loud.iter().filter(|(level, m)| *level == tracing::Level::WARN && m.as_str() == "stopped leading").count();
     let ended = lines.iter().filter(|(_, m)| m.as_str() == "calls succeed again").count();
-    println!("after the mend: {timed_out} electors had a call time out or lose its connection, {ended} said their calls succeed again");
-    assert!(loud.len() - timed_out <= 2, "one error for the login incident, and no other failure: {loud:#?}");
+    println!("after the mend: {timed_out} electors had a call time out or lose its connection, {stepped_down} of them stepped \
+              down by their deadline, {ended} said their calls succeed again");
+    assert!(stepped_down <= timed_out, "a step-down without a timed-out call of its own: {lines:#?}");
+    assert!(loud.len() - timed_out - stepped_down <= 2, "one error for the login incident, and no other failure: {loud:#?}");
     assert!(ended <= timed_out, "an elector's own end of an incident follows a failure it said itself: {lines:#?}");
 
     for e in electors {
