@@ -673,7 +673,9 @@ impl Backend for SessionBackend {
         let interval = self.core.template.renew_interval.as_nanos().max(1);
         let since = planned.saturating_duration_since(self.core.epoch).as_nanos();
         let tick = self.core.epoch + Duration::from_nanos((since / interval * interval) as u64);
-        if tick > Instant::now() && tick <= planned { tick } else { planned }
+        // The last tick at or before `planned` (so never later than it); a tick already past
+        // would renew at once, so the planned time stands then.
+        if tick > Instant::now() { tick } else { planned }
     }
 
     /// Up to a lease (at least the request timeout): a follower's call waits its turn behind
