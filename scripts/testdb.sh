@@ -75,7 +75,10 @@ launch() {
   mariadbd=$(find_prog mariadbd mysqld)
   client=$(find_prog mariadb mysql)
   port=$(cat "$dir/port")
-  # The event scheduler is on, for the optional expiry event. A temporary directory of the
+  # performance_schema is on, every instrument off: its threads table names each connection's
+  # login account, which the tests count connections by (information_schema.PROCESSLIST names a
+  # procedure's definer while a call runs in it; tests/common/mod.rs, `connections`). MySQL has it
+  # on by default. The event scheduler is on, for the optional expiry event. A temporary directory of the
   # server's own: a server starting removes every "#sql*" file of its temporary directory, so
   # with /tmp shared, one throwaway server's start-up deleted another's temporary table in use
   # (MariaDB: "Error on delete of '/tmp/#sql-update-....MAI'", a renew_seats failed).
@@ -85,6 +88,7 @@ launch() {
       --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
       --skip-name-resolve --event-scheduler=ON --max-connections=500 \
       --innodb-buffer-pool-size=128M --innodb-log-file-size=64M \
+      --performance-schema=ON --performance-schema-instrument='%=OFF' \
       --innodb-flush-log-at-trx-commit="${MYSQLLEADER_TEST_FLUSH_AT_COMMIT:-1}" \
       $(cat "$dir/server-args" 2>/dev/null || true) \
       >/dev/null 2>&1 &
