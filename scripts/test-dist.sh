@@ -70,7 +70,7 @@ mkdir -p "$logs"
 # $tmp/NAME.log, shown when it fails.
 check() {
   local name=$1; shift
-  local log=$tmp/$name.log rc
+  local log=$tmp/$name.log rc start=$SECONDS
   say "$name"
   set +e
   (set -e; trap 'kill -9 $(jobs -pr) 2>/dev/null || true' EXIT; "$@") >"$log" 2>&1
@@ -79,6 +79,7 @@ check() {
   cp "$log" "$logs/"
   if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1))
+    say "$name passed in $((SECONDS - start)) s"
   else
     failed=$((failed + 1))
     sed 's/^/    /' "$log" >&2
