@@ -54,6 +54,8 @@ BEGIN
     DECLARE v_n        INT;
     DECLARE v_new      LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_free     INT;
+    DECLARE v_locked   INT;
+    DECLARE v_open     INT;
     DECLARE v_lease    BIGINT UNSIGNED;
     DECLARE v_alive    INT DEFAULT 0;
     DECLARE v_began    DATETIME(6);
@@ -215,12 +217,34 @@ BEGIN
         --    history rows in the node's write set although the node had rolled them back; the
         --    other nodes applied them, failed on the next take of the same term, and voted the
         --    node out of the cluster (MariaDB 10.11, tests/galera.rs).
-        SET v_i = 0, v_n = JSON_LENGTH(v_take);
+        --    An expired term a fenced transaction still holds is left as it is (for a campaign
+        --    of its own, which waits for that transaction). The open terms of the seats are
+        --    locked in one statement, skipping each that another transaction holds, then
+        --    counted by a plain read: when the counts agree (the usual case, no fence), this
+        --    transaction holds every one of them and no seat needs a look of its own;
+        --    otherwise each seat does (leader_election_try_term, which finds a term locked here
+        --    free and a held one held). As in resign_seats, step 2a: two to three statements a
+        --    seat fewer.
+        SELECT COUNT(*) INTO v_locked
+          FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+          STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
+                ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL
+         WHERE e.leader_id IS NOT NULL
+           FOR UPDATE SKIP LOCKED;        -- [mariadb]
+           FOR UPDATE OF h SKIP LOCKED;   -- [mysql]
+        SELECT COUNT(*) INTO v_open
+          FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+          STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
+                ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL
+         WHERE e.leader_id IS NOT NULL;
+        SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_take);
         WHILE v_i < v_n DO
             SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_take, CONCAT('$[', v_i, ']'))) AS BINARY);
-            -- An expired term a fenced transaction still holds is left as it is (for a campaign
-            -- of its own, which waits for that transaction): leader_election_try_term.
-            CALL leader_election_try_term(v_sid, v_free);
+            IF v_locked < v_open THEN
+                CALL leader_election_try_term(v_sid, v_free);
+            END IF;
             IF v_free = 1 THEN
             UPDATE leader_election
                SET leader_id = v_nid, term = term + 1, lease_ms = v_lease_ms,
