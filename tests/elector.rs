@@ -801,6 +801,84 @@ async fn a_blocked_campaign_never_piles_up_connections() {
     db.drop_db().await;
 }
 
+/// A follower's `campaign` that timed out while the server still ran it (waiting for the seat's
+/// lock), and that the server committed after: it took the seat under the elector's node id, at
+/// a term the elector does not hold, led by nobody. The elector resigns that term before its
+/// next campaign and leads at the term after, at once; before, it followed its own node id's
+/// term as another process's until that lease (10 s here) ran out.
+#[tokio::test]
+async fn a_campaign_committed_after_the_elector_gave_up_is_resigned_not_followed() {
+    let db = common::TestDb::migrated("elunans").await;
+    let mut admin = db.conn().await;
+    procedures::campaign(&mut admin, "orphan", "old", Duration::from_millis(2000)).await.unwrap();
+    let old_ends = Instant::now() + Duration::from_millis(2000);
+    // The elector logs in with an account of its own, to find its connection.
+    let user = format!("elunans_{}", std::process::id());
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
+    procedures::grant(&db.pool, &procedures::Account::parse(&format!("'{user}'@'%'")).unwrap(), procedures::Role::App, &["%".to_string()])
+        .await
+        .unwrap();
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let url = format!("{scheme}://{user}:pw@{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host));
+    let pool = mysqlleader::pool_from_url(&url).unwrap();
+    // Request timeout 100 ms, far below the procedures' 1 s wait for a row lock; no wake-up
+    // lock, so the follower looks every retry interval.
+    let elector = Elector::builder(pool.clone(), "orphan")
+        .node_id("new")
+        .lease(Duration::from_secs(10))
+        .request_timeout(Duration::from_millis(100))
+        .retry_interval(Duration::from_millis(100))
+        .wakeup_lock(false)
+        .start()
+        .unwrap();
+    // It has sent its first resign and campaign (it follows old) before the row is locked.
+    let t0 = Instant::now();
+    while elector.leader_id().as_deref() != Some("old") {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the elector never saw old lead: {:?}", elector.state());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut blocker = db.conn().await;
+    blocker.query_drop("START TRANSACTION").await.unwrap();
+    blocker.query_drop("SELECT term FROM leader_election WHERE service_id = 'orphan' FOR UPDATE").await.unwrap();
+    // Once old's lease has ended, the elector's next campaign would take the seat: it waits for
+    // the lock instead. Found waiting, it is given 600 ms (its client stops waiting after
+    // 100 ms; the server waits up to 1 s), then the lock goes and the server takes the seat.
+    tokio::time::sleep_until(old_ends).await;
+    // Its connection is then in a locking read (the seat's, in leader_election_lock_seat). Not
+    // told by information_schema.INNODB_TRX: MariaDB listed no transaction of it while it
+    // waited, in the optimizer's "Statistics" stage.
+    let waiting = Instant::now();
+    while !common::connections_of(&mut admin, &user).await.iter().any(|(_, what)| what.contains("FOR UPDATE")) {
+        if waiting.elapsed() > Duration::from_secs(10) {
+            panic!("the elector's campaign never waited for the locked row: its connections {:?}, state {:?}",
+                   common::connections_of(&mut admin, &user).await, elector.state());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    blocker.query_drop("COMMIT").await.unwrap();
+    let freed = Instant::now();
+    let outcome = elector.wait_for_leadership(Some(Duration::from_secs(5))).await;
+    let history: Vec<(u64, String, Option<String>)> = admin
+        .query("SELECT term, CAST(leader_id AS CHAR), ended_how FROM leader_election_history WHERE service_id = 'orphan' ORDER BY term")
+        .await
+        .unwrap();
+    assert_eq!(
+        history.iter().map(|(t, l, _)| (*t, l.as_str())).collect::<Vec<_>>(),
+        [(1, "old"), (2, "new"), (3, "new")],
+        "old's term, the term the unanswered campaign took, the elector's own: {history:?}"
+    );
+    assert_eq!(history[1].2.as_deref(), Some("resigned"), "the unanswered campaign's term was resigned: {history:?}");
+    assert_eq!(outcome, WaitOutcome::Leading, "the elector leads {:?} after the lock went (lease 10 s): {history:?}", freed.elapsed());
+    assert_eq!(elector.term(), 3);
+    elector.shutdown().await.unwrap();
+    pool.disconnect().await.unwrap();
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    drop((admin, blocker));
+    db.drop_db().await;
+}
+
 /// A pool as `pool_from_url` makes it, but whose sessions the server closes after 2 s without a
 /// statement (`wait_timeout = 2`).
 fn pool_closing_idle_sessions(url: &str) -> mysql_async::Pool {

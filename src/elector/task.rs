@@ -66,6 +66,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn renew_at(&self, planned: Instant) -> Instant {
         planned
     }
+    /// Whether a follower's `campaign` that timed out is followed by a `resign` of this node's
+    /// term before its next campaign ([`Owed::Unanswered`]). For a call of its own, yes. A
+    /// session resigns such seats itself: its batcher sees that nobody took the answer
+    /// ([`crate::session`], steps 3 and 4).
+    fn resigns_unanswered_campaigns(&self) -> bool {
+        true
+    }
 }
 
 /// A campaign's answer, and how it was asked.
@@ -548,6 +555,12 @@ struct Task<B: Backend> {
 enum Owed {
     /// The elector's first: a term a previous process with this node id may hold ends.
     Predecessor,
+    /// A campaign of this elector, holding no term, timed out: had the server taken the seat for it
+    /// after it stopped waiting, the seat would be held under this node id at a term the
+    /// elector does not hold, led by nobody, and the elector would follow it as another
+    /// process's until its lease ran out. The resign ends such a term (and changes nothing
+    /// when the node holds none), so the next campaign takes the seat at once.
+    Unanswered,
     /// An operator's handover took this node's seat (`decide`'s `acknowledge`): the resign,
     /// sent now that this node no longer acts as leader, acknowledges it, so the named node
     /// may take the seat at once (else it waits for this node's lease to run out).
@@ -668,10 +681,11 @@ impl<B: Backend> Task<B> {
         //     that lease at the same term, and the fencing token could not tell the two apart (a
         //     predecessor paused, not dead, that wakes with a transaction in flight would pass the
         //     fence of its successor). So is the first campaign after an operator's handover took
-        //     the seat (`Owed::Acknowledgement`). Until that resign succeeds the elector does not
+        //     the seat (`Owed::Acknowledgement`), and the first after a follower's campaign timed
+        //     out (`Owed::Unanswered`). Until that resign succeeds the elector does not
         //     campaign; its failure counts as a failed campaign (retried after the retry interval).
-        if self.resign_owed.is_some() {
-            match self.end_predecessor().await {
+        if let Some(owed) = self.resign_owed {
+            match self.end_predecessor(owed).await {
                 None => return Instant::now(),
                 Some(Ok(())) => self.resign_owed = None,
                 Some(Err((sent_at, e))) => {
@@ -712,6 +726,18 @@ impl<B: Backend> Task<B> {
         if let Ok(c) = &result {
             self.report_late_answer(c, sent_at);
         }
+        // A campaign that held no term and timed out may have taken the seat on the server after
+        // this elector stopped waiting: resign before the next one (`Owed::Unanswered`). A
+        // leader's renew, or a campaign that carried a term this elector held, at most renewed
+        // that term, which the next campaign renews or finds ended.
+        if !seat.leading
+            && seat.held == 0
+            && self.resign_owed.is_none()
+            && self.backend.resigns_unanswered_campaigns()
+            && result.as_ref().is_err_and(|e| e.kind() == crate::ErrorKind::Timeout)
+        {
+            self.resign_owed = Some(Owed::Unanswered);
+        }
         // 3–4. Decide and publish. A renew that keeps this elector leading is followed by the
         //      next one when the backend says (never later than planned).
         let watched = self.backend.watching();
@@ -725,7 +751,7 @@ impl<B: Backend> Task<B> {
 
     /// Step 1b, the owed `resign`: `None` when a resign or shutdown command came first; the
     /// failure with the instant the call was sent.
-    async fn end_predecessor(&mut self) -> Option<std::result::Result<(), (Instant, Error)>> {
+    async fn end_predecessor(&mut self, owed: Owed) -> Option<std::result::Result<(), (Instant, Error)>> {
         let config = self.config.clone();
         let sent_at = Instant::now();
         let limit = sent_at + config.request_timeout;
@@ -733,7 +759,11 @@ impl<B: Backend> Task<B> {
         let result = call_or_command(call, &mut self.commands, &mut self.pending).await?;
         Some(match result.unwrap_or_else(|_| Err(Error::timeout(config.request_timeout))) {
             Ok(r) => {
-                if r.resigned {
+                if r.resigned && owed == Owed::Unanswered {
+                    tracing::info!(service = %config.service_id, node = %config.node_id, term = r.term,
+                        "ended term {} that a campaign of this elector took after it had stopped waiting for the answer: \
+                         the next campaign takes the seat", r.term);
+                } else if r.resigned {
                     tracing::info!(service = %config.service_id, node = %config.node_id, term = r.term,
                         "ended term {} that an earlier process with this node id held: this process leads only at terms of its own", r.term);
                 }

@@ -660,6 +660,12 @@ impl Backend for SessionBackend {
         }
     }
 
+    /// The batcher resigns a seat a campaign took for an elector that stopped waiting
+    /// (steps 3 and 4): no resign of the elector's own.
+    fn resigns_unanswered_campaigns(&self) -> bool {
+        false
+    }
+
     /// The session's last tick at or before `planned`, when it is still to come: every leader
     /// of the session renews on the same ticks (one renew interval apart from the session's
     /// start), so that one batch carries all their renews. Each leader's next renew is planned

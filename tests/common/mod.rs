@@ -107,11 +107,11 @@ pub async fn connections(admin: &mut mysql_async::Conn) -> Vec<Connection> {
     let by_login: bool = admin.query_first("SELECT @@performance_schema = 1").await.ok().flatten().unwrap_or(false);
     let sql = if by_login {
         "SELECT PROCESSLIST_ID, PROCESSLIST_USER, PROCESSLIST_DB, \
-                CONCAT_WS(' ', PROCESSLIST_COMMAND, PROCESSLIST_TIME, PROCESSLIST_STATE, LEFT(PROCESSLIST_INFO, 120)) \
+                CONCAT_WS(' ', PROCESSLIST_COMMAND, PROCESSLIST_TIME, PROCESSLIST_STATE, LEFT(PROCESSLIST_INFO, 300)) \
            FROM performance_schema.threads \
           WHERE PROCESSLIST_ID IS NOT NULL AND PROCESSLIST_USER IS NOT NULL AND PROCESSLIST_ID <> CONNECTION_ID()"
     } else {
-        "SELECT ID, USER, DB, CONCAT_WS(' ', COMMAND, TIME, STATE, LEFT(INFO, 120)) \
+        "SELECT ID, USER, DB, CONCAT_WS(' ', COMMAND, TIME, STATE, LEFT(INFO, 300)) \
            FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()"
     };
     admin.query(sql).await.expect("the server's connections")
