@@ -1006,6 +1006,11 @@ fn three_nodes_start_10000_services_at_once_on_two_threads_then_a_crash_and_a_cl
         let cut = (0..3).max_by_key(|&n| led[n]).unwrap();
         let before: Vec<SessionStats> = nodes.iter().map(|(s, _)| s.stats()).collect();
         let mut admin = db.conn().await;
+        let mut held = Vec::new();
+        for user in &users {
+            held.push(common::connections_of(&mut admin, user).await);
+        }
+        println!("connections of each node before the cut: {held:?}");
         admin.query_drop(format!("ALTER USER '{}'@'%' ACCOUNT LOCK", users[cut])).await.unwrap();
         // Its connections, found by their login account (common::connections: the processlist's
         // USER names the procedures' definer while a call runs, and a run on MySQL found none
