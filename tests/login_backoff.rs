@@ -125,3 +125,85 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
     drop(admin);
     db.drop_db().await;
 }
+
+/// 30 plain electors on a pool of 3 connections (issue "Fleets", no cliff): while a transaction
+/// holds their seats' rows, each renew holds a connection for up to the procedures' 1 s lock
+/// wait, and the electors' calls queue for the pool. The pool says so once, with the number of
+/// electors and what to do; once its connections come in time again for 5 s, one INFO line says
+/// that. The electors' own failures (lock waits, step-downs) are theirs, not counted here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_too_small_for_its_electors_says_so_once() {
+    const STARVING: usize = 30;
+    let log = common::captured_log();
+    let db = TestDb::migrated("pool_starved").await;
+    let user = format!("ps_{}", std::process::id());
+    let mut admin = db.conn().await;
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
+        .await
+        .expect("grant the app role");
+    let constraints = mysql_async::PoolConstraints::new(0, 3).unwrap();
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap())
+        .user(Some(user.as_str()))
+        .pass(Some("pw"))
+        .pool_opts(mysql_async::PoolOpts::default().with_constraints(constraints));
+    let pool = Pool::new(opts);
+    let electors: Vec<Elector> = (0..STARVING)
+        .map(|i| {
+            Elector::builder(pool.clone(), format!("ps-{i:03}"))
+                .node_id("node-ps")
+                .lease(Duration::from_millis(3000))
+                .retry_interval(Duration::from_millis(200))
+                .wakeup_lock(false)
+                .start()
+                .unwrap()
+        })
+        .collect();
+    let t0 = Instant::now();
+    while !electors.iter().all(Elector::is_leader) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "every elector leads: not within 20 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Whatever the start-up's burst of campaigns waited has been quiet for longer than an
+    // incident lasts: the lines from here on are the blocked rows'.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let ours = |m: &str| m.contains(&format!("on this pool ({user} at "));
+    let lines_from = |from: usize| -> Vec<(tracing::Level, String)> {
+        log.lock().unwrap()[from..].iter().filter(|(_, _, m)| ours(m)).map(|(l, _, m)| (*l, m.clone())).collect()
+    };
+    let from = log.lock().unwrap().len();
+    let mut blocker = db.conn().await;
+    blocker.query_drop("START TRANSACTION").await.unwrap();
+    blocker.query_drop("SELECT term FROM leader_election WHERE service_id LIKE 'ps-%' FOR UPDATE").await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    blocker.query_drop("COMMIT").await.unwrap();
+    // The calls that waited longest get their connections as the rows are freed: the line may
+    // come then.
+    let freed = Instant::now();
+    while !electors.iter().all(Elector::is_leader) {
+        assert!(freed.elapsed() < Duration::from_secs(20), "every elector leads again: not within 20 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let starved = lines_from(from);
+    assert_eq!(starved.len(), 1, "one line for the pool whose connections were all taken: {starved:#?}");
+    assert_eq!(starved[0].0, tracing::Level::WARN);
+    assert!(starved[0].1.contains(&format!("the {STARVING} electors on this pool")) && starved[0].1.contains("all 3 in use")
+                && starved[0].1.contains("Session"), "{starved:#?}");
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let lines = lines_from(from);
+    println!("{STARVING} electors on a pool of 3 connections, their seats' rows locked for 3 s: {lines:#?}");
+    assert_eq!(lines.len(), 2, "the incident's start and its end: {lines:#?}");
+    assert_eq!(lines[1].0, tracing::Level::INFO);
+    assert!(lines[1].1.contains("get its connections in time again"), "{lines:#?}");
+    for e in electors {
+        let service = e.service_id().to_string();
+        if let Err(err) = e.shutdown().await {
+            println!("{service}: shutdown: {err}");
+        }
+    }
+    pool.disconnect().await.ok();
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    drop((admin, blocker));
+    db.drop_db().await;
+}
