@@ -49,10 +49,12 @@ test-all: build
 test-rust:
 	$(CARGO) test --release --workspace --lib --bins --tests -- --test-threads=4
 
-## The fleet test, 3 nodes x 10,000 services (tests/session.rs): alone, with no test beside it
-## (scripts/test-all.sh runs it after every other part).
+## The tests that run alone, with no test beside it (scripts/test-all.sh runs them after every
+## other part): the fleet test, 3 nodes x 10,000 services (tests/session.rs), and the two
+## contention tests of 16 campaigners on 20-60 ms leases (tests/sql_concurrency.rs).
 test-fleet:
 	$(CARGO) test --release --test library -- --ignored --exact session::three_nodes_start_10000_services_at_once_on_two_threads_then_a_crash_and_a_close_hand_over --nocapture
+	$(CARGO) test --release --test sql -- --ignored --exact sql_concurrency::sixteen_nodes_campaigning_never_hold_a_lease_at_once sql_concurrency::campaigns_with_the_sweep_and_an_operator_never_fail
 	if [ "$${MYSQLLEADER_TEST_KIND:-mariadb}" != mysql ]; then $(CARGO) test --release --doc; fi
 
 ## The same scenario through the command-line client only (MySQL's own `mysql` on MySQL).

@@ -44,7 +44,7 @@ if [ "${TEST_LANES:-}" = 1 ]; then
 fi
 # After every lane, alone on the machine one after the other: the fleet test (3 nodes x 10,000
 # services, `make test-fleet`), whose 30,000 electors starved the timings of the tests beside it
-# on 2 cores (CI58).
+# on 2 cores (CI58), and the two contention tests of tests/sql_concurrency.rs (CI63, CI68).
 last="fleet-mariadb fleet-mysql"
 
 wanted=("$@")

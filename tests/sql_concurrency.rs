@@ -155,7 +155,13 @@ fn all_errors(logs: &[Log]) -> Vec<String> {
 
 /// 16 nodes campaign on one service for 200 rounds each with 20–60 ms leases that lapse and
 /// are resigned along the way.
+///
+/// Run alone (`make test-fleet`, after the lanes), as the next test: every call must succeed,
+/// and beside the lanes of `make test` on 2 cores a call now and then waited out the procedures'
+/// 1 s bound for the seat, which 16 campaigners take turns on every few milliseconds (1205:
+/// CI63 on MariaDB, CI68 on MySQL; alone, 6 runs of 6 passed, 3 s for both).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "run alone: make test-fleet runs it after every other part of make test"]
 async fn sixteen_nodes_campaigning_never_hold_a_lease_at_once() {
     let db = TestDb::migrated("concurrency_one_service").await;
     let tasks: Vec<_> = (0..NODES).map(|i| tokio::spawn(campaigner(db.url.clone(), "svc", i, 200))).collect();
@@ -231,6 +237,7 @@ async fn sixteen_first_campaigns_on_a_new_service_elect_exactly_one_leader() {
 /// event's sweep running back to back (far more often than the event's once a second). Nobody
 /// sees an error, and the history still proves one lease at a time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "run alone: make test-fleet runs it after every other part of make test"]
 async fn campaigns_with_the_sweep_and_an_operator_never_fail() {
     let db = TestDb::migrated("concurrency_everyone").await;
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
