@@ -36,15 +36,6 @@
 //!    electors log a refusal the pool said already only at DEBUG.
 //! 8. Sessions keep their own log and their own connection (`session::incidents`): their
 //!    backend does not use the gate.
-//! 9. **A pool too small for its electors** (issue "Fleets", no cliff): every connection the
-//!    gate hands out is timed. One that waited at least [`STARVED_WAIT`] in the pool, which
-//!    still had all its connections open when it came, means the electors' calls queue for the
-//!    pool's connections: their renews come late, and leaders step down by their deadlines
-//!    (10,000 plain electors on one pool of 100 led 4,889 seats at the peak and none after
-//!    32 s). The first such wait logs one warning for the pool (the number of electors, the
-//!    pool's size, the wait, what to do); the first connection handed out without such a wait
-//!    once [`STARVED_QUIET`] passed without one logs one INFO line (how long it lasted, how many
-//!    waits). The electors' own failures say the rest (timeouts, step-downs).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -61,11 +52,6 @@ pub(crate) const BACKOFF_LAST: Duration = Duration::from_secs(60);
 /// How long after a refusal ended an elector that takes in a call refused before the end still
 /// leaves it to the pool's log ([`Gate::said`]).
 const ENDED_LATELY: Duration = Duration::from_secs(1);
-/// A wait for a connection of a full pool this long or longer starts (or continues) a starved
-/// pool's incident (step 9): a login or a free connection takes milliseconds.
-pub(crate) const STARVED_WAIT: Duration = Duration::from_millis(100);
-/// How long without such a wait ends a starved pool's incident (step 9).
-pub(crate) const STARVED_QUIET: Duration = Duration::from_secs(5);
 
 /// The login state of one pool (step 2).
 pub(crate) struct Gate {
@@ -76,16 +62,6 @@ pub(crate) struct Gate {
     tried: Notify,
     /// How many electors use the pool ([`Member`]s): the number the error line gives.
     electors: AtomicUsize,
-    /// A starved pool's incident going on (step 9).
-    starved: Mutex<Option<Starved>>,
-}
-
-/// Waits for a connection of a full pool (step 9): since when, the last one, how many, the longest.
-struct Starved {
-    since: Instant,
-    last: Instant,
-    waits: u64,
-    longest: Duration,
 }
 
 struct State {
@@ -136,7 +112,6 @@ pub(crate) fn of(pool: &Pool) -> Arc<Gate> {
         state: Mutex::new(State { logins: Logins::Unknown, trying: false, ended: None }),
         tried: Notify::new(),
         electors: AtomicUsize::new(0),
-        starved: Mutex::new(None),
     });
     gates.push(gate.clone());
     gate
@@ -184,7 +159,7 @@ impl Gate {
     /// the caller leads (step 6).
     pub(crate) async fn connect(&self, pool: &Pool, first_step: Duration, leading: bool) -> Result<Conn> {
         if leading {
-            let result = self.get(pool).await;
+            let result = get(pool).await;
             self.outcome(&result, first_step, false);
             return result;
         }
@@ -211,56 +186,9 @@ impl Gate {
             tried.await;
         };
         let _trying = probe.then(|| Trying(self));
-        let result = self.get(pool).await;
+        let result = get(pool).await;
         self.outcome(&result, first_step, probe);
         result
-    }
-
-    /// A connection of `pool`, its wait timed (step 9).
-    async fn get(&self, pool: &Pool) -> Result<Conn> {
-        let asked = Instant::now();
-        let result = get(pool).await;
-        if let Ok(conn) = &result {
-            let waited = asked.elapsed();
-            let max = conn.opts().pool_opts().constraints().max();
-            let full = pool.metrics().connection_count.load(Ordering::Relaxed) >= max;
-            if (waited >= STARVED_WAIT && full) || self.starved.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
-                let whose = format!("{} at {}", conn.opts().user().unwrap_or(""), crate::url::server_of(conn.opts()));
-                self.waited(waited, waited >= STARVED_WAIT && full, max, &whose);
-            }
-        }
-        result
-    }
-
-    /// Takes in a wait for a connection (`starved`: a long one, of a full pool) and writes the
-    /// incident's line, if any (step 9).
-    fn waited(&self, waited: Duration, starved: bool, max: usize, whose: &str) {
-        let now = Instant::now();
-        let mut incident = self.starved.lock().unwrap_or_else(|e| e.into_inner());
-        match (incident.as_mut(), starved) {
-            (Some(s), true) => {
-                s.last = now;
-                s.waits += 1;
-                s.longest = s.longest.max(waited);
-            }
-            (None, true) => {
-                *incident = Some(Starved { since: now, last: now, waits: 1, longest: waited });
-                let electors = self.electors.load(Ordering::Relaxed).max(1);
-                tracing::warn!(electors, pool_max = max, waited_ms = waited.as_millis() as u64,
-                    "the {electors} elector{} on this pool ({whose}) wait for its connections (all {max} in use; this call waited {} ms): \
-                     their renews come late, and a leader steps down by its deadline. A Session leads any number of services \
-                     over two connections (README, Sessions); or give the pool more connections",
-                    if electors == 1 { "" } else { "s" }, waited.as_millis());
-            }
-            (Some(s), false) if now.saturating_duration_since(s.last) >= STARVED_QUIET => {
-                tracing::info!(waits = s.waits,
-                    "the electors on this pool ({whose}) get its connections in time again, after {:.1} s ({} waits of {} ms or more, \
-                     the longest {} ms)",
-                    now.saturating_duration_since(s.since).as_secs_f64(), s.waits, STARVED_WAIT.as_millis(), s.longest.as_millis());
-                *incident = None;
-            }
-            _ => {}
-        }
     }
 
     /// Whether `error` is the refusal the pool's log said (step 7): the elector then says it
