@@ -123,7 +123,28 @@ ensure_mysql() {
     fi
     mkdir -p "$MYSQL_ROOT/run/mysqld" "$MYSQL_ROOT/var/lib/mysqlleader"
     mountpoint -q "$MYSQL_ROOT/proc" || mount -t proc proc "$MYSQL_ROOT/proc"
+    sweep_mysql_leftovers "$who"
   ) 9>"$(dirname "$MYSQL_ROOT")/.mysql-root.lock"
+}
+
+# sweep_mysql_leftovers WHO: removes what servers of runs that were killed before they could stop
+# them left inside the MySQL root (a data directory is 100-250 MB, out of sight under /var/cache):
+# every entry of $MYSQL_ROOT/var/lib/mysqlleader whose data directory no running mysqld names
+# in its --datadir and that nothing has changed for an hour (so never a server being set up).
+sweep_mysql_leftovers() {
+  local who=$1 base=$MYSQL_ROOT/var/lib/mysqlleader live entry id freed=0
+  [ -d "$base" ] || return 0
+  live=$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' | sed -n 's|^--datadir=/var/lib/mysqlleader/||p' | sort -u || true)
+  for entry in "$base"/*; do
+    [ -e "$entry" ] || continue
+    id=$(basename "$entry")
+    id=${id%.tmp}; id=${id%.err}; id=${id%.pid}; id=${id%-tls}
+    grep -qxF -- "$id" <<<"$live" && continue
+    [ -n "$(find "$entry" -maxdepth 0 -mmin +60)" ] || continue
+    freed=$((freed + $(du -sm "$entry" | cut -f1)))
+    rm -rf "$entry"
+  done
+  [ "$freed" -eq 0 ] || echo "$who: removed $freed MB that servers of killed runs left in $base" >&2
 }
 
 # mysql_client ARGS...: MySQL's own command-line client, from the MySQL root (reads stdin).

@@ -94,10 +94,38 @@ part() {
   fi
 }
 
+# free_gb DIR: the space left on DIR's file system, in whole GiB.
+free_gb() { df -P -B1G "$1" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+# disk_report: one line per file system the run writes to (the build, the throwaway servers' data
+# in TMPDIR, MySQL's data inside its root), with the space left on each.
+disk_report() {
+  local d seen=
+  for d in "${CARGO_TARGET_DIR:-$root/target}" "${TMPDIR:-/tmp}" "$MYSQL_ROOT"; do
+    [ -d "$d" ] || continue
+    local fs; fs=$(df -P "$d" | awk 'NR == 2 { print $1 }')
+    [[ " $seen " == *" $fs "* ]] && continue
+    seen="$seen $fs"
+    echo "test-all: $(free_gb "$d") GiB free on $fs (holds $d)" >&2
+  done
+}
+
 begin=$(date +%s)
+. scripts/lib.sh
+# A full run from a clean clone writes about 7 GiB at its peak (CI71, 2026-11-30: the target
+# directory 5.3 GiB with the distribution's own build, the MySQL root 0.8 GiB and its servers'
+# data up to 1.4 GiB, the MariaDB and Galera servers' up to 0.6 GiB); a disk with less fills in
+# the middle of the run and fails parts with errors that do not name the disk ("Errcode: 28", a
+# server that will not start; the stop of 60ad42f failed so). Said first, so a reader of a cut
+# transcript sees it.
+need_gb=${TEST_ALL_NEED_GB:-8}
+disk_report
+free=$(free_gb "${CARGO_TARGET_DIR:-$root/target}")
+if [ -n "$free" ] && [ "$free" -lt "$need_gb" ]; then
+  echo "test-all: WARNING: only $free GiB free where the build goes; a full run needs about $need_gb GiB" \
+       "(left-overs of killed runs: ${TMPDIR:-/tmp}/mysqlleader-*, $MYSQL_ROOT/var/lib/mysqlleader/*)" >&2
+fi
 # The servers' programs first, one after the other (apt and debootstrap each once), before the
 # lanes start them side by side: MariaDB from Debian's packages, MySQL's root (scripts/lib.sh).
-. scripts/lib.sh
 needs() { local lane name; for lane in "${lanes[@]}"; do for name in $lane; do
   want "$name" && [[ $name == *"$1" ]] && return 0; done; done; return 1; }
 if [ -z "${MYSQLLEADER_TEST_URL:-}" ]; then
@@ -151,4 +179,14 @@ for lane in "${lanes[@]}" "$last"; do
       "$logs/$name.log" | head -60 | sed "s/^/  [$name] /"
   done
 done
+# A full disk fails parts with messages of their own; say it once, plainly, last.
+full=
+for r in "$logs"/*.result; do
+  [ -f "$r" ] || continue
+  grep -q -E 'No space left on device|Errcode: 28|ENOSPC' "${r%.result}.log" 2>/dev/null && full="$full $(basename "${r%.result}")"
+done
+if [ -n "$full" ]; then
+  echo "test-all: THE DISK FILLED UP during this run (\"No space left on device\" in:$full); now:" >&2
+  disk_report
+fi
 [ "$failed" -eq 0 ]

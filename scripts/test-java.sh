@@ -127,9 +127,13 @@ fi
   if [ "${MYSQLLEADER_TEST_KIND:-}" = mysql ]; then
     MYSQLLEADER_JDBC_URL="$MYSQLLEADER_JDBC_URL&allowPublicKeyRetrieval=true"
   fi
-  # No library beside the jar: the one inside it is what loads.
-  env -u MYSQLLEADER_LIB java -cp "target/classes:$(cat cp.txt)" example.Elect --migrate | tee "$tmp/example.log"
+  # No library beside the jar: the one inside it is what loads. JNA copies it out to jna.tmpdir;
+  # the binding removes that copy once loaded (else every JVM start leaves tens of MB behind).
+  mkdir "$tmp/jna"
+  env -u MYSQLLEADER_LIB java -Djna.tmpdir="$tmp/jna" -cp "target/classes:$(cat cp.txt)" example.Elect --migrate | tee "$tmp/example.log"
   grep -q "wrote as leader of term" "$tmp/example.log" || { say "examples/java did not write as leader"; exit 1; }
+  left=$(find "$tmp/jna" -type f -name 'jna*' ! -name 'jnidispatch*')
+  [ -z "$left" ] || { say "the jar's library was copied out and left behind: $left"; exit 1; }
 )
 
 # 5. The Spring Boot starter's tests, against the core jar installed in step 4.

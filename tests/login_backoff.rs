@@ -22,6 +22,26 @@ async fn aborted_connects(admin: &mut mysql_async::Conn) -> u64 {
     row.1.parse().unwrap()
 }
 
+/// A new account `user` (password `password`) with the application's role on every service.
+async fn app_account(db: &TestDb, admin: &mut mysql_async::Conn, user: &str, password: &str) {
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")).await.unwrap();
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
+        .await
+        .expect("grant the app role");
+}
+
+/// Clean-up, not what a test here is about: a shutdown's resign is bounded by the request
+/// timeout, which a loaded machine can pass (CI58); then the lease lapses.
+async fn shut_down(electors: Vec<Elector>) {
+    for e in electors {
+        let service = e.service_id().to_string();
+        if let Err(err) = e.shutdown().await {
+            println!("{service}: shutdown: {err}");
+        }
+    }
+}
+
 /// 50 electors on one pool whose password is wrong, for 3 s: before, each logged in on its own
 /// schedule (its calls and its wake-up lock) and logged its own error; now the pool makes one
 /// login per step of one backoff (200 ms doubling: 5 in 3 s) and logs one error. Then the
@@ -34,11 +54,7 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
     let user = format!("lb_{}", std::process::id());
     let node = format!("node-lb-{}", std::process::id());
     let mut admin = db.conn().await;
-    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'right'")).await.unwrap();
-    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
-        .await
-        .expect("grant the app role");
+    app_account(&db, &mut admin, &user, "right").await;
     let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("wrong"));
     let pool = Pool::new(opts);
 
@@ -115,16 +131,94 @@ async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_lo
     assert!(loud.len() - timed_out - stepped_down <= 2, "one error for the login incident, and no other failure: {loud:#?}");
     assert!(ended <= timed_out, "an elector's own end of an incident follows a failure it said itself: {lines:#?}");
 
-    for e in electors {
-        // Clean-up, not what this test is about: a shutdown's resign is bounded by the request
-        // timeout (400 ms), which a loaded machine can pass (CI58); then the lease lapses.
-        let service = e.service_id().to_string();
-        if let Err(err) = e.shutdown().await {
-            println!("{service}: shutdown: {err}");
-        }
-    }
+    shut_down(electors).await;
     pool.disconnect().await.ok();
     admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
     drop(admin);
+    db.drop_db().await;
+}
+
+/// 30 plain electors on a pool of 3 connections (issue "Fleets", no cliff): while a transaction
+/// holds their seats' rows, each renew holds a connection for up to the procedures' 1 s lock
+/// wait, and the electors' calls queue for the pool. The pool says so once, with the number of
+/// electors and what to do; once its connections come in time again for 5 s, one INFO line says
+/// that. The electors' own failures (lock waits, step-downs) are theirs, not counted here.
+///
+/// A wait counts as starved from half the request timeout (6 s lease: 1.2 s, so 600 ms). The
+/// start-up's burst of 30 campaigns on 3 connections may make an incident of its own on a loaded
+/// machine: the test waits for it to end before it blocks the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_too_small_for_its_electors_says_so_once() {
+    const STARVING: usize = 30;
+    let log = common::captured_log();
+    let db = TestDb::migrated("pool_starved").await;
+    let user = format!("ps_{}", std::process::id());
+    let mut admin = db.conn().await;
+    app_account(&db, &mut admin, &user, "pw").await;
+    let constraints = mysql_async::PoolConstraints::new(0, 3).unwrap();
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap())
+        .user(Some(user.as_str()))
+        .pass(Some("pw"))
+        .pool_opts(mysql_async::PoolOpts::default().with_constraints(constraints));
+    let pool = Pool::new(opts);
+    let electors: Vec<Elector> = (0..STARVING)
+        .map(|i| {
+            Elector::builder(pool.clone(), format!("ps-{i:03}"))
+                .node_id("node-ps")
+                .lease(Duration::from_secs(6))
+                .retry_interval(Duration::from_millis(200))
+                .wakeup_lock(false)
+                .start()
+                .unwrap()
+        })
+        .collect();
+    let t0 = Instant::now();
+    while !electors.iter().all(Elector::is_leader) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "every elector leads: not within 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ours = |m: &str| m.contains(&format!("on this pool ({user} at "));
+    let lines_from = |from: usize| -> Vec<(tracing::Level, String)> {
+        log.lock().unwrap()[from..].iter().filter(|(_, _, m)| ours(m)).map(|(l, _, m)| (*l, m.clone())).collect()
+    };
+    // No incident going on: none began, or the last one ended (an INFO line last).
+    let quiet = Instant::now();
+    while lines_from(0).last().is_some_and(|(level, _)| *level == tracing::Level::WARN) {
+        assert!(quiet.elapsed() < Duration::from_secs(30), "the start-up's incident ends: {:#?}", lines_from(0));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = lines_from(0);
+    let from = log.lock().unwrap().len();
+    let mut blocker = db.conn().await;
+    blocker.query_drop("START TRANSACTION").await.unwrap();
+    blocker.query_drop("SELECT term FROM leader_election WHERE service_id LIKE 'ps-%' FOR UPDATE").await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    blocker.query_drop("COMMIT").await.unwrap();
+    let freed = Instant::now();
+    while !electors.iter().all(Elector::is_leader) {
+        assert!(freed.elapsed() < Duration::from_secs(30), "every elector leads again: not within 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The calls queued behind the locked rows get their connections as the rows are freed, and
+    // a call that gave up waiting counts when it gives up: the warning comes by then. Its end
+    // comes 5 s after the last starved wait, said by the next call's connection.
+    while lines_from(from).len() < 2 {
+        assert!(freed.elapsed() < Duration::from_secs(30), "the incident's start and end: {:#?}", lines_from(from));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let lines = lines_from(from);
+    println!("{STARVING} electors on a pool of 3 connections, their seats' rows locked for 3 s: {lines:#?} \
+              (before the rows were locked: {before:#?})");
+    assert_eq!(lines[0].0, tracing::Level::WARN, "{lines:#?}");
+    assert!(lines[0].1.contains(&format!("the {STARVING} electors on this pool")) && lines[0].1.contains("all 3 in use")
+                && lines[0].1.contains("Session"), "{lines:#?}");
+    assert_eq!(lines.len(), 2, "the incident's start and its end, one line each: {lines:#?}");
+    assert_eq!(lines[1].0, tracing::Level::INFO);
+    assert!(lines[1].1.contains("get its connections in time again"), "{lines:#?}");
+    shut_down(electors).await;
+    pool.disconnect().await.ok();
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    drop((admin, blocker));
     db.drop_db().await;
 }

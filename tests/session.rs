@@ -957,6 +957,8 @@ fn three_nodes_start_10000_services_at_once_on_two_threads_then_a_crash_and_a_cl
     const FLEET_THREADS: usize = 2 + 4;
     let lease = Duration::from_secs(20);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("fleet").enable_all().build().unwrap();
+    // The sessions' INFO lines, for what a failure needs to be read (the wake-up lock's).
+    let log = common::captured_log();
     rt.block_on(async move {
         let db = TestDb::migrated("session_fleet").await;
         let ids: Vec<String> = (0..N).map(|i| format!("fleet-{i:05}")).collect();
@@ -1011,6 +1013,13 @@ fn three_nodes_start_10000_services_at_once_on_two_threads_then_a_crash_and_a_cl
             held.push(common::connections_of(&mut admin, user).await);
         }
         println!("connections of each node before the cut: {held:?}");
+        // A node's second connection is its wake-up lock's: where one is missing, its task
+        // said why (a lost lock, a pause) at INFO.
+        let wakeup: Vec<(String, String)> = log.lock().unwrap().iter()
+            .filter(|(_, _, m)| m.contains("wake-up lock"))
+            .map(|(_, node, m)| (node.clone(), m.clone()))
+            .collect();
+        println!("the sessions' wake-up lock lines so far: {wakeup:#?}");
         admin.query_drop(format!("ALTER USER '{}'@'%' ACCOUNT LOCK", users[cut])).await.unwrap();
         // Its connections, found by their login account (common::connections: the processlist's
         // USER names the procedures' definer while a call runs, and a run on MySQL found none

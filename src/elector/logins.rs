@@ -36,6 +36,18 @@
 //!    electors log a refusal the pool said already only at DEBUG.
 //! 8. Sessions keep their own log and their own connection (`session::incidents`): their
 //!    backend does not use the gate.
+//! 9. **A pool too small for its electors** (issue "Fleets", no cliff): each plain elector
+//!    renews with a call of its own, so enough electors on one pool queue for its connections,
+//!    their renews come late, and leaders step down by their deadlines (10,000 plain electors on
+//!    one pool of 100 led 4,889 seats at the peak and none after 32 s). Every connection an
+//!    elector's call takes is timed (not its wake-up lock's, which waits by design): a wait of
+//!    at least half the caller's request timeout, in a pool with all its connections open, is
+//!    a starved wait, counted also when the call gave up waiting. The first starved wait logs
+//!    one warning for the pool (the number of electors, the pool's size, the wait, what to do);
+//!    the first wait that is not starved once [`STARVED_QUIET`] passed without a starved one
+//!    logs one INFO line (how long it lasted, how many starved waits, the longest). Half a
+//!    request timeout, not a fixed time: a loaded machine makes 100-200 ms waits in a healthy
+//!    pool (CI69), while a wait of half the call's time leaves a renew too little time.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -52,6 +64,8 @@ pub(crate) const BACKOFF_LAST: Duration = Duration::from_secs(60);
 /// How long after a refusal ended an elector that takes in a call refused before the end still
 /// leaves it to the pool's log ([`Gate::said`]).
 const ENDED_LATELY: Duration = Duration::from_secs(1);
+/// How long without a starved wait ends a starved pool's incident (step 9).
+pub(crate) const STARVED_QUIET: Duration = Duration::from_secs(5);
 
 /// The login state of one pool (step 2).
 pub(crate) struct Gate {
@@ -62,6 +76,19 @@ pub(crate) struct Gate {
     tried: Notify,
     /// How many electors use the pool ([`Member`]s): the number the error line gives.
     electors: AtomicUsize,
+    /// What the pool's first connection told: its account and server (`USER at HOST:PORT`) and
+    /// its largest number of connections (step 9).
+    shape: Mutex<Option<(String, usize)>>,
+    /// A starved pool's incident going on (step 9).
+    starved: Mutex<Option<Starved>>,
+}
+
+/// A starved pool's incident (step 9): since when, its last starved wait, how many, the longest.
+struct Starved {
+    since: Instant,
+    last: Instant,
+    waits: u64,
+    longest: Duration,
 }
 
 struct State {
@@ -112,6 +139,8 @@ pub(crate) fn of(pool: &Pool) -> Arc<Gate> {
         state: Mutex::new(State { logins: Logins::Unknown, trying: false, ended: None }),
         tried: Notify::new(),
         electors: AtomicUsize::new(0),
+        shape: Mutex::new(None),
+        starved: Mutex::new(None),
     });
     gates.push(gate.clone());
     gate
@@ -138,6 +167,21 @@ impl Drop for Member {
     }
 }
 
+/// A call's wait for a connection (step 9), taken in when it ends, also when the call gave up
+/// waiting (the future dropped).
+struct Waiting<'g> {
+    gate: &'g Gate,
+    pool: &'g Pool,
+    asked: Instant,
+    starved_after: Duration,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.gate.waited(self.pool, self.asked.elapsed(), self.starved_after);
+    }
+}
+
 /// Ends an attempt of the Unknown state or a probe however it ends (even dropped): the next
 /// caller may try, and the waiters look again.
 struct Trying<'g>(&'g Gate);
@@ -156,10 +200,12 @@ impl Gate {
 
     /// A connection of `pool` (this gate's), as steps 3–6 allow: `first_step` is the backoff's
     /// first step should this login be refused (the caller's retry interval); `leading`, whether
-    /// the caller leads (step 6).
-    pub(crate) async fn connect(&self, pool: &Pool, first_step: Duration, leading: bool) -> Result<Conn> {
+    /// the caller leads (step 6); `starved_after`, the wait that counts as starved (step 9: half
+    /// the caller's request timeout), or None for a wait that is not timed (a wake-up lock's).
+    pub(crate) async fn connect(&self, pool: &Pool, first_step: Duration, leading: bool,
+                                starved_after: Option<Duration>) -> Result<Conn> {
         if leading {
-            let result = get(pool).await;
+            let result = self.get(pool, starved_after).await;
             self.outcome(&result, first_step, false);
             return result;
         }
@@ -186,9 +232,60 @@ impl Gate {
             tried.await;
         };
         let _trying = probe.then(|| Trying(self));
-        let result = get(pool).await;
+        let result = self.get(pool, starved_after).await;
         self.outcome(&result, first_step, probe);
         result
+    }
+
+    /// A connection of `pool`, its wait timed when `starved_after` is given (step 9).
+    async fn get(&self, pool: &Pool, starved_after: Option<Duration>) -> Result<Conn> {
+        let Some(starved_after) = starved_after else { return get(pool).await };
+        let waiting = Waiting { gate: self, pool, asked: Instant::now(), starved_after };
+        let result = get(pool).await;
+        if let Ok(conn) = &result {
+            let mut shape = self.shape.lock().unwrap_or_else(|e| e.into_inner());
+            if shape.is_none() {
+                let whose = format!("{} at {}", conn.opts().user().unwrap_or(""), crate::url::server_of(conn.opts()));
+                *shape = Some((whose, conn.opts().pool_opts().constraints().max()));
+            }
+        }
+        drop(waiting);
+        result
+    }
+
+    /// Takes in a wait of `waited` for a connection of `pool` and writes the incident's line,
+    /// if any (step 9). A wait of at least `starved_after` while every connection of the pool
+    /// is open is starved; a pool whose first connection has not come yet counts nothing.
+    fn waited(&self, pool: &Pool, waited: Duration, starved_after: Duration) {
+        let Some((whose, max)) = self.shape.lock().unwrap_or_else(|e| e.into_inner()).clone() else { return };
+        let starved = waited >= starved_after && pool.metrics().connection_count.load(Ordering::Relaxed) >= max;
+        let now = Instant::now();
+        let mut incident = self.starved.lock().unwrap_or_else(|e| e.into_inner());
+        match (incident.as_mut(), starved) {
+            (Some(s), true) => {
+                s.last = now;
+                s.waits += 1;
+                s.longest = s.longest.max(waited);
+            }
+            (None, true) => {
+                *incident = Some(Starved { since: now, last: now, waits: 1, longest: waited });
+                let electors = self.electors.load(Ordering::Relaxed).max(1);
+                tracing::warn!(electors, pool_max = max, waited_ms = waited.as_millis() as u64,
+                    "the {electors} elector{} on this pool ({whose}) wait for its connections (all {max} in use; a call \
+                     waited {} ms, half its request timeout or more): their renews come late, and a leader steps down \
+                     by its deadline. A Session leads any number of services over two connections (README, Sessions); \
+                     or give the pool more connections",
+                    if electors == 1 { "" } else { "s" }, waited.as_millis());
+            }
+            (Some(s), false) if now.saturating_duration_since(s.last) >= STARVED_QUIET => {
+                tracing::info!(waits = s.waits,
+                    "the electors on this pool ({whose}) get its connections in time again, after {:.1} s ({} waits of \
+                     half a request timeout or more, the longest {} ms)",
+                    now.saturating_duration_since(s.since).as_secs_f64(), s.waits, s.longest.as_millis());
+                *incident = None;
+            }
+            _ => {}
+        }
     }
 
     /// Whether `error` is the refusal the pool's log said (step 7): the elector then says it

@@ -215,7 +215,7 @@ impl Database {
                 }
                 None => {
                     let conn = match &gate {
-                        Some(gate) => gate.connect(&pool, config.retry_interval, leading).await?,
+                        Some(gate) => gate.connect(&pool, config.retry_interval, leading, Some(config.request_timeout / 2)).await?,
                         None => pool.get_conn().await.map_err(|e| Error::from_pool(&pool, e))?,
                     };
                     let guard = KillOnDrop::of(&conn);

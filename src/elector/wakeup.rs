@@ -173,7 +173,7 @@ async fn serve(
 ) -> crate::Result<()> {
     // Through the pool's login gate as a follower's call: the lock only speeds a takeover up, a
     // refusal never touches a lease.
-    let conn = super::logins::of(pool).connect(pool, retry_interval, false).await?;
+    let conn = super::logins::of(pool).connect(pool, retry_interval, false, None).await?;
     let pool_max = conn.opts().pool_opts().constraints().max();
     let share = pool_share(pool, pool_max);
     let Ok(_permit) = share.permits.clone().try_acquire_owned() else {

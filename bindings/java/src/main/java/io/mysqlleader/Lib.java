@@ -57,6 +57,7 @@ interface Lib extends CApi {
         String path = System.getProperty("mysqlleader.library.path");
         if (path == null || path.isEmpty()) path = System.getenv("MYSQLLEADER_LIB");
         File file;
+        boolean extracted = false;
         if (path != null && !path.isEmpty()) {
             file = new File(path);
         } else {
@@ -66,8 +67,20 @@ interface Lib extends CApi {
                 throw new UnsatisfiedLinkError("libmysqlleader is not in this jar for " + com.sun.jna.Platform.RESOURCE_PREFIX
                         + " (set -Dmysqlleader.library.path=/path/to/libmysqlleader.so or MYSQLLEADER_LIB): " + e.getMessage());
             }
+            // From a jar JNA writes a temporary copy (under jna.tmpdir, by default ~/.cache/JNA/temp)
+            // and never removes it on Linux: one copy per JVM start, tens of MB each, until the disk
+            // fills. From a directory on the class path it returns the file in place.
+            extracted = fromJar() && file.getName().startsWith("jna");
         }
-        Lib lib = Native.load(file.getAbsolutePath(), Lib.class, OPTIONS);
+        Lib lib;
+        try {
+            lib = Native.load(file.getAbsolutePath(), Lib.class, OPTIONS);
+        } finally {
+            // The mapping outlives the file's name: on Unix a loaded library can be unlinked.
+            if (extracted && !com.sun.jna.Platform.isWindows() && !file.delete()) {
+                System.err.println("mysqlleader: could not remove the temporary copy " + file);
+            }
+        }
         String version = lib.mysqlleader_version();
         if (!VERSION.equals(version)) {
             throw new UnsatisfiedLinkError("libmysqlleader at " + file + " is version " + version
@@ -75,5 +88,11 @@ interface Lib extends CApi {
         }
         Logging.install(lib);
         return lib;
+    }
+
+    /** Whether the class path holds the library inside a jar (JNA then copies it out), not in a directory. */
+    private static boolean fromJar() {
+        java.net.URL url = Lib.class.getClassLoader().getResource(com.sun.jna.Platform.RESOURCE_PREFIX + "/libmysqlleader.so");
+        return url != null && !"file".equals(url.getProtocol());
     }
 }
