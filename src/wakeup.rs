@@ -57,6 +57,16 @@ impl Restarts {
     }
 }
 
+/// Whether `e` is a wait the server refused because it would close a cycle of waits: this
+/// connection holds a lock whose holder-to-be holds the awaited one (two node sessions that
+/// each lead seats the other follows: each holds its own lock and waits on the other's).
+/// MariaDB says 1213, MySQL 3058 (`ER_USER_LOCK_DEADLOCK`). The wait that closes the cycle is
+/// refused at once; the locks this connection holds stay held and the other wait goes on
+/// (checked on MariaDB 10.11 and MySQL 9.7), so the refusal is an answer, not a lost lock.
+pub(crate) fn is_wait_cycle(e: &crate::Error) -> bool {
+    matches!(e, crate::Error::Server { code: 1213 | 3058, .. })
+}
+
 /// One connection that holds or waits on named locks.
 pub(crate) struct LockConn {
     conn: mysql_async::Conn,

@@ -106,6 +106,58 @@ async fn sample_connections(db: &TestDb, users: Vec<String>, busy: Duration) -> 
     most
 }
 
+/// Two sessions, each leading a seat the other follows: each holds its own wake-up lock and
+/// would wait on the other's, a cycle of waits the server refuses at once (MariaDB 1213, MySQL
+/// 3058). The refusal is an answer, not a lost lock: neither session says its lock is lost,
+/// and each keeps its lock connection beside its call connection throughout. Before, the
+/// refused session closed its lock connection (letting go of its own lock) for a pause of 1 s
+/// doubling up to 60 s: the fleet test's crashed node had no wake-up connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_that_follow_each_other_keep_their_wakeup_locks() {
+    let log = common::captured_log();
+    let db = TestDb::migrated("session_cycle").await;
+    let (ua, pa) = app_account(&db, "cyc_a").await;
+    let (ub, pb) = app_account(&db, "cyc_b").await;
+    let node_a = format!("cyc-a-{}", std::process::id());
+    let node_b = format!("cyc-b-{}", std::process::id());
+    let a = Session::builder(pa.clone()).node_id(node_a.as_str()).lease(Duration::from_secs(10)).start().unwrap();
+    let b = Session::builder(pb.clone()).node_id(node_b.as_str()).lease(Duration::from_secs(10)).start().unwrap();
+    let a1 = a.elector("cyc-1").unwrap();
+    until(Duration::from_secs(10), "a leads cyc-1", || a1.is_leader()).await;
+    let b2 = b.elector("cyc-2").unwrap();
+    until(Duration::from_secs(10), "b leads cyc-2", || b2.is_leader()).await;
+    let a2 = a.elector("cyc-2").unwrap();
+    let b1 = b.elector("cyc-1").unwrap();
+    until(Duration::from_secs(10), "each follows the other's seat", || {
+        a2.state().leader_id.as_deref() == Some(node_b.as_str()) && b1.state().leader_id.as_deref() == Some(node_a.as_str())
+    })
+    .await;
+    // Both wait, or one waits and the other is refused, for 3 s.
+    let mut admin = db.conn().await;
+    let mut fewest = (usize::MAX, usize::MAX);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(3) {
+        let (na, nb) = (common::connections_of(&mut admin, &ua).await.len(), common::connections_of(&mut admin, &ub).await.len());
+        fewest = (fewest.0.min(na), fewest.1.min(nb));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let lines: Vec<(String, String)> = log.lock().unwrap().iter()
+        .filter(|(_, node, m)| (*node == node_a || *node == node_b) && m.contains("wake-up lock"))
+        .map(|(_, node, m)| (node.clone(), m.clone()))
+        .collect();
+    println!("the fewest connections each session held: {fewest:?}; its wake-up lock's lines: {lines:#?}");
+    assert!(lines.is_empty(), "a refused wait is no lost lock: {lines:#?}");
+    assert!(fewest.0 >= 2 && fewest.1 >= 2, "each session keeps its call and its lock connection: {fewest:?}");
+    assert!(a1.is_leader() && b2.is_leader() && !a2.is_leader() && !b1.is_leader());
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    drop((a1, a2, b1, b2, admin));
+    pa.disconnect().await.ok();
+    pb.disconnect().await.ok();
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
 /// Three nodes, one session each, 150 services: each service has one leader, no instant with
 /// two, each node holds at most two connections; a node whose process dies (its runtime stops
 /// with no resign, its connections drop) has every one of its seats taken over by the others

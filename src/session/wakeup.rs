@@ -29,6 +29,14 @@
 //!    waiting; so they do after a lock found free (its node may take it back and blink again
 //!    before the next wait is queued). A lock nobody holds is looked at
 //!    again after 100 ms, doubling up to the retry interval.
+//!    A wait the server refuses because it would close a cycle of waits (this node holds its
+//!    lock, and the node it follows waits on it: each leads seats the other follows) is no
+//!    error: the lock held stays held and the other node's wait goes on. Its followers are
+//!    woken to look once and then poll as without the lock, and this node waits on that lock
+//!    again only after a pause (100 ms, doubling up to the retry interval, back to 100 ms after
+//!    a wait that was not refused). Before, such a refusal counted as a lost lock: the
+//!    connection was closed, letting go of the node's own lock, for a pause of up to 60 s (seen
+//!    in the fleet test: the node leading most seats had no wake-up connection at its crash).
 //! 4. **Errors.** After an error (a lost connection) the electors poll as without the lock, and
 //!    the task starts again after a pause (1 s, doubling up to 60 s). Where named locks cannot
 //!    wake anyone (Galera: they are local to one node), or where the account may not learn
@@ -327,6 +335,8 @@ async fn serve(
     let mut busy_since: Option<Instant> = None;
     // A wait was ended early (this session's own change): the next wait's followers look once.
     let mut gap = false;
+    // The pause before a wait on a lock after a wait refused for a cycle (step 3).
+    let mut refused_for = recheck;
     let outcome: crate::Result<()> = async {
         loop {
             let plan = hub.plan();
@@ -415,8 +425,22 @@ async fn serve(
             });
             let busy = busy_since.is_some_and(|t| t.elapsed() < BUSY);
             let wait_s = if busy { BUSY_WAIT_S } else { FOLLOW_WAIT_S };
-            let Follow { got, gone, ended } =
+            let Follow { got, gone, ended, cycle } =
                 wait_unless_released(&mut lock, hub, signals, &name, wait_s, holding, !busy, look_again_for).await?;
+            if cycle {
+                if gone {
+                    return Ok(());
+                }
+                // Refused at once: the followers that counted themselves watched look once and
+                // poll from now on; the lock is waited on again after the pause.
+                hub.wake(Some(node.clone()));
+                tracing::debug!(node = %hub.node_id, leader = %node, pause_ms = refused_for.as_millis() as u64,
+                                "the wait on the leader's wake-up lock would close a cycle of waits; its followers poll");
+                if !signals.sleep(refused_for).await { return Ok(()) }
+                refused_for = (refused_for * 2).min(retry_interval.max(recheck));
+                continue;
+            }
+            refused_for = recheck;
             if ended {
                 busy_since = Some(Instant::now());
                 gap = true;
@@ -482,11 +506,13 @@ async fn other_name(conn: &mut mysql_async::Conn, names: &mut Names, node: &Arc<
 }
 
 /// How a wait ended: `got` the lock granted, `gone` the session ended meanwhile, `ended` the
-/// wait ended early on the server.
+/// wait ended early on the server, `cycle` the wait refused because it would close a cycle of
+/// waits ([`crate::wakeup::is_wait_cycle`]).
 struct Follow {
     got: bool,
     gone: bool,
     ended: bool,
+    cycle: bool,
 }
 
 /// One wait of `wait_s` seconds on another node's lock. A change that needs the connection
@@ -529,5 +555,8 @@ async fn wait_unless_released(
     if poked {
         hub.poke();
     }
-    waited.map(|Waited { got, ended }| Follow { got, gone, ended })
+    match waited {
+        Err(e) if crate::wakeup::is_wait_cycle(&e) => Ok(Follow { got: false, gone, ended: false, cycle: true }),
+        waited => waited.map(|Waited { got, ended }| Follow { got, gone, ended, cycle: false }),
+    }
 }
