@@ -132,7 +132,7 @@ ensure_mysql() {
 # every entry of $MYSQL_ROOT/var/lib/mysqlleader whose data directory no running mysqld names
 # in its --datadir and that nothing has changed for an hour (so never a server being set up).
 sweep_mysql_leftovers() {
-  local who=$1 base=$MYSQL_ROOT/var/lib/mysqlleader live entry id freed=0
+  local who=$1 base=$MYSQL_ROOT/var/lib/mysqlleader live entry id size freed=0
   [ -d "$base" ] || return 0
   live=$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' | sed -n 's|^--datadir=/var/lib/mysqlleader/||p' | sort -u || true)
   for entry in "$base"/*; do
@@ -140,9 +140,11 @@ sweep_mysql_leftovers() {
     id=$(basename "$entry")
     id=${id%.tmp}; id=${id%.err}; id=${id%.pid}; id=${id%-tls}
     grep -qxF -- "$id" <<<"$live" && continue
-    [ -n "$(find "$entry" -maxdepth 0 -mmin +60)" ] || continue
-    freed=$((freed + $(du -sm "$entry" | cut -f1)))
-    rm -rf "$entry"
+    [ -n "$(find "$entry" -maxdepth 0 -mmin +60 2>/dev/null)" ] || continue
+    # A run stopping its own server may remove the entry meanwhile: never fail for that.
+    size=$(du -sm "$entry" 2>/dev/null | cut -f1 || true)
+    rm -rf "$entry" 2>/dev/null || true
+    freed=$((freed + ${size:-0}))
   done
   [ "$freed" -eq 0 ] || echo "$who: removed $freed MB that servers of killed runs left in $base" >&2
 }

@@ -760,14 +760,7 @@ async fn a_blocked_campaign_never_piles_up_connections() {
     // definer while the follower's call waits in it): once (CI, 4 test threads) a connection
     // running another pool's migrate showed in this database's process list, and was counted
     // as the follower's third.
-    let user = format!("elpile_{}", std::process::id());
-    sampler.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    sampler.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
-    procedures::grant(&db.pool, &procedures::Account::parse(&format!("'{user}'@'%'")).unwrap(), procedures::Role::App, &["%".to_string()])
-        .await
-        .unwrap();
-    let (scheme, rest) = db.url.split_once("://").unwrap();
-    let url = format!("{scheme}://{user}:pw@{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host));
+    let (user, url) = common::app_account(&db, "elpile", "pw").await;
     let mut seen = std::collections::BTreeSet::new();
     // The follower's connections at the sample that saw the most of them (for a failure's message).
     let mut at_most: Vec<String> = Vec::new();
@@ -813,14 +806,7 @@ async fn a_campaign_committed_after_the_elector_gave_up_is_resigned_not_followed
     procedures::campaign(&mut admin, "orphan", "old", Duration::from_millis(2000)).await.unwrap();
     let old_ends = Instant::now() + Duration::from_millis(2000);
     // The elector logs in with an account of its own, to find its connection.
-    let user = format!("elunans_{}", std::process::id());
-    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
-    procedures::grant(&db.pool, &procedures::Account::parse(&format!("'{user}'@'%'")).unwrap(), procedures::Role::App, &["%".to_string()])
-        .await
-        .unwrap();
-    let (scheme, rest) = db.url.split_once("://").unwrap();
-    let url = format!("{scheme}://{user}:pw@{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host));
+    let (user, url) = common::app_account(&db, "elunans", "pw").await;
     let pool = mysqlleader::pool_from_url(&url).unwrap();
     // Request timeout 100 ms, far below the procedures' 1 s wait for a row lock; no wake-up
     // lock, so the follower looks every retry interval.

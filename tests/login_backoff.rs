@@ -8,7 +8,6 @@ use std::time::Duration;
 use common::TestDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, Pool};
-use mysqlleader::procedures::{self, Account, Role};
 use mysqlleader::{Elector, ErrorKind, WaitOutcome};
 use tokio::time::Instant;
 
@@ -20,15 +19,6 @@ const RETRY: Duration = Duration::from_millis(200);
 async fn aborted_connects(admin: &mut mysql_async::Conn) -> u64 {
     let row: (String, String) = admin.query_first("SHOW GLOBAL STATUS LIKE 'Aborted_connects'").await.unwrap().unwrap();
     row.1.parse().unwrap()
-}
-
-/// A new account `user` (password `password`) with the application's role on every service.
-async fn app_account(db: &TestDb, admin: &mut mysql_async::Conn, user: &str, password: &str) {
-    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")).await.unwrap();
-    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
-        .await
-        .expect("grant the app role");
 }
 
 /// Clean-up, not what a test here is about: a shutdown's resign is bounded by the request
@@ -51,10 +41,9 @@ async fn shut_down(electors: Vec<Elector>) {
 async fn electors_on_one_pool_with_a_wrong_password_share_one_backoff_and_one_log_line() {
     let log = common::captured_log();
     let db = TestDb::migrated("login_backoff").await;
-    let user = format!("lb_{}", std::process::id());
+    let (user, _) = common::app_account(&db, "lb", "right").await;
     let node = format!("node-lb-{}", std::process::id());
     let mut admin = db.conn().await;
-    app_account(&db, &mut admin, &user, "right").await;
     let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("wrong"));
     let pool = Pool::new(opts);
 
@@ -152,9 +141,8 @@ async fn a_pool_too_small_for_its_electors_says_so_once() {
     const STARVING: usize = 30;
     let log = common::captured_log();
     let db = TestDb::migrated("pool_starved").await;
-    let user = format!("ps_{}", std::process::id());
+    let (user, _) = common::app_account(&db, "ps", "pw").await;
     let mut admin = db.conn().await;
-    app_account(&db, &mut admin, &user, "pw").await;
     let constraints = mysql_async::PoolConstraints::new(0, 3).unwrap();
     let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap())
         .user(Some(user.as_str()))

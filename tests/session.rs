@@ -17,16 +17,8 @@ use tokio::time::Instant;
 
 /// An account with the app role for `db`'s services, and a pool of it.
 async fn app_account(db: &TestDb, name: &str) -> (String, Pool) {
-    let user = format!("{name}_{}", std::process::id());
-    let mut admin = db.conn().await;
-    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
-    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await.unwrap();
-    drop(admin);
-    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
-        .await
-        .expect("grant the app role");
-    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
-    (user, Pool::new(opts))
+    let (user, url) = common::app_account(db, name, "pw").await;
+    (user, Pool::new(Opts::from_url(&url).unwrap()))
 }
 
 async fn drop_accounts(db: &TestDb, users: &[&str]) {

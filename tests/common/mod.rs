@@ -117,6 +117,24 @@ pub async fn connections(admin: &mut mysql_async::Conn) -> Vec<Connection> {
     admin.query(sql).await.expect("the server's connections")
 }
 
+/// A new account `{name}_{pid}` with `password` and the application's role on every service,
+/// and a URL of `db` that logs in as it. Tests that must tell their own connections apart count
+/// them by this login ([`connections_of`]).
+pub async fn app_account(db: &TestDb, name: &str, password: &str) -> (String, String) {
+    use mysqlleader::procedures::{self, Account, Role};
+    let user = format!("{name}_{}", std::process::id());
+    let mut admin = db.conn().await;
+    admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'%'")).await.unwrap();
+    admin.query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")).await.unwrap();
+    drop(admin);
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &["%".to_string()])
+        .await
+        .expect("grant the app role");
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let url = format!("{scheme}://{user}:{password}@{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host));
+    (user, url)
+}
+
 /// The ids and doings of the connections logged in as `user` (see [`connections`]).
 pub async fn connections_of(admin: &mut mysql_async::Conn, user: &str) -> Vec<(u64, String)> {
     connections(admin).await.into_iter().filter(|c| c.1 == user).map(|(id, _, _, what)| (id, what)).collect()
