@@ -50,7 +50,7 @@
 //!    pool (CI69), while a wait of half the call's time leaves a renew too little time.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use mysql_async::{Conn, Pool};
@@ -78,7 +78,7 @@ pub(crate) struct Gate {
     electors: AtomicUsize,
     /// What the pool's first connection told: its account and server (`USER at HOST:PORT`) and
     /// its largest number of connections (step 9).
-    shape: Mutex<Option<(String, usize)>>,
+    shape: OnceLock<(String, usize)>,
     /// A starved pool's incident going on (step 9).
     starved: Mutex<Option<Starved>>,
 }
@@ -139,7 +139,7 @@ pub(crate) fn of(pool: &Pool) -> Arc<Gate> {
         state: Mutex::new(State { logins: Logins::Unknown, trying: false, ended: None }),
         tried: Notify::new(),
         electors: AtomicUsize::new(0),
-        shape: Mutex::new(None),
+        shape: OnceLock::new(),
         starved: Mutex::new(None),
     });
     gates.push(gate.clone());
@@ -243,11 +243,10 @@ impl Gate {
         let waiting = Waiting { gate: self, pool, asked: Instant::now(), starved_after };
         let result = get(pool).await;
         if let Ok(conn) = &result {
-            let mut shape = self.shape.lock().unwrap_or_else(|e| e.into_inner());
-            if shape.is_none() {
+            self.shape.get_or_init(|| {
                 let whose = format!("{} at {}", conn.opts().user().unwrap_or(""), crate::url::server_of(conn.opts()));
-                *shape = Some((whose, conn.opts().pool_opts().constraints().max()));
-            }
+                (whose, conn.opts().pool_opts().constraints().max())
+            });
         }
         drop(waiting);
         result
@@ -257,7 +256,10 @@ impl Gate {
     /// if any (step 9). A wait of at least `starved_after` while every connection of the pool
     /// is open is starved; a pool whose first connection has not come yet counts nothing.
     fn waited(&self, pool: &Pool, waited: Duration, starved_after: Duration) {
-        let Some((whose, max)) = self.shape.lock().unwrap_or_else(|e| e.into_inner()).clone() else { return };
+        // On every call of a plain elector (its renews among them): no allocation, one
+        // uncontended lock.
+        let Some((whose, max)) = self.shape.get() else { return };
+        let max = *max;
         let starved = waited >= starved_after && pool.metrics().connection_count.load(Ordering::Relaxed) >= max;
         let now = Instant::now();
         let mut incident = self.starved.lock().unwrap_or_else(|e| e.into_inner());
