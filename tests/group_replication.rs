@@ -234,8 +234,9 @@ async fn leader_above(electors: &[Elector], above: u64, bound: Duration) -> usiz
 }
 
 /// a. Three electors, each given all three members in a different order. Single-primary: the
-/// two that start on a secondary are refused there with 1290 (read-only), move on, and end up
-/// on the primary; exactly one of the three leads within two leases, through the primary; no
+/// two that start on a secondary start first; one whose first campaign finds the seat vacant is
+/// refused there with 1290 (read-only) and moves on to the primary (at least one does; the other
+/// may come after the seat was taken and follow through its secondary, a read); exactly one of the three leads within two leases, through the primary; no
 /// two ever lead at one instant. Multi-primary: every member takes writes; the only errors are
 /// the group's certification conflicts, retried. Control: a direct `campaign` on each secondary
 /// is refused with 1290 (so the refusals the electors met were real and the test would see
@@ -264,16 +265,30 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
         watchers.push(record_errors_of(&seen, i, &e));
         started[i] = Some(e);
     }
+    // Single-primary: whether the second of the two starters is refused depends on a race the
+    // election does not decide. Each is refused only if its first campaign finds the seat vacant;
+    // the one whose next member is the primary moves there after its refusal and takes the seat,
+    // and when that comes before the other's first campaign (CI54 and stop 52: a first login
+    // slowed by the machine's load), the other's campaign only reads, which its secondary
+    // answers: it follows from there without a refusal. The first campaign of all finds the
+    // seat vacant (nothing runs on the primary yet), so at least one starter is refused.
+    let mut came_late: Vec<usize> = Vec::new();
     if !group.multi() {
         for &i in &firsts {
             let e = started[i].as_ref().unwrap();
-            // Bounded generously: how soon the refusal comes depends on the machine's load (CI54:
-            // not within one lease while make test's other parts ran), not on the election.
-            while e.metrics().campaign_errors() == 0 {
-                assert!(t0.elapsed() < 10 * LEASE, "{}: no refusal from its first member, a secondary", e.node_id());
+            // Bounded generously: how soon the answer comes depends on the machine's load, not
+            // on the election.
+            while e.metrics().campaign_errors() == 0 && e.leader_id().is_none() {
+                assert!(t0.elapsed() < 10 * LEASE, "{}: no answer from its first member, a secondary", e.node_id());
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
+            if e.metrics().campaign_errors() == 0 {
+                println!("{}: its first campaign came after the seat was taken: it follows {:?} through its secondary, unrefused",
+                         e.node_id(), e.leader_id());
+                came_late.push(i);
+            }
         }
+        assert!(came_late.len() < firsts.len(), "the first campaign of all finds the seat vacant: some starter is refused");
         let i = (0..3).find(|&i| orders[i][0] == primary).unwrap();
         let e = elector(&pools, "gr_find", names[i], &orders[i]);
         watchers.push(record_errors_of(&seen, i, &e));
@@ -333,8 +348,10 @@ async fn gr_1_three_electors_find_the_primary_and_one_leads() {
         } else {
             // Started on a secondary: refused there (and on the other secondary if it came next).
             let secondaries_before_primary = orders[i].iter().position(|&m| m == primary).unwrap() as u64;
-            assert!(e.metrics().campaign_errors() >= 1, "{} starts on a secondary: refused", e.node_id());
-            assert!(!answered.is_empty(), "{}: the refusal was seen in its state", e.node_id());
+            if !came_late.contains(&i) {
+                assert!(e.metrics().campaign_errors() >= 1, "{} starts on a secondary: refused", e.node_id());
+                assert!(!answered.is_empty(), "{}: the refusal was seen in its state", e.node_id());
+            }
             for (code, text, _) in &answered {
                 assert_eq!(*code, Some(1290), "{}: a secondary's refusal is 1290 (read-only): {text}", e.node_id());
             }
