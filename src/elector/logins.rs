@@ -365,9 +365,8 @@ impl Gate {
         let electors = self.electors.load(Ordering::Relaxed).max(1);
         Line::Error(format!(
             "election call failed, and retrying cannot fix it: the server refuses this pool's logins: {error}. Mend the account \
-             (its password, its grants) or the URL (its database, its TLS settings); the {electors} elector{} on this pool cannot \
-             lead until then, and try one login together, the next in {:.1} s (the pause doubles up to {} s)",
-            if electors == 1 { "" } else { "s" },
+             (its password, its grants) or the URL (its database, its TLS settings); the electors on this pool cannot lead \
+             until then ({electors} so far), and try one login together, the next in {:.1} s (the pause doubles up to {} s)",
             step.as_secs_f64(),
             BACKOFF_LAST.as_secs()))
     }
