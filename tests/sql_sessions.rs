@@ -176,6 +176,48 @@ async fn resign_seats_gives_up_exactly_the_nodes_valid_seats_in_one_call() {
     db.drop_db().await;
 }
 
+/// The batched calls walk their seats with a cursor (one parse of the list): a caller's session
+/// that limits the rows a SELECT returns (`sql_select_limit`, which it controls) must not cut a
+/// walk short. With the limit at 1, `campaign_seats` takes all three seats, `handover_seats`
+/// hands all three over, and `resign_seats` gives up all three that were taken back; each answer
+/// lists every seat (a's acknowledgement of the three handovers, by `resign_seats`, walks all
+/// three too), and every seat reads as the call said from a connection without the limit.
+#[tokio::test]
+async fn a_callers_row_limit_cuts_no_batch_short() {
+    let db = TestDb::migrated("sessions_row_limit").await;
+    let mut c = connect(&db.url).await;
+    let mut limited = connect(&db.url).await;
+    exec(&mut limited, "SET SESSION sql_select_limit = 1").await;
+    let ids = r#"["l1", "l2", "l3"]"#;
+    let taken: Vec<(String, i64)> = limited.exec("CALL campaign_seats('a', 60000, ?)", (ids,)).await.expect("campaign_seats")
+        .into_iter().map(|r: mysql_async::Row| (r.get::<String, _>("service_id").unwrap(), r.get::<i64, _>("is_leader").unwrap())).collect();
+    assert_eq!(taken, [("l1".to_string(), 1), ("l2".to_string(), 1), ("l3".to_string(), 1)], "every seat taken and answered");
+    for s in ["l1", "l2", "l3"] {
+        assert_eq!(seat(&mut c, s).await.unwrap().leader_id.as_deref(), Some("a"), "{s} taken");
+    }
+    // Control: the limit is in force on that session for a SELECT of its own.
+    let own: Vec<mysql_async::Row> = limited.query("SELECT service_id FROM leader_election").await.unwrap();
+    assert_eq!(own.len(), 1, "sql_select_limit = 1 applies to the session's own SELECT");
+    let handed: Vec<String> = limited.exec("CALL handover_seats(?, 'b')", (ids,)).await.expect("handover_seats")
+        .into_iter().map(|r: mysql_async::Row| r.get::<String, _>("service_id").unwrap()).collect();
+    assert_eq!(handed, ["l1", "l2", "l3"], "every seat handed over and answered");
+    // a acknowledges the three handovers in one resign_seats (its step 4 walk): no term ends.
+    let acknowledged: Vec<mysql_async::Row> = limited.exec("CALL resign_seats('a', ?)", (ids,)).await.expect("the acknowledgement");
+    assert!(acknowledged.is_empty(), "no lease ended: {acknowledged:?}");
+    for s in ["l1", "l2", "l3"] {
+        assert_eq!(seat(&mut c, s).await.unwrap().leader_id, None, "{s} handed over: vacant, reserved for b");
+        assert_eq!(campaign(&mut c, s, "b", 60_000).await.flag("is_leader"), 1, "{s}: b takes it once a acknowledged");
+    }
+    let resigned: Vec<(String, i64)> = limited.exec("CALL resign_seats('b', ?)", (ids,)).await.expect("resign_seats")
+        .into_iter().map(|r: mysql_async::Row| (r.get::<String, _>("service_id").unwrap(), r.get::<i64, _>("resigned").unwrap())).collect();
+    assert_eq!(resigned, [("l1".to_string(), 1), ("l2".to_string(), 1), ("l3".to_string(), 1)], "every seat resigned and answered");
+    for s in ["l1", "l2", "l3"] {
+        assert_eq!(seat(&mut c, s).await.unwrap().leader_id, None, "{s} resigned: vacant");
+    }
+    drop((c, limited));
+    db.drop_db().await;
+}
+
 /// A limited account renews only seats inside its services; a seat outside is left alone even
 /// when the node named leads it (another tenant's seat under a shared node name).
 #[tokio::test]
