@@ -188,30 +188,30 @@ async fn a_callers_row_limit_cuts_no_batch_short() {
     let mut c = connect(&db.url).await;
     let mut limited = connect(&db.url).await;
     exec(&mut limited, "SET SESSION sql_select_limit = 1").await;
-    let ids = r#"["l1", "l2", "l3"]"#;
-    let taken: Vec<(String, i64)> = limited.exec("CALL campaign_seats('a', 60000, ?)", (ids,)).await.expect("campaign_seats")
-        .into_iter().map(|r: mysql_async::Row| (r.get::<String, _>("service_id").unwrap(), r.get::<i64, _>("is_leader").unwrap())).collect();
-    assert_eq!(taken, [("l1".to_string(), 1), ("l2".to_string(), 1), ("l3".to_string(), 1)], "every seat taken and answered");
-    for s in ["l1", "l2", "l3"] {
+    let ids = ["l1", "l2", "l3"];
+    let lease = Duration::from_secs(60);
+    let taken = procedures::campaign_seats(&mut limited, "a", lease, &ids).await.expect("campaign_seats");
+    assert_eq!(taken.iter().map(|r| (r.service_id.as_str(), r.answer.is_leader)).collect::<Vec<_>>(),
+               [("l1", true), ("l2", true), ("l3", true)], "every seat taken and answered");
+    for s in ids {
         assert_eq!(seat(&mut c, s).await.unwrap().leader_id.as_deref(), Some("a"), "{s} taken");
     }
     // Control: the limit is in force on that session for a SELECT of its own.
     let own: Vec<mysql_async::Row> = limited.query("SELECT service_id FROM leader_election").await.unwrap();
     assert_eq!(own.len(), 1, "sql_select_limit = 1 applies to the session's own SELECT");
-    let handed: Vec<String> = limited.exec("CALL handover_seats(?, 'b')", (ids,)).await.expect("handover_seats")
-        .into_iter().map(|r: mysql_async::Row| r.get::<String, _>("service_id").unwrap()).collect();
-    assert_eq!(handed, ["l1", "l2", "l3"], "every seat handed over and answered");
+    let handed = procedures::handover_seats(&mut limited, &ids, "b").await.expect("handover_seats");
+    assert_eq!(handed.iter().map(|r| r.service_id.as_str()).collect::<Vec<_>>(), ids, "every seat handed over and answered");
     // a acknowledges the three handovers in one resign_seats (its step 4 walk): no term ends.
-    let acknowledged: Vec<mysql_async::Row> = limited.exec("CALL resign_seats('a', ?)", (ids,)).await.expect("the acknowledgement");
+    let acknowledged = procedures::resign_seats(&mut limited, "a", &ids).await.expect("the acknowledgement");
     assert!(acknowledged.is_empty(), "no lease ended: {acknowledged:?}");
-    for s in ["l1", "l2", "l3"] {
+    for s in ids {
         assert_eq!(seat(&mut c, s).await.unwrap().leader_id, None, "{s} handed over: vacant, reserved for b");
         assert_eq!(campaign(&mut c, s, "b", 60_000).await.flag("is_leader"), 1, "{s}: b takes it once a acknowledged");
     }
-    let resigned: Vec<(String, i64)> = limited.exec("CALL resign_seats('b', ?)", (ids,)).await.expect("resign_seats")
-        .into_iter().map(|r: mysql_async::Row| (r.get::<String, _>("service_id").unwrap(), r.get::<i64, _>("resigned").unwrap())).collect();
-    assert_eq!(resigned, [("l1".to_string(), 1), ("l2".to_string(), 1), ("l3".to_string(), 1)], "every seat resigned and answered");
-    for s in ["l1", "l2", "l3"] {
+    let resigned = procedures::resign_seats(&mut limited, "b", &ids).await.expect("resign_seats");
+    assert_eq!(resigned.iter().map(|r| (r.service_id.as_str(), r.resigned)).collect::<Vec<_>>(),
+               [("l1", true), ("l2", true), ("l3", true)], "every seat resigned and answered");
+    for s in ids {
         assert_eq!(seat(&mut c, s).await.unwrap().leader_id, None, "{s} resigned: vacant");
     }
     drop((c, limited));
