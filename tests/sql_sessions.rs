@@ -176,12 +176,12 @@ async fn resign_seats_gives_up_exactly_the_nodes_valid_seats_in_one_call() {
     db.drop_db().await;
 }
 
-/// The batched calls walk their seats with a cursor (one parse of the list): a caller's session
-/// that limits the rows a SELECT returns (`sql_select_limit`, which it controls) must not cut a
-/// walk short. With the limit at 1, `campaign_seats` takes all three seats, `handover_seats`
-/// hands all three over, and `resign_seats` gives up all three that were taken back; each answer
-/// lists every seat (a's acknowledgement of the three handovers, by `resign_seats`, walks all
-/// three too), and every seat reads as the call said from a connection without the limit.
+/// A caller's session that limits the rows a SELECT returns (`sql_select_limit`, which it
+/// controls) must not cut a batched call short (a walk over its seats by a cursor would be such a
+/// SELECT). With the limit at 1, `campaign_seats` takes all three seats, `handover_seats` hands
+/// all three over, and `resign_seats` gives up all three that were taken back; each answer lists
+/// every seat (a's acknowledgement of the three handovers, by `resign_seats`, walks all three
+/// too), and every seat reads as the call said from a connection without the limit.
 #[tokio::test]
 async fn a_callers_row_limit_cuts_no_batch_short() {
     let db = TestDb::migrated("sessions_row_limit").await;

@@ -49,6 +49,7 @@ BEGIN
     DECLARE v_left     LONGTEXT CHARACTER SET utf8mb4 DEFAULT '[]';
     DECLARE v_sid      VARBINARY(512);
     DECLARE v_i        INT DEFAULT 0;
+    DECLARE v_n        INT DEFAULT 0;
     DECLARE v_until    DATETIME(6);
     DECLARE v_leader   VARBINARY(512);
     DECLARE v_term     BIGINT UNSIGNED;
@@ -77,36 +78,22 @@ BEGIN
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY);
     COMMIT;
-    -- Each seat as handover hands it over (its own transaction), until the budget is spent;
-    -- v_i counts the seats begun. Walked by a cursor over the list, which parses it once (reading
-    -- the i-th id with JSON_EXTRACT parses the whole list again at every seat: see resign_seats,
-    -- step 2b).
-    BEGIN
-        DECLARE v_done BOOLEAN DEFAULT FALSE;
-        DECLARE c_seats CURSOR FOR
-            SELECT CAST(j.sid AS BINARY)
-              FROM JSON_TABLE(COALESCE(v_seats, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j;
-        DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
-        OPEN c_seats;
-        seats: LOOP
-            IF v_i > 0 AND UTC_TIMESTAMP(6) >= v_until THEN
-                LEAVE seats;
-            END IF;
-            FETCH c_seats INTO v_sid;
-            IF v_done THEN
-                LEAVE seats;
-            END IF;
-            BEGIN
-                -- Its lock not obtained within the bound: left as it was (end_term rolled back
-                -- everything it did and put the session's lock wait back), not in the answer.
-                DECLARE EXIT HANDLER FOR 1205, 1213 SET v_left = JSON_ARRAY_APPEND(v_left, '$', v_i + 1);
-                CALL leader_election_end_term(v_sid, 'handed_over', NULL, v_to, NULL,
-                                              v_leader, v_term, v_expires, v_now, v_ended);
-            END;
-            SET v_i = v_i + 1;
-        END LOOP;
-        CLOSE c_seats;
-    END;
+    SET v_n = COALESCE(JSON_LENGTH(v_seats), 0);
+    -- Each seat as handover hands it over (its own transaction), until the budget is spent.
+    seats: WHILE v_i < v_n DO
+        IF v_i > 0 AND UTC_TIMESTAMP(6) >= v_until THEN
+            LEAVE seats;
+        END IF;
+        SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_seats, CONCAT('$[', v_i, ']'))) AS BINARY);
+        BEGIN
+            -- Its lock not obtained within the bound: left as it was (end_term rolled back
+            -- everything it did and put the session's lock wait back), not in the answer.
+            DECLARE EXIT HANDLER FOR 1205, 1213 SET v_left = JSON_ARRAY_APPEND(v_left, '$', v_i + 1);
+            CALL leader_election_end_term(v_sid, 'handed_over', NULL, v_to, NULL,
+                                          v_leader, v_term, v_expires, v_now, v_ended);
+        END;
+        SET v_i = v_i + 1;
+    END WHILE;
 
     -- The answer, the seats this call handed over (the first v_i listed, but those left) as they
     -- are now (a seat's lease through the view: it may hang on a node lease,

@@ -239,39 +239,25 @@ BEGIN
           STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
                 ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL
          WHERE e.leader_id IS NOT NULL;
-        --     The seats are walked by a cursor over the list, which parses it once (reading the
-        --     i-th id with JSON_EXTRACT parses the whole list again at every seat: see
-        --     resign_seats, step 2b).
-        BEGIN
-            DECLARE v_done BOOLEAN DEFAULT FALSE;
-            DECLARE c_take CURSOR FOR
-                SELECT CAST(j.sid AS BINARY)
-                  FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j;
-            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
-            SET v_free = 1;
-            OPEN c_take;
-            take: LOOP
-                FETCH c_take INTO v_sid;
-                IF v_done THEN
-                    LEAVE take;
-                END IF;
-                IF v_locked < v_open THEN
-                    CALL leader_election_try_term(v_sid, v_free);
-                END IF;
-                IF v_free = 1 THEN
-                    UPDATE leader_election
-                       SET leader_id = v_nid, term = term + 1, lease_ms = v_lease_ms,
-                           term_started_at = v_now, renewed_at = v_now,
-                           lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
-                           handover_to = NULL, handover_until = NULL, handover_by = NULL,
-                           handover_from = NULL, handover_from_until = NULL,
-                           lease_id = v_lease,
-                           change_how = 'elected', change_at = v_now
-                     WHERE service_id = v_sid;
-                END IF;
-            END LOOP;
-            CLOSE c_take;
-        END;
+        SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_take);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_take, CONCAT('$[', v_i, ']'))) AS BINARY);
+            IF v_locked < v_open THEN
+                CALL leader_election_try_term(v_sid, v_free);
+            END IF;
+            IF v_free = 1 THEN
+            UPDATE leader_election
+               SET leader_id = v_nid, term = term + 1, lease_ms = v_lease_ms,
+                   term_started_at = v_now, renewed_at = v_now,
+                   lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
+                   handover_to = NULL, handover_until = NULL, handover_by = NULL,
+                   handover_from = NULL, handover_from_until = NULL,
+                   lease_id = v_lease,
+                   change_how = 'elected', change_at = v_now
+             WHERE service_id = v_sid;
+            END IF;
+            SET v_i = v_i + 1;
+        END WHILE;
     END IF;
     -- The writes are committed before the answer is sent (a client slow to read it holds no
     -- lock); the answer is read in a read-only transaction of its own, which locks nothing.

@@ -36,6 +36,8 @@ BEGIN
     DECLARE v_held     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_skipped  LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_sid      VARBINARY(512);
+    DECLARE v_i        INT;
+    DECLARE v_n        INT;
     DECLARE v_free     INT;
     DECLARE v_locked   INT;
     DECLARE v_open     INT;
@@ -114,34 +116,20 @@ BEGIN
         --     seat: its trigger ends the term as 'resigned' now, by this session
         --     (sql/triggers/leader_election_record_term.sql). One statement per seat, not one
         --     multi-table UPDATE: see campaign_seats, step 2 (Galera).
-        --     The seats are walked by a cursor over the list, which parses it once: reading the
-        --     i-th id with JSON_EXTRACT parses the whole list again at every seat (500 seats:
-        --     30 ms a call on MariaDB 10.11, spent on parsing alone).
-        BEGIN
-            DECLARE v_done BOOLEAN DEFAULT FALSE;
-            DECLARE c_mine CURSOR FOR
-                SELECT CAST(j.sid AS BINARY)
-                  FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j;
-            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
-            SET v_free = 1;
-            OPEN c_mine;
-            mine: LOOP
-                FETCH c_mine INTO v_sid;
-                IF v_done THEN
-                    LEAVE mine;
-                END IF;
-                IF v_locked < v_open THEN
-                    CALL leader_election_try_term(v_sid, v_free);
-                END IF;
-                IF v_free = 1 THEN
-                    UPDATE leader_election
-                       SET leader_id = NULL, lease_expires_at = NULL,
-                           change_how = 'resigned', change_at = v_now
-                     WHERE service_id = v_sid AND leader_id = v_nid;
-                END IF;
-            END LOOP;
-            CLOSE c_mine;
-        END;
+        SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_mine);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_mine, CONCAT('$[', v_i, ']'))) AS BINARY);
+            IF v_locked < v_open THEN
+                CALL leader_election_try_term(v_sid, v_free);
+            END IF;
+            IF v_free = 1 THEN
+                UPDATE leader_election
+                   SET leader_id = NULL, lease_expires_at = NULL,
+                       change_how = 'resigned', change_at = v_now
+                 WHERE service_id = v_sid AND leader_id = v_nid;
+            END IF;
+            SET v_i = v_i + 1;
+        END WHILE;
     END IF;
     -- 3. The seats step 1a found held that step 1b skipped: those of v_held this node still
     --    holds in this transaction's view (a plain read that locks nothing; a seat step 2
@@ -170,25 +158,15 @@ BEGIN
          WHERE e.leader_id IS NULL AND e.handover_from = v_nid
            FOR UPDATE SKIP LOCKED;        -- [mariadb]
            FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
-        BEGIN
-            DECLARE v_done BOOLEAN DEFAULT FALSE;
-            DECLARE c_acks CURSOR FOR
-                SELECT CAST(j.sid AS BINARY)
-                  FROM JSON_TABLE(COALESCE(v_acks, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j;
-            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
-            OPEN c_acks;
-            acks: LOOP
-                FETCH c_acks INTO v_sid;
-                IF v_done THEN
-                    LEAVE acks;
-                END IF;
-                UPDATE leader_election
-                   SET handover_from = NULL, handover_from_until = NULL,
-                       handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
-                 WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
-            END LOOP;
-            CLOSE c_acks;
-        END;
+        SET v_i = 0, v_n = COALESCE(JSON_LENGTH(v_acks), 0);
+        WHILE v_i < v_n DO
+            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_acks, CONCAT('$[', v_i, ']'))) AS BINARY);
+            UPDATE leader_election
+               SET handover_from = NULL, handover_from_until = NULL,
+                   handover_until = v_now + INTERVAL (COALESCE(lease_ms, 10000) * 1000) MICROSECOND
+             WHERE service_id = v_sid AND handover_from = v_nid AND leader_id IS NULL;
+            SET v_i = v_i + 1;
+        END WHILE;
     END IF;
     -- The writes are committed before the answer is sent; the answer is read in a read-only
     -- transaction of its own: the terms this call ended (by the history the trigger wrote), and
