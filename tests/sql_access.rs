@@ -275,3 +275,105 @@ async fn grants_never_wait_on_a_tenant_and_the_last_grant_wins() {
     }
     db.drop_db().await;
 }
+
+/// The service ids of a batched call's rows (its column `service_id`; the lease's row of
+/// take_seats and renew_lease has none), sorted.
+fn listed_ids(rows: &[mysql_async::Row]) -> Vec<String> {
+    let mut ids: Vec<String> = rows.iter().filter_map(|r| r.get::<Option<String>, _>("service_id").flatten()).collect();
+    ids.sort();
+    ids
+}
+
+/// MariaDB cuts JSON_ARRAYAGG at the session's group_concat_max_len, with a warning only, and the
+/// cut list is valid JSON whose last id is a prefix of a listed one: an account limited to
+/// `billing-eu-%` that set the limit to 9 bytes resigned, then took, another tenant's seat
+/// `billing` through a list of its own `billing-eu-1` (MariaDB 10.11, 2026-11-30; MySQL never
+/// cuts). Every routine that builds lists raises the limit for the call and puts the caller's
+/// back (sql/fragments/whole_lists.sql). Under every limit from 4 bytes up: each batched call of
+/// a limited account acts on its listed services exactly and whole (every one answered, no seat
+/// created or changed under a prefix of one; the other tenant's seat and history as they were),
+/// and the session's limit is its own again after every call, a refused one too. An operator's
+/// flush under a 4-byte limit compiles every pattern whole.
+#[tokio::test]
+async fn a_callers_group_concat_max_len_cuts_no_list() {
+    let db = TestDb::migrated("access_concat_limit").await;
+    let mut admin = connect(&db.url).await;
+    let (limited, mut app) = account(&mut admin, &db, "gcl").await;
+
+    // The operator's flush, under the smallest limit: both patterns compiled whole.
+    exec(&mut admin, "SET SESSION group_concat_max_len = 4").await;
+    exec(&mut admin, &format!("INSERT INTO leader_election_access (account, service_pattern) VALUES \
+                               ('{limited}', 'billing-eu-%'), ('{limited}', 'zz-last')")).await;
+    exec(&mut admin, "CALL leader_election_flush_access()").await;
+    let compiled: Option<(u64, String, String)> = admin
+        .exec_first("SELECT JSON_LENGTH(patterns), JSON_UNQUOTE(JSON_EXTRACT(patterns, '$[0]')), \
+                            JSON_UNQUOTE(JSON_EXTRACT(patterns, '$[1]')) \
+                       FROM leader_election_account WHERE account = ?", (limited.as_str(),))
+        .await
+        .unwrap();
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02X}")).collect::<String>();
+    assert_eq!(compiled, Some((2, hex("billing-eu-%"), hex("zz-last"))), "both patterns compiled whole");
+    let limit: u64 = admin.query_first("SELECT @@session.group_concat_max_len").await.unwrap().unwrap();
+    assert_eq!(limit, 4, "the operator's session keeps its own limit");
+    exec(&mut admin, "SET SESSION group_concat_max_len = DEFAULT").await;
+
+    // Another tenant's seat, led by a node of the same name as the limited account's.
+    campaign(&mut admin, "billing", "web-1", LONG).await;
+    let (other_seat, other_history) = (seat(&mut admin, "billing").await, history(&mut admin, "billing").await);
+
+    let mut listed: Vec<String> = Vec::new();
+    for limit in 4..=30u64 {
+        exec(&mut app, &format!("SET SESSION group_concat_max_len = {limit}")).await;
+        let ids = [format!("billing-eu-{limit:02}-a"), format!("billing-eu-{limit:02}-b")];
+        listed.extend(ids.iter().cloned());
+        let list = format!("[\"{}\", \"{}\"]", ids[0], ids[1]);
+        let calls = [
+            format!("CALL campaign_seats('web-1', {LONG}, '{list}')"),
+            format!("CALL renew_seats('web-1', {LONG}, '{list}')"),
+            format!("CALL resign_seats('web-1', '{list}')"),
+            "LEASE".to_string(),
+            format!("CALL handover_seats('{list}', 'web-2')"),
+        ];
+        for sql in calls {
+            let sql = if sql == "LEASE" {
+                let lease: (u64, i64) = app.query_first(format!("CALL grant_lease('web-1', {LONG})")).await.unwrap().unwrap();
+                let taken: Vec<mysql_async::Row> = app
+                    .query(format!("CALL take_seats({}, 'web-1', {LONG}, '{list}')", lease.0)).await
+                    .unwrap_or_else(|e| panic!("take_seats under a limit of {limit}: {e}"));
+                assert_eq!(listed_ids(&taken), ids, "take_seats under a limit of {limit}: every listed seat, no other");
+                let terms: Vec<u64> = ids.iter().map(|id| {
+                    taken.iter().find(|r| r.get::<Option<String>, _>("service_id").flatten().as_deref() == Some(id.as_str()))
+                        .and_then(|r| r.get::<u64, _>("term")).unwrap()
+                }).collect();
+                format!("CALL renew_lease({}, 'web-1', {LONG}, '[[\"{}\", {}], [\"{}\", {}]]')",
+                        lease.0, ids[0], terms[0], ids[1], terms[1])
+            } else {
+                sql
+            };
+            let rows: Vec<mysql_async::Row> = app.query(&sql).await
+                .unwrap_or_else(|e| panic!("`{sql}` under a limit of {limit}: {e}"));
+            assert_eq!(listed_ids(&rows), ids, "`{sql}` under a limit of {limit}: every listed seat answered, no other");
+            let own: u64 = app.query_first("SELECT @@session.group_concat_max_len").await.unwrap().unwrap();
+            assert_eq!(own, limit, "`{sql}`: the session's limit is its own again");
+        }
+        // A refused call (a list that is not one of strings) puts the limit back too.
+        let e = app.query_drop(format!("CALL campaign_seats('web-1', {LONG}, '[\"{}\", 1]')", ids[0])).await
+            .expect_err("a list with a number is refused");
+        assert!(e.to_string().contains("service_ids"), "{e}");
+        let own: u64 = app.query_first("SELECT @@session.group_concat_max_len").await.unwrap().unwrap();
+        assert_eq!(own, limit, "after a refused call, the session's limit is its own again");
+    }
+
+    assert_eq!(seat(&mut admin, "billing").await, other_seat, "the other tenant's seat is as it was");
+    assert_eq!(history(&mut admin, "billing").await, other_history, "and its history");
+    let mut seats: Vec<String> = admin
+        .query("SELECT CAST(service_id AS CHAR CHARACTER SET utf8mb4) FROM leader_election").await.unwrap();
+    seats.sort();
+    listed.push("billing".to_string());
+    listed.sort();
+    assert_eq!(seats, listed, "no seat under a prefix of a listed id");
+
+    drop(app);
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{limited}'@'%'")).await;
+    db.drop_db().await;
+}

@@ -57,14 +57,19 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_ended    VARBINARY(512);
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
+    DECLARE v_gcl      BIGINT UNSIGNED;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
+        END IF;
+        IF v_gcl IS NOT NULL THEN
+            SET SESSION group_concat_max_len = v_gcl;
         END IF;
         RESIGNAL;
     END;
 
     -- @include own_transaction handover_seats
+    -- @include whole_lists v_gcl
 
     CALL leader_election_check_id('to_node', p_to_node);
     SET v_to = CAST(p_to_node AS BINARY), v_until = UTC_TIMESTAMP(6) + INTERVAL 10 SECOND;
@@ -78,6 +83,7 @@ BEGIN
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY);
     COMMIT;
+    SET SESSION group_concat_max_len = v_gcl;
     SET v_n = COALESCE(JSON_LENGTH(v_seats), 0);
     -- Each seat as handover hands it over (its own transaction), until the budget is spent.
     seats: WHILE v_i < v_n DO

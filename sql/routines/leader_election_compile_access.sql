@@ -11,12 +11,21 @@ BEGIN
     DECLARE v_patterns LONGTEXT CHARACTER SET ascii;
     DECLARE v_rows     BIGINT;
     DECLARE v_old      LONGTEXT CHARACTER SET ascii;
+    DECLARE v_gcl      BIGINT UNSIGNED;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_gcl IS NOT NULL THEN
+            SET SESSION group_concat_max_len = v_gcl;
+        END IF;
+        RESIGNAL;
+    END;
+    -- @include whole_lists v_gcl
     -- The account's rows, locked first, so that the read after them sees the latest committed
     -- ones (and the caller's own changes); then their patterns, in key order.
     SELECT COUNT(*) INTO v_rows FROM leader_election_access WHERE account = p_account FOR UPDATE;
     SELECT JSON_ARRAYAGG(a.h) INTO v_patterns
       FROM (SELECT HEX(service_pattern) AS h FROM leader_election_access
              WHERE account = p_account ORDER BY service_pattern LIMIT 18446744073709551615) AS a;
+    SET SESSION group_concat_max_len = v_gcl;
     -- The row as it is: written only when it changes, so that a flush that changes nothing
     -- never waits for a lock on an account's row (its own fenced transaction may share-lock it).
     SELECT MAX(patterns) INTO v_old FROM leader_election_account WHERE account = p_account;

@@ -20,13 +20,15 @@ BEGIN
     DECLARE v_one      INT;
     DECLARE v_accounts BIGINT DEFAULT 0;
     DECLARE v_changed  BIGINT DEFAULT 0;
+    DECLARE v_gcl      BIGINT UNSIGNED;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         ROLLBACK;
-        SET SESSION innodb_lock_wait_timeout = v_wait;
+        SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
         RESIGNAL;
     END;
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
+    -- @include whole_lists v_gcl
     -- 1. The accounts (each name's bytes in hex), read in a transaction of their own.
     CALL leader_election_begin(TRUE);
     SELECT JSON_ARRAYAGG(h), COUNT(*) INTO v_list, v_accounts
@@ -43,7 +45,7 @@ BEGIN
                     ROLLBACK;
                     SET v_tries = v_tries + 1;
                     IF v_tries >= 10 THEN
-                        SET SESSION innodb_lock_wait_timeout = v_wait;
+                        SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
                         RESIGNAL;
                     END IF;
                 END;
@@ -57,6 +59,6 @@ BEGIN
         END LOOP one;
         SET v_at = v_at + 1;
     END WHILE;
-    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
     SET p_seats = v_accounts, p_changed = v_changed;
 END;

@@ -50,6 +50,7 @@ BEGIN
     DECLARE v_began    DATETIME(6);
     DECLARE v_before   DATETIME(6);
     DECLARE v_wait     BIGINT;
+    DECLARE v_gcl      BIGINT UNSIGNED;
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_ids      LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_seats    LONGTEXT CHARACTER SET utf8mb4;
@@ -66,11 +67,15 @@ BEGIN
             IF v_wait IS NOT NULL THEN
                 SET SESSION innodb_lock_wait_timeout = v_wait;
             END IF;
+            IF v_gcl IS NOT NULL THEN
+                SET SESSION group_concat_max_len = v_gcl;
+            END IF;
         END IF;
         RESIGNAL;
     END;
 
     -- @include own_transaction renew_lease
+    -- @include whole_lists v_gcl
 
     SET v_began = UTC_TIMESTAMP(6);
     CALL leader_election_check_number('lease_id', p_lease_id, 1, 18446744073709551615);
@@ -176,7 +181,7 @@ BEGIN
     -- The writes are committed before the answer is sent; the answer is read in a read-only
     -- transaction of its own, which locks nothing.
     COMMIT;
-    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
     CALL leader_election_begin(TRUE);
     SELECT NULL AS service_id,
            CAST(v_nid AS CHAR CHARACTER SET utf8mb4) AS leader_id,

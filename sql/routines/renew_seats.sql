@@ -28,6 +28,7 @@ BEGIN
     DECLARE v_lease_ms BIGINT;
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
+    DECLARE v_gcl      BIGINT UNSIGNED;
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
@@ -38,11 +39,15 @@ BEGIN
             IF v_wait IS NOT NULL THEN
                 SET SESSION innodb_lock_wait_timeout = v_wait;
             END IF;
+            IF v_gcl IS NOT NULL THEN
+                SET SESSION group_concat_max_len = v_gcl;
+            END IF;
         END IF;
         RESIGNAL;
     END;
 
     -- @include own_transaction renew_seats
+    -- @include whole_lists v_gcl
 
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
@@ -108,5 +113,5 @@ BEGIN
        AND (e.leader_id <> v_nid OR e.renewed_at = v_now)
      ORDER BY e.service_id;
     COMMIT;
-    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
 END;

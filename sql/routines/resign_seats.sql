@@ -30,6 +30,7 @@ BEGIN
     DECLARE v_nid      VARBINARY(512);
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
+    DECLARE v_gcl      BIGINT UNSIGNED;
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
@@ -49,11 +50,15 @@ BEGIN
             IF v_wait IS NOT NULL THEN
                 SET SESSION innodb_lock_wait_timeout = v_wait;
             END IF;
+            IF v_gcl IS NOT NULL THEN
+                SET SESSION group_concat_max_len = v_gcl;
+            END IF;
         END IF;
         RESIGNAL;
     END;
 
     -- @include own_transaction resign_seats
+    -- @include whole_lists v_gcl
 
     CALL leader_election_check_id('node_id', p_node_id);
     SET v_nid = CAST(p_node_id AS BINARY);
@@ -172,7 +177,7 @@ BEGIN
     -- transaction of its own: the terms this call ended (by the history the trigger wrote), and
     -- the seats step 3 found skipped that the node still holds.
     COMMIT;
-    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SET SESSION innodb_lock_wait_timeout = v_wait, SESSION group_concat_max_len = v_gcl;
     CALL leader_election_begin(TRUE);
     SELECT CAST(h.service_id AS CHAR CHARACTER SET utf8mb4) AS service_id,
            1 AS resigned,

@@ -97,6 +97,7 @@ pub struct Routine {
 /// lines first (what it is, for whom), then the text it stands for.
 const FRAGMENTS: &[(&str, &str)] = &[
     ("own_transaction", include_str!("../../sql/fragments/own_transaction.sql")),
+    ("whole_lists", include_str!("../../sql/fragments/whole_lists.sql")),
 ];
 
 /// What a line of a routine file says to include: `-- @include NAME ARG`, alone on its line.
