@@ -582,3 +582,87 @@ async fn a_list_of_service_ids_is_refused_whole_unless_each_is_a_distinct_id() {
     db.drop_db().await;
 }
 
+
+/// Every routine that reads the clock, as an unlimited operator may call it, on the seat
+/// `clk_victim` (led by `v1` at term 1) or listing it; `{l}` a node lease of the caller's.
+fn clock_calls(lease: u64) -> Vec<String> {
+    [
+        "CALL campaign('clk_victim', 'a1', 60000)",
+        "CALL am_i_leader('clk_victim', 'v1')",
+        "CALL current_leader('clk_victim')",
+        "CALL assert_leader('clk_victim', 'v1', 1)",
+        "CALL resign('clk_victim', 'v1')",
+        "CALL resign_to('clk_victim', 'v1', 'a1')",
+        "CALL renew_seats('v1', 60000, '[\"clk_a\", \"clk_victim\"]')",
+        "CALL campaign_seats('a1', 60000, '[\"clk_a\", \"clk_victim\"]')",
+        "CALL resign_seats('v1', '[\"clk_a\", \"clk_victim\"]')",
+        "CALL handover_seats('[\"clk_a\", \"clk_victim\"]', 'a1')",
+        "CALL grant_lease('a1', 60000)",
+        "CALL take_seats({l}, 'a1', 60000, '[\"clk_a\", \"clk_victim\"]')",
+        "CALL renew_lease({l}, 'a1', 60000, '[[\"clk_a\", 0], [\"clk_victim\", 1]]')",
+        "CALL force_leader('clk_victim', 'a1', 60000)",
+        "CALL reelect('clk_victim')",
+        "CALL handover('clk_victim', 'a1')",
+        "CALL leader_election_prune_history(1)",
+        "CALL leader_election_status(NULL)",
+        "CALL leader_election_recent_terms('clk_victim', 5)",
+    ]
+    .iter()
+    .map(|a| a.replace("{l}", &lease.to_string()))
+    .collect()
+}
+
+/// Any account may SET timestamp for its session (no privilege), and UTC_TIMESTAMP() then
+/// returns that time inside routines too: a campaign an hour ahead took a seat whose lease had
+/// ten minutes to run, and gave its own term a lease that ran 70 minutes; an hour behind,
+/// assert_leader would pass a stale leader's fence. Every routine that reads the clock now
+/// refuses a session whose clock is more than 1 ms off the server's (sql/fragments/server_clock.sql),
+/// 45000 naming `timestamp`, before it reads anything: nothing changes, no transaction is left
+/// open, the session's time zone is as it set it. Set an hour ahead, an hour behind, and 50 ms
+/// behind (a set clock stands still, so it only falls further behind during the test). With
+/// timestamp = DEFAULT again, and the same time zone, the calls run as usual.
+#[tokio::test]
+async fn a_session_clock_that_is_set_is_refused() {
+    let db = TestDb::migrated("trust_clock").await;
+    let mut admin = connect(&db.url).await;
+    let user = format!("clk_{}", std::process::id());
+    let mut op = account(&mut admin, &db, &user, Role::Operator, &[]).await;
+    assert_eq!(campaign(&mut admin, "clk_victim", "v1", 600_000).await.term(), 1);
+    exec(&mut op, "SET SESSION time_zone = '+05:30'").await;
+    let lease: u64 = op.query_first("CALL grant_lease('a1', 60000)").await.unwrap().map(|(id, _ms): (u64, i64)| id).unwrap();
+    let before = snapshot(&mut admin).await;
+
+    for offset_s in [3600.0, -3600.0, -0.05] {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+        exec(&mut op, &format!("SET SESSION timestamp = {:.6}", now + offset_s)).await;
+        for sql in clock_calls(lease) {
+            let what = format!("{sql} with the clock set {offset_s} s off");
+            if sql.contains("assert_leader") {
+                exec(&mut op, "START TRANSACTION").await;
+            }
+            let e = refusal(op.query_drop(&sql).await.expect_err(&what));
+            e.assert_invalid("timestamp", &what);
+            assert!(!in_transaction(&mut op).await, "{what}: no transaction left open");
+            let zone: String = op.query_first("SELECT @@session.time_zone").await.unwrap().unwrap();
+            assert_eq!(zone, "+05:30", "{what}: the session's time zone as it set it");
+        }
+    }
+    assert_eq!(snapshot(&mut admin).await, before, "the refused calls changed nothing");
+
+    // The server's clock again: the victim's lease is valid, a new seat gets a lease of 60 s.
+    exec(&mut op, "SET SESSION timestamp = DEFAULT").await;
+    let r = call_text(&mut op, "CALL campaign('clk_victim', 'a1', 60000)").await.expect("campaign");
+    assert_eq!((r.flag("is_leader"), r.text("leader_id").as_deref()), (0, Some("v1")), "{r:?}");
+    let r = call_text(&mut op, "CALL campaign('clk_a', 'a1', 60000)").await.expect("campaign");
+    assert_eq!(r.flag("is_leader"), 1, "{r:?}");
+    assert!(r.remaining_ms() > 50_000 && r.remaining_ms() <= 60_000, "a lease of 60 s on the server's clock: {r:?}");
+    exec(&mut op, "START TRANSACTION").await;
+    call_text(&mut op, "CALL assert_leader('clk_a', 'a1', 1)").await.expect("the fence passes");
+    exec(&mut op, "COMMIT").await;
+    let zone: String = op.query_first("SELECT @@session.time_zone").await.unwrap().unwrap();
+    assert_eq!(zone, "+05:30", "the session's time zone as it set it");
+
+    drop(op);
+    drop_users(&mut admin, &[&user]).await;
+    db.drop_db().await;
+}

@@ -54,6 +54,9 @@ BEGIN
         RESIGNAL;
     END;
 
+    -- A fence measured on a clock the session set (SET timestamp) would pass a stale leader:
+    -- refused, as every other routine refuses it (sql/fragments/server_clock.sql).
+    -- @include server_clock
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_number('term', p_term, 0, 18446744073709551615);

@@ -98,6 +98,7 @@ pub struct Routine {
 const FRAGMENTS: &[(&str, &str)] = &[
     ("own_transaction", include_str!("../../sql/fragments/own_transaction.sql")),
     ("whole_lists", include_str!("../../sql/fragments/whole_lists.sql")),
+    ("server_clock", include_str!("../../sql/fragments/server_clock.sql")),
 ];
 
 /// What a line of a routine file says to include: `-- @include NAME ARG`, alone on its line.
