@@ -666,3 +666,53 @@ async fn a_session_clock_that_is_set_is_refused() {
     drop_users(&mut admin, &[&user]).await;
     db.drop_db().await;
 }
+
+/// How many node leases the table holds.
+async fn lease_count(c: &mut Conn) -> u64 {
+    c.query_first("SELECT COUNT(*) FROM leader_election_lease").await.unwrap().unwrap()
+}
+
+/// A node lease for node `n`, by grant_lease: its id.
+async fn grant(c: &mut Conn) -> u64 {
+    let row: Option<(u64, i64)> = c.query_first("CALL grant_lease('n', 60000)").await.expect("grant_lease");
+    row.expect("a row").0
+}
+
+/// A session may SET insert_id = N, and the next INSERT takes N as its AUTO_INCREMENT value and
+/// moves the table's counter past it (InnoDB never lowers it): one grant_lease with N = 2^64 - 3
+/// ran the lease counter out, and every later grant of every account failed (1467). grant_lease
+/// now refuses a session with insert_id set (45000 naming it), writing nothing: N huge, N an id
+/// already used, and N = 0 on MySQL (which takes it as a value; MariaDB takes 0 as none, and the
+/// grant gets the counter's next id); the other tenant's grants keep working with fresh ids.
+#[tokio::test]
+async fn a_callers_insert_id_never_picks_a_lease_id() {
+    let db = TestDb::migrated("trust_insert_id").await;
+    let mut admin = connect(&db.url).await;
+    let tag = std::process::id();
+    let (ua, ub) = (format!("iia_{tag}"), format!("iib_{tag}"));
+    let mut a = account(&mut admin, &db, &ua, Role::App, &["ia%"]).await;
+    let mut b = account(&mut admin, &db, &ub, Role::App, &["ib%"]).await;
+    let first = grant(&mut b).await;
+    let mut last = first;
+    for forced in [18_446_744_073_709_551_613u64, first, 0] {
+        exec(&mut a, &format!("SET SESSION insert_id = {forced}")).await;
+        if forced == 0 && is_mariadb(&mut admin).await {
+            last = grant(&mut a).await;
+            assert!(last > first && last < 1000, "insert_id = 0 on MariaDB: the counter's next id, not {last}");
+            continue;
+        }
+        let before = lease_count(&mut admin).await;
+        let e = refusal(a.query_drop("CALL grant_lease('n', 60000)").await.expect_err("a grant with insert_id set"));
+        e.assert_invalid("insert_id", &format!("insert_id = {forced}"));
+        assert!(!in_transaction(&mut a).await, "insert_id = {forced}: no transaction left open");
+        assert_eq!(lease_count(&mut admin).await, before, "insert_id = {forced}: no lease written");
+    }
+    for _ in 0..3 {
+        let id = grant(&mut b).await;
+        assert!(id > last && id < 1000, "the other tenant's grants keep working with fresh ids: {id} after {last}");
+        last = id;
+    }
+    drop((a, b));
+    drop_users(&mut admin, &[&ua, &ub]).await;
+    db.drop_db().await;
+}

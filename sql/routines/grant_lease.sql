@@ -40,9 +40,22 @@ BEGIN
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;
     SET v_now = UTC_TIMESTAMP(6);
+    -- The lease's id comes from the table's counter alone. A session may SET insert_id = N, and
+    -- the next INSERT takes N as its AUTO_INCREMENT value and moves the counter past it: one
+    -- grant with N = 2^64 - 3 ran the counter out for every account (1467 on each later grant,
+    -- and InnoDB never lowers a counter; MariaDB 10.11, 2026-11-30). Such a grant is refused, as
+    -- is one that got id 0 (MySQL takes SET insert_id = 0 as a value too, and reads it as 0).
+    IF @@session.insert_id <> 0 THEN
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000, MESSAGE_TEXT =
+            'mysqlleader: insert_id is set on this session (SET insert_id): a lease''s id comes from its table alone';
+    END IF;
     INSERT INTO leader_election_lease (node_id, account, lease_ms, granted_at, renewed_at, expires_at)
     VALUES (v_nid, v_account, p_lease_ms, v_now, v_now, v_now + INTERVAL (p_lease_ms * 1000) MICROSECOND);
     SET v_id = LAST_INSERT_ID();
+    IF v_id = 0 THEN
+        SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000, MESSAGE_TEXT =
+            'mysqlleader: insert_id is set on this session (SET insert_id): a lease''s id comes from its table alone';
+    END IF;
     COMMIT;
     -- The account's ended leases that no seat hangs on, by the owner index, each deleted only if
     -- no seat hangs on it then (a plain read of the seats' lease index); an error here (a lock
