@@ -22,7 +22,7 @@ build:
 ## and `make bench` compile them): about a tenth of a cold build's compile work on 2 cores
 ## (cargo --timings, 2026-11-30: election 159 s and protocol 56 s of 1,977 s of units).
 build-tests:
-	$(CARGO) build --release --workspace --lib --bins --tests --examples
+	CARGO=$(CARGO) scripts/build-tests.sh
 
 ## The distribution under target/dist (or $CARGO_TARGET_DIR/dist): the C SDK tarball (with the
 ## command-line tool), the Python wheel, the Go module directory and the Java jar, each with the

@@ -29,10 +29,10 @@ mkdir -p "$out"
 
 # 1. The library (cdylib + staticlib of the crate).
 # (and the tool: scripts/install.sh below installs bin/mysqlleader too)
-# The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
-# resolve other features, rebuild the library in place, and pull it from under the test parts
-# running beside this one (scripts/test-all.sh).
-"$CARGO" build --release --workspace --all-targets
+# The same build as `make test`'s (scripts/build-tests.sh: a no-op after it). A narrower one
+# (--lib) would resolve other features, rebuild the library in place, and pull it from under the
+# test parts running beside this one (scripts/test-all.sh).
+CARGO=$CARGO scripts/build-tests.sh
 
 # 2. Build. Warnings are errors; the C code is instrumented, the Rust library is not (its
 #    allocations still go through the instrumented malloc, so LeakSanitizer sees them).

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 # The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
 # resolve other features, rebuild the library in place, and pull it from under the test parts
 # running beside this one (scripts/test-all.sh).
-cargo build --release --workspace --all-targets --quiet
+scripts/build-tests.sh --quiet
 
 seed=${FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 if [ "${MYSQLLEADER_TEST_KIND:-mariadb}" = mysql ]; then

@@ -21,7 +21,7 @@ target=${CARGO_TARGET_DIR:-target}
 # The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
 # resolve other features, rebuild the library in place, and pull it from under the test parts
 # running beside this one (scripts/test-all.sh).
-cargo build --release --workspace --all-targets --quiet
+scripts/build-tests.sh --quiet
 if [ "${GALERA_FAULTS_ONLY:-0}" != 1 ]; then
   cargo test ${CARGO_PROFILE_FLAG:---release} --test galera --no-run --quiet
 fi

@@ -3,7 +3,7 @@
 #
 #   scripts/test-go.sh [GO TEST ARGS...]        e.g. scripts/test-go.sh -run TestThreeProcesses -v
 #
-# 1. builds the release library when needed (cargo build --release --workspace --all-targets, as `make build`: a no-op after it):
+# 1. builds the release library when needed (scripts/build-tests.sh, as `make test`: a no-op after it):
 #    the package links target/release/libmysqlleader.a through cgo;
 # 2. go vet ./... (also with the build tag mysqlleader_dynamic);
 # 3. builds the example program (examples/go/elect, its own module) both ways, checks with ldd
@@ -35,8 +35,8 @@ say "$(go version)"
 # The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
 # resolve other features, rebuild the library in place, and pull it from under the test parts
 # running beside this one (scripts/test-all.sh).
-say "cargo build --release --workspace --all-targets"
-"${CARGO:-cargo}" build --release --workspace --all-targets
+say "scripts/build-tests.sh"
+scripts/build-tests.sh
 
 cd "$root/bindings/go"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mysqlleader-go.XXXXXX")

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 profile=${CARGO_PROFILE_FLAG:---release}
 cargo test $profile --test group_replication --no-run --quiet
 # The same build as `make build` (a no-op after it): the harness and its candidate.
-cargo build --release --workspace --all-targets --quiet
+scripts/build-tests.sh --quiet
 target=${CARGO_TARGET_DIR:-target}
 seed=${GR_FAULTS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000000 ))}
 export GR_FAULTS_SEED=$seed GR_FAULTS_N=${GR_FAULTS_N:-8} GR_FAULTS_OUT=${GR_FAULTS_OUT:-$target/faults/group-replication} GR_TARGET=$target

@@ -3,7 +3,7 @@
 #
 #   scripts/test-java.sh [MAVEN ARGS...]        e.g. scripts/test-java.sh -Dtest=ElectorTest
 #
-# 1. builds the release library when needed (cargo build --release --workspace --all-targets, as `make build`: a no-op after it):
+# 1. builds the release library when needed (scripts/build-tests.sh, as `make test`: a no-op after it):
 #    the jar carries it at linux-x86-64/libmysqlleader.so;
 # 2. checks that bindings/java/pom.xml has Cargo.toml's version (the binding refuses a library of
 #    another version when it loads);
@@ -55,8 +55,8 @@ mvn_flags=(-B -q -Dmysqlleader.native.dir="$target/release")
 # The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
 # resolve other features, rebuild the library in place, and pull it from under the test parts
 # running beside this one (scripts/test-all.sh).
-say "cargo build --release --workspace --all-targets"
-"${CARGO:-cargo}" build --release --workspace --all-targets
+say "scripts/build-tests.sh"
+scripts/build-tests.sh
 
 # 2. One version everywhere.
 version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)

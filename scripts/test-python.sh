@@ -3,7 +3,7 @@
 #
 #   scripts/test-python.sh [PYTEST ARGS...]
 #
-# 1. builds the release library when needed (cargo build --release --workspace --all-targets, as `make build`: a no-op after it);
+# 1. builds the release library when needed (scripts/build-tests.sh, as `make test`: a no-op after it);
 # 2. makes a virtualenv under target/python-venv (python3 -m venv) and installs into it, from
 #    PyPI, pytest, PyMySQL, aiomysql (a driver of asyncio, for the fence), SQLAlchemy with its
 #    asyncio extra (the fence on its connections and sessions; not a dependency of the package),
@@ -30,8 +30,8 @@ say() { echo "test-python: $*" >&2; }
 # The same build as `make build` (every target: a no-op after it). A narrower one (--lib) would
 # resolve other features, rebuild the library in place, and pull it from under the test parts
 # running beside this one (scripts/test-all.sh).
-say "cargo build --release --workspace --all-targets"
-"${CARGO:-cargo}" build --release --workspace --all-targets
+say "scripts/build-tests.sh"
+scripts/build-tests.sh
 
 # 2. The virtualenv, with the package installed from its wheel.
 venv=$root/target/python-venv

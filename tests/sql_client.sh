@@ -84,9 +84,9 @@ rejects() { expect_re "$1" "^ERROR 31000 \(45000\) at line 1: mysqlleader: $3 " 
 if [ -n "${MYSQLLEADER_SQL_SCRIPT:-}" ]; then
   cp "$MYSQLLEADER_SQL_SCRIPT" "$work/install.sql" || die "cannot read $MYSQLLEADER_SQL_SCRIPT"
 else
-  # The same build as `make build` (a no-op after it; a narrower one would rebuild the library
-  # in place under the test parts running beside this one).
-  (cd "$here" && cargo build --release --quiet --workspace --all-targets) || die "cargo build failed"
+  # The same build as `make test`'s (scripts/build-tests.sh: a no-op after it; a narrower one
+  # would rebuild the library in place under the test parts running beside this one).
+  "$here/scripts/build-tests.sh" --quiet || die "cargo build failed"
   "${CARGO_TARGET_DIR:-$here/target}/release/mysqlleader" sql --server "$server_kind" >"$work/install.sql" \
     || die "mysqlleader sql failed"
 fi
