@@ -47,6 +47,8 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_gcl      BIGINT UNSIGNED;
+    DECLARE v_walk     LONGTEXT CHARACTER SET ascii;
+    DECLARE v_w        INT;
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_take     LONGTEXT CHARACTER SET utf8mb4;
@@ -244,9 +246,11 @@ BEGIN
           STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
                 ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL
          WHERE e.leader_id IS NOT NULL;
+        -- The ids read by index from v_walk (sql/fragments/walk_by_index.sql).
+        -- @include walk_by_index v_take
         SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_take);
         WHILE v_i < v_n DO
-            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_take, CONCAT('$[', v_i, ']'))) AS BINARY);
+            SET v_sid = UNHEX(RTRIM(SUBSTRING(v_walk, v_i * v_w + 1, v_w)));
             IF v_locked < v_open THEN
                 CALL leader_election_try_term(v_sid, v_free);
             END IF;

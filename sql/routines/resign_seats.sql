@@ -31,6 +31,8 @@ BEGIN
     DECLARE v_now      DATETIME(6);
     DECLARE v_wait     BIGINT;
     DECLARE v_gcl      BIGINT UNSIGNED;
+    DECLARE v_walk     LONGTEXT CHARACTER SET ascii;
+    DECLARE v_w        INT;
     DECLARE v_list     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE v_own      BOOLEAN DEFAULT FALSE;
     DECLARE v_mine     LONGTEXT CHARACTER SET utf8mb4;
@@ -121,9 +123,11 @@ BEGIN
         --     seat: its trigger ends the term as 'resigned' now, by this session
         --     (sql/triggers/leader_election_record_term.sql). One statement per seat, not one
         --     multi-table UPDATE: see campaign_seats, step 2 (Galera).
+        --     The ids read by index from v_walk (sql/fragments/walk_by_index.sql).
+        -- @include walk_by_index v_mine
         SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_mine);
         WHILE v_i < v_n DO
-            SET v_sid = CAST(JSON_UNQUOTE(JSON_EXTRACT(v_mine, CONCAT('$[', v_i, ']'))) AS BINARY);
+            SET v_sid = UNHEX(RTRIM(SUBSTRING(v_walk, v_i * v_w + 1, v_w)));
             IF v_locked < v_open THEN
                 CALL leader_election_try_term(v_sid, v_free);
             END IF;

@@ -99,6 +99,7 @@ const FRAGMENTS: &[(&str, &str)] = &[
     ("own_transaction", include_str!("../../sql/fragments/own_transaction.sql")),
     ("whole_lists", include_str!("../../sql/fragments/whole_lists.sql")),
     ("server_clock", include_str!("../../sql/fragments/server_clock.sql")),
+    ("walk_by_index", include_str!("../../sql/fragments/walk_by_index.sql")),
 ];
 
 /// What a line of a routine file says to include: `-- @include NAME ARG`, alone on its line.

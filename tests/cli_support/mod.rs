@@ -22,7 +22,8 @@ pub struct Out {
 impl Out {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {:?}", self.stdout))
+            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {:?} (exit status {}, stderr {:?})",
+                                       self.stdout, self.code, self.stderr))
     }
 }
 
