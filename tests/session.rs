@@ -686,8 +686,9 @@ async fn a_session_shutdown_wakes_the_follower_session_which_takes_all_in_one_ca
     println!("woken takeover of 20 seats: {:?}; {:?}", t0.elapsed().max(took), after);
     assert!(after.take_calls > before.take_calls, "the takeover was batched: {after:?}");
     assert!(after.taken_seats - before.taken_seats >= 2, "several seats in one campaign_seats: {after:?}");
-    // a's shutdown resigned its 20 seats in one resign_seats: one transaction, so every term
-    // ended at the same instant of the database's clock (one by one, each at its own).
+    // a's shutdown gave its 20 seats up in one release_lease (src/session/resigns.rs, step 0):
+    // one transaction, so every term ended at the same instant of the database's clock (one by
+    // one, each at its own), the instant its node lease ended.
     let mut admin = db.conn().await;
     let (terms, instants): (i64, i64) = admin
         .query_first("SELECT COUNT(*), COUNT(DISTINCT ended_at) FROM leader_election_history \
@@ -695,7 +696,15 @@ async fn a_session_shutdown_wakes_the_follower_session_which_takes_all_in_one_ca
         .await
         .unwrap()
         .unwrap();
-    assert_eq!((terms, instants), (20, 1), "a's 20 terms ended by one resign_seats");
+    assert_eq!((terms, instants), (20, 1), "a's 20 terms ended at one instant");
+    let released: i64 = admin
+        .query_first("SELECT COUNT(*) FROM leader_election_history h JOIN leader_election_lease l \
+                        ON l.node_id = h.leader_id AND l.expires_at = h.ended_at \
+                      WHERE h.leader_id = 'node-a' AND h.ended_how = 'resigned'")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(released, 20, "a's terms ended with its node lease, by one release_lease (resign_seats leaves the lease as it was)");
     drop(admin);
     b.shutdown().await.unwrap();
     drop((electors_a, electors_b));

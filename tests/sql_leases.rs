@@ -273,3 +273,103 @@ async fn the_renew_answers_how_many_seats_others_took_from_the_lease() {
     assert_eq!(procedures::take_seats(&mut c, a.lease_id, "a", lease, &["u"]).await.unwrap().lost, None);
     db.drop_db().await;
 }
+
+/// Every seat as it is: service, leader, term, lease id, its own lease's end.
+async fn seats_now(c: &mut Conn) -> Vec<(String, Option<String>, u64, Option<u64>, Option<i64>)> {
+    let sql = format!("SELECT CAST(service_id AS CHAR), CAST(leader_id AS CHAR), term, lease_id, {} FROM leader_election ORDER BY 1",
+                      us("lease_expires_at"));
+    c.query(sql).await.unwrap()
+}
+
+/// `release_lease` (a session's close, src/session/resigns.rs): one call ends the lease and
+/// vacates every seat on it at once, also those whose own lease still ran, each term closed as
+/// resigned at that instant by the releasing account, as resign closes it; a follower then takes
+/// them at once (the lease's row then goes with the account's next grant). Only the lease's account and node may release
+/// it, bad input names its parameter, and a refused call writes nothing.
+#[tokio::test]
+async fn a_released_lease_frees_every_seat_at_once_as_resigned() {
+    let db = TestDb::migrated("leases_release").await;
+    let mut c = connect(&db.url).await;
+    let user = format!("release_{}", std::process::id());
+    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    exec(&mut c, &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'")).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{user}'@'%'")).unwrap(), Role::App, &[]).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(user.as_str())).pass(Some("pw"));
+    let mut other = Conn::new(opts).await.unwrap();
+
+    let lease = Duration::from_secs(60);
+    let a = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    procedures::take_seats(&mut c, a.lease_id, "a", lease, &["x", "y", "z"]).await.unwrap();
+    // w: won by a campaign of its own, then hung on the lease by a renew (its own lease runs 60 s).
+    assert_eq!(campaign(&mut c, "w", "a", 60_000).await.term(), 1);
+    let r = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("w", 1), ("x", 1), ("y", 1), ("z", 1)]).await.unwrap();
+    assert_eq!(mine(&r).len(), 4, "{r:?}");
+    let seats = ["w", "x", "y", "z"];
+    let before = seats_now(&mut c).await;
+    let lease_before = lease_row(&mut c, a.lease_id).await;
+    let open_terms = "SELECT COUNT(*) FROM leader_election_history WHERE ended_at IS NULL";
+    let open_before: i64 = c.query_first(open_terms).await.unwrap().unwrap();
+
+    // Refused, or not this account's or node's: nothing written, every seat still a's.
+    let theirs = procedures::release_lease(&mut other, a.lease_id, "a").await.unwrap();
+    assert!(!theirs.released && theirs.seats.is_empty(), "another account's release: {theirs:?}");
+    let wrong_node = procedures::release_lease(&mut c, a.lease_id, "b").await.unwrap();
+    assert!(!wrong_node.released && wrong_node.seats.is_empty(), "another node's release: {wrong_node:?}");
+    call(&mut c, "CALL release_lease(0, 'a')", ()).await.expect_err("lease 0").assert_invalid("lease_id", "lease_id 0");
+    call(&mut c, "CALL release_lease(NULL, 'a')", ()).await.expect_err("lease NULL").assert_invalid("lease_id", "lease_id NULL");
+    call(&mut c, "CALL release_lease(?, '')", (a.lease_id,)).await.expect_err("node ''").assert_invalid("node_id", "empty node");
+    assert!(!in_transaction(&mut c).await);
+    assert_eq!(seats_now(&mut c).await, before, "no seat changed by a refused release");
+    assert_eq!(lease_row(&mut c, a.lease_id).await, lease_before, "nor the lease");
+    for s in seats {
+        assert_eq!(am_i_leader(&mut c, s, "a").await.flag("is_leader"), 1, "{s}: still a's");
+    }
+
+    // The release: every seat on the lease vacant at once, with its term.
+    let released = procedures::release_lease(&mut c, a.lease_id, "a").await.unwrap();
+    let mut got = released.seats.clone();
+    got.sort();
+    assert!(released.released, "{released:?}");
+    assert_eq!(got, seats.iter().map(|s| (s.to_string(), 1)).collect::<Vec<_>>(), "every seat on the lease, at its term");
+    assert!(!in_transaction(&mut c).await);
+    let (released_at, lost): (i64, u64) = lease_row(&mut c, a.lease_id).await;
+    assert_eq!(lost, lease_before.1, "the release took no seat from the lease as lost");
+    assert!(released_at < lease_before.0, "the lease ended at the release");
+    let me: String = c.query_first("SELECT USER()").await.unwrap().unwrap();
+    for s in seats {
+        assert_eq!(am_i_leader(&mut c, s, "a").await.flag("is_leader"), 0, "{s}: a leads it no more");
+    }
+    let open_after: i64 = c.query_first(open_terms).await.unwrap().unwrap();
+    assert_eq!(open_after, open_before - 4, "the release closed the four terms");
+    let terms_one = format!("SELECT CAST(service_id AS CHAR), CAST(ended_how AS CHAR), ended_by, {} FROM leader_election_history \
+                             WHERE term = 1 ORDER BY 1", us("ended_at"));
+    let resigned: Vec<(String, Option<String>, Option<String>, Option<i64>)> =
+        seats.iter().map(|s| (s.to_string(), Some("resigned".to_string()), Some(me.clone()), Some(released_at))).collect();
+    let written: Vec<(String, Option<String>, Option<String>, Option<i64>)> = c.query(terms_one.as_str()).await.unwrap();
+    assert_eq!(written, resigned, "each term closed as resigned at the release, by the releasing account");
+    let vacant: Vec<(String, Option<String>, u64, Option<u64>, Option<i64>)> =
+        seats.iter().map(|s| (s.to_string(), None, 1, None, None)).collect();
+    assert_eq!(seats_now(&mut c).await, vacant, "every seat vacant, off the lease, at its term, as a resign leaves it");
+    assert_history_whole(&mut c, &seats.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "right after the release").await;
+    let shown: Vec<(String, Option<String>)> = c
+        .query("SELECT service_id, CAST(ended_how AS CHAR) FROM leader_election_terms WHERE term = 1 ORDER BY 1").await.unwrap();
+    assert!(shown.iter().all(|(_, how)| how.as_deref() == Some("resigned")), "{shown:?}");
+
+    // Taken at once by b (one campaign, one take_seats); the terms stay as the release closed them.
+    let b = campaign(&mut c, "x", "b", 5_000).await;
+    assert_eq!((b.flag("is_leader"), b.term()), (1, 2), "b takes x at once, at the next term");
+    let bl = procedures::grant_lease(&mut c, "b", Duration::from_secs(5)).await.unwrap();
+    let took = procedures::take_seats(&mut c, bl.lease_id, "b", Duration::from_secs(5), &["y", "z"]).await.unwrap();
+    assert_eq!(mine(&took), [("y".to_string(), 2), ("z".to_string(), 2)], "{took:?}");
+    let written: Vec<(String, Option<String>, Option<String>, Option<i64>)> = c.query(terms_one.as_str()).await.unwrap();
+    assert_eq!(written, resigned, "the takeovers left the release's record as it was");
+    assert_history_whole(&mut c, &seats.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "after the takeovers").await;
+    // Released once: again, nothing; a renew or a take on it, nothing.
+    let again = procedures::release_lease(&mut c, a.lease_id, "a").await.unwrap();
+    assert!(!again.released && again.seats.is_empty(), "{again:?}");
+    let late = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("x", 1)]).await.unwrap();
+    assert!(!late.renewed && mine(&late).is_empty(), "{late:?}");
+    other.disconnect().await.unwrap();
+    exec(&mut c, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
+    db.drop_db().await;
+}

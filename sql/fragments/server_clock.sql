@@ -1,7 +1,11 @@
 -- server_clock: refuses a call from a session whose clock is not the server's, before the
--- routine reads anything. Included by the line `-- @include server_clock` where a routine's
--- statements begin: by leader_election_begin, which every routine that reads the clock calls
--- before its first read, and by assert_leader, which runs in its caller's transaction.
+-- routine reads anything. Included by the line `-- @include server_clock` once a call, before
+-- its first reading of the clock, by every routine a caller calls that reads it (the entry
+-- routines: each one that calls leader_election_begin, and assert_leader, which runs in its
+-- caller's transaction). Not in leader_election_begin, which a call runs again after each
+-- COMMIT: a refusal there could fail a call whose writes were committed. The internal routines
+-- that read the clock without it (create_seat, lock_seat, end_term) are called only by routines
+-- that include it (src/migrate/routines.rs, every_entry_routine_checks_the_session_clock_once).
 -- Any account may SET timestamp = <any time> for its session (no privilege needed, MariaDB and
 -- MySQL); from then on UTC_TIMESTAMP() and NOW() return that time, in stored routines too, and
 -- only SYSDATE() keeps the real clock. A lease measured on it would end when the caller says: a

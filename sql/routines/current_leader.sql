@@ -29,6 +29,8 @@ BEGIN
     CALL leader_election_refuse_snapshot('current_leader');
     SET v_own = TRUE;
 
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     CALL leader_election_begin(TRUE);
     -- Access from the account alone, before the seat is read (sql/V14__access_by_account.sql).
     CALL leader_election_check_access(p_service_id);

@@ -36,6 +36,8 @@ BEGIN
     CALL leader_election_check_lease(p_lease_ms);
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
         v_lease_ms = p_lease_ms;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- Every read from here on in a transaction of the call's own (leader_election_begin), and
     -- access decided from the account before the seat is read.
     CALL leader_election_begin(FALSE);

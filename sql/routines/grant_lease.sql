@@ -36,6 +36,8 @@ BEGIN
     SET v_nid = CAST(p_node_id AS BINARY),
         v_account = CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1)
                                  USING utf8mb4) AS BINARY);
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     CALL leader_election_begin(FALSE);
     SET v_wait = @@session.innodb_lock_wait_timeout;
     SET SESSION innodb_lock_wait_timeout = 1;

@@ -74,6 +74,8 @@ BEGIN
     -- @include whole_lists v_gcl
 
     CALL leader_election_check_id('to_node', p_to_node);
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     SET v_to = CAST(p_to_node AS BINARY), v_until = UTC_TIMESTAMP(6) + INTERVAL 10 SECOND;
     -- Every read from here on in a transaction of the call's own (leader_election_begin), the
     -- list checked and cut to the services the account may act on, from its patterns alone.

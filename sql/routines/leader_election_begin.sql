@@ -20,9 +20,6 @@ CREATE PROCEDURE leader_election_begin(IN p_read_only BOOLEAN)
     SQL SECURITY INVOKER
     COMMENT 'mysqlleader internal: a transaction of the routine''s own, at READ COMMITTED'
 BEGIN
-    -- A session whose clock is set (SET timestamp) is refused first: every lease is measured on
-    -- the server's clock (sql/fragments/server_clock.sql).
-    -- @include server_clock
     -- What the routine had open first (the level of the next transaction cannot be set inside one).
     COMMIT;
     IF p_read_only THEN

@@ -71,6 +71,8 @@ BEGIN
     END IF;
     SET v_sid = CAST(p_service_id AS BINARY), v_nid = CAST(p_node_id AS BINARY),
         v_lease_ms = p_lease_ms, v_held = p_held_term;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- Every read from here on in a transaction of the call's own (leader_election_begin: at
     -- READ COMMITTED, so plain reads lock nothing, whatever the session set), and access decided
     -- from the account alone before any seat is read or locked (sql/V14__access_by_account.sql).

@@ -23,6 +23,8 @@ BEGIN
 
     -- No lease can come to end before the cut-off once it has passed: a new lease always ends
     -- after the time it is written.
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     SET v_cutoff = UTC_TIMESTAMP(6);
     sweep: LOOP
         -- 1. The next expired seat in key order, by a plain consistent read (no lock).

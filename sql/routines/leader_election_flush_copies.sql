@@ -29,6 +29,8 @@ BEGIN
 
     SET v_wait = @@session.innodb_lock_wait_timeout;
     -- @include whole_lists v_gcl
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- 1. The accounts (each name's bytes in hex), read in a transaction of their own.
     CALL leader_election_begin(TRUE);
     SELECT JSON_ARRAYAGG(h), COUNT(*) INTO v_list, v_accounts

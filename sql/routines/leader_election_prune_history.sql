@@ -24,6 +24,8 @@ BEGIN
 
     -- @include own_transaction prune_history
     CALL leader_election_check_number('days', p_days, 1, 36500);
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     CALL leader_election_begin(TRUE);
     CALL leader_election_refuse_limited('pruning');
     COMMIT;

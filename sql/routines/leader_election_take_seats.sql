@@ -95,6 +95,8 @@ BEGIN
     IF p_lease_id IS NOT NULL THEN
         CALL leader_election_check_number('lease_id', p_lease_id, 1, 18446744073709551615);
     END IF;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms, v_lease = p_lease_id,
         v_began = UTC_TIMESTAMP(6);
     -- Every read from here on in a transaction of the call's own (leader_election_begin: at

@@ -21,6 +21,8 @@ BEGIN
     CALL leader_election_check_id('service_id', p_service_id);
     CALL leader_election_refuse_snapshot('wakeup_name');
     SET v_own = TRUE;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- A read-only transaction of the call's own, at READ COMMITTED whatever the session set: it
     -- locks nothing, and a call cut at any point leaves no lock behind.
     CALL leader_election_begin(TRUE);

@@ -77,6 +77,8 @@ BEGIN
     -- @include own_transaction renew_lease
     -- @include whole_lists v_gcl
 
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     SET v_began = UTC_TIMESTAMP(6);
     CALL leader_election_check_number('lease_id', p_lease_id, 1, 18446744073709551615);
     CALL leader_election_check_id('node_id', p_node_id);

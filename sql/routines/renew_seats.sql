@@ -52,6 +52,8 @@ BEGIN
     CALL leader_election_check_id('node_id', p_node_id);
     CALL leader_election_check_lease(p_lease_ms);
     SET v_nid = CAST(p_node_id AS BINARY), v_lease_ms = p_lease_ms;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- Every read from here on in a transaction of the call's own (leader_election_begin: at
     -- READ COMMITTED, so plain reads lock nothing, whatever the session set). The list is
     -- checked, then cut to the services the account may act on, from its patterns alone: no

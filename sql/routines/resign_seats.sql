@@ -64,6 +64,8 @@ BEGIN
 
     CALL leader_election_check_id('node_id', p_node_id);
     SET v_nid = CAST(p_node_id AS BINARY);
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- Every read from here on in a transaction of the call's own (leader_election_begin), the
     -- list checked and cut to the services the account may act on, from its patterns alone.
     CALL leader_election_begin(FALSE);

@@ -42,6 +42,8 @@ BEGIN
         SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31000,
             MESSAGE_TEXT = 'mysqlleader: to_node must name another node than node_id';
     END IF;
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- Every read from here on in a transaction of the call's own (leader_election_begin), and
     -- access decided from the account before the seat is read.
     CALL leader_election_begin(FALSE);

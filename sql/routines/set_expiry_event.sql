@@ -11,6 +11,8 @@ BEGIN
     DECLARE v_seen    INT;
     -- Taken as DECIMAL like every number (see V2): 0.5 or 1.4 is rejected, never rounded.
     CALL leader_election_check_number('enabled', p_enabled, 0, 1);
+    -- Refused first if the session's clock is set (sql/fragments/server_clock.sql): once a call.
+    -- @include server_clock
     -- In a read-only transaction of the call's own (ALTER EVENT would commit the caller's anyway).
     CALL leader_election_begin(TRUE);
     CALL leader_election_refuse_limited('the event');

@@ -175,6 +175,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "leader_election_wakeup_name",
     Procedure "routines" "reelect",
     Procedure "routines" "renew_lease",
+    Procedure "routines" "release_lease",
     Procedure "routines" "renew_seats",
     Procedure "routines" "resign",
     Procedure "routines" "resign_seats",
@@ -383,6 +384,36 @@ mod tests {
             let include = format!("{INCLUDE}{name}");
             assert!(ROUTINES.iter().any(|r| r.file.lines().any(|l| l.trim() == include || l.trim().starts_with(&format!("{include} ")))),
                     "{name}: included by a routine");
+        }
+    }
+
+    /// sql/fragments/server_clock.sql runs once a call, at the entry: every routine that opens a
+    /// transaction of its own (calls leader_election_begin) or reads the clock includes it
+    /// before its first such line, except leader_election_begin itself (run again after each
+    /// COMMIT) and the internal routines listed here, each called only by routines that include it.
+    #[test]
+    fn every_entry_routine_checks_the_session_clock_once() {
+        const CHECKED_BY_CALLER: [&str; 4] = ["leader_election_create_seat", "leader_election_lock_seat",
+                                               "leader_election_end_term", "leader_election_compile_access"];
+        let include = format!("{INCLUDE}server_clock");
+        let code = |l: &&str| !l.trim_start().starts_with("--");
+        for r in ROUTINES.iter().filter(|r| r.kind == Kind::Procedure) {
+            let lines: Vec<&str> = r.file.lines().collect();
+            let first_use = lines.iter().position(|l| code(l) && (l.contains("CALL leader_election_begin(")
+                                                                  || l.contains("UTC_TIMESTAMP") || l.contains("SYSDATE")));
+            let includes: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.trim() == include).map(|(i, _)| i).collect();
+            if r.name == "leader_election_begin" || CHECKED_BY_CALLER.contains(&r.name) {
+                assert!(includes.is_empty(), "{}: no clock check of its own", r.name);
+                if r.name != "leader_election_begin" {
+                    for caller in ROUTINES.iter().filter(|c| c.file.contains(&format!("CALL {}(", r.name))) {
+                        assert!(caller.file.lines().any(|l| l.trim() == include) || CHECKED_BY_CALLER.contains(&caller.name),
+                                "{}: called by {}, which checks (or whose callers do)", r.name, caller.name);
+                    }
+                }
+            } else if let Some(first) = first_use {
+                assert_eq!(includes.len(), 1, "{}: one clock check a call", r.name);
+                assert!(includes[0] < first, "{}: the check comes before line {}", r.name, first + 1);
+            }
         }
     }
 

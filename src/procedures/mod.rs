@@ -472,6 +472,51 @@ where
     Ok(answer)
 }
 
+/// The answer of [`release_lease`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRelease {
+    /// True when this call gave the lease up; false when it was no longer valid (or not this
+    /// account's, or not the node's): nothing was written.
+    pub released: bool,
+    /// Each seat that hung on the lease, with the term that ended (service id, term): vacant
+    /// from the call, its term recorded `resigned` at that instant.
+    pub seats: Vec<(String, u64)>,
+}
+
+/// `CALL release_lease(lease_id, node_id)`: a session's close in one call. Ends the node lease
+/// now, and with it every seat that hangs on it: each is vacant at once, its term ended
+/// `resigned` now by this account, as [`resign`] ends it, in one transaction of a few set-wide
+/// statements (not a statement per seat, as [`resign_seats`]). Only the account the lease was
+/// granted to, for its node, while it is valid. Stop acting as leader of every seat on the lease
+/// before calling it.
+pub async fn release_lease<'a, 't: 'a, C>(conn: C, lease_id: u64, node_id: &str) -> Result<LeaseRelease>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let sql = inline_params("CALL release_lease(?, ?)", &(lease_id, node_id).into())?;
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    let mut answer = LeaseRelease { released: false, seats: Vec::new() };
+    let mut lease_rows = 0;
+    for row in &rows {
+        match col::<Option<String>>(row, "service_id")? {
+            None => {
+                lease_rows += 1;
+                answer.released = flag(row, "is_leader")?;
+            }
+            Some(service_id) => answer.seats.push((service_id, col(row, "term")?)),
+        }
+    }
+    if lease_rows != 1 {
+        return Err(Error::Server {
+            code: 0,
+            state: "HY000".into(),
+            message: format!("the answer of release_lease had {lease_rows} lease rows (one expected)"),
+        });
+    }
+    Ok(answer)
+}
+
 /// One seat [`resign_seats`] found the node holding: given up, or skipped because locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatResigned {

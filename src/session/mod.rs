@@ -182,6 +182,7 @@ impl SessionBuilder {
             said_leases_unavailable: AtomicBool::new(false),
             releases: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),
+            stopping: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             hub: wakeup_on.then(|| hub.clone()),
             incidents: incidents::Incidents::start(&template_node),
@@ -300,6 +301,7 @@ impl Session {
             let mut electors = self.core.electors.lock().unwrap_or_else(|e| e.into_inner());
             electors.drain().map(|(_, s)| s).collect()
         };
+        self.core.stopping.store(stoppers.iter().filter(|s| s.running()).count(), Ordering::SeqCst);
         let template = &self.core.template;
         let bound = (template.request_timeout + RESIGN_ALLOWANCE * stoppers.len() as u32).min(template.lease.max(template.request_timeout));
         let deadline = Instant::now() + bound;
@@ -458,6 +460,9 @@ struct Core {
     /// Set by [`Session::shutdown`]: every resign asked for from then on is sent, also one whose
     /// elector stopped waiting for it (src/session/resigns.rs).
     closing: AtomicBool,
+    /// How many running electors [`Session::shutdown`] stopped: the resigns a release of the
+    /// node lease waits for (src/session/resigns.rs, step 0).
+    stopping: AtomicUsize,
     /// Services whose elector has ended: the next `renew_lease` lists them without a held term,
     /// so that a seat of theirs still on the lease is let go of (it ends with its own lease
     /// rather than live on with the session's).

@@ -17,8 +17,23 @@
 //!    EXECUTE on it; a server still on an older schema lacks it), each seat the node may hold
 //!    (its elector led, or it is an elector's first resign, which ends a predecessor's term)
 //!    gets its own `resign`, as before it existed; the others answer not resigned.
+//!
+//! A shutdown of a session that holds a node lease goes first through one more step (issue
+//! "Fleets": resign_seats wrote two rows a seat, and 10,000 seats took 2.5 s on MariaDB and 4 s
+//! on MySQL before the last was vacant):
+//!
+//! 0. **Release.** The first resign a shutdown asks for opens a collection that waits for the
+//!    resign of every elector the shutdown stops (each has stepped down before it asks: none
+//!    counts itself leader any more), for at most half the request timeout. When all came, one
+//!    `release_lease` ends the lease, and with it every seat on it, vacant at once: each
+//!    resign of a seat it released is answered from it (resigned, at the term that ended). The
+//!    rest (followers, seats on no lease, a release that failed or found the lease ended) go
+//!    through steps 2-4 in batches. When not all came in time, nothing is released (an elector
+//!    that has not stepped down may still count on the lease) and every resign goes through
+//!    steps 2-4.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,9 +65,20 @@ pub(super) struct ResignRequest {
     pub(super) reply: oneshot::Sender<Result<Resign>>,
 }
 
-/// Steps 1–4, until the session and every elector of it are gone.
+/// Steps 0–4, until the session and every elector of it are gone.
 pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedReceiver<ResignRequest>) {
+    let mut released_once = false;
     while let Some(first) = requests.recv().await {
+        // 0. Release, once, for a shutdown of a session on a node lease.
+        if first.by_shutdown && !released_once && core.lease.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            released_once = true;
+            let mut rest = release(&core, first, &mut requests).await;
+            while !rest.is_empty() {
+                let chunk: Vec<ResignRequest> = rest.drain(..rest.len().min(BATCH_LIMIT)).collect();
+                send_batch(&core, chunk).await;
+            }
+            continue;
+        }
         // 1. Collect.
         let closes = Instant::now() + core.window;
         let mut batch = vec![first];
@@ -69,16 +95,73 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
         // and a late resign would end its new term), except one asked for by a shutdown: no
         // elector of the session campaigns after it, and each stepped down before it resigned,
         // so the seat is vacated late rather than left to lapse (Session::shutdown).
-        batch.retain(|r| r.by_shutdown || !r.reply.is_closed());
-        if batch.len() >= 2 {
-            // 3. and 4. Many.
-            resign_many(&core, batch).await;
-        } else if let Some(r) = batch.pop() {
-            // 2. One.
-            let answer = core.call(|db, server| db.resign(server, &r.config)).await;
-            let _ = r.reply.send(answer);
+        send_batch(&core, batch).await;
+    }
+}
+
+/// Steps 2–4 for a collected batch.
+async fn send_batch(core: &Core, mut batch: Vec<ResignRequest>) {
+    batch.retain(|r| r.by_shutdown || !r.reply.is_closed());
+    if batch.len() >= 2 {
+        // 3. and 4. Many.
+        resign_many(core, batch).await;
+    } else if let Some(r) = batch.pop() {
+        // 2. One.
+        let answer = core.call(|db, server| db.resign(server, &r.config)).await;
+        let _ = r.reply.send(answer);
+    }
+}
+
+/// Step 0: collects the shutdown's resigns, beginning with `first`, releases the lease when
+/// every stopped elector's came, answers the resigns of the seats it released, and gives back
+/// the others for steps 2-4.
+async fn release(core: &Core, first: ResignRequest, requests: &mut mpsc::UnboundedReceiver<ResignRequest>) -> Vec<ResignRequest> {
+    let expected = core.stopping.load(Ordering::SeqCst);
+    let closes = Instant::now() + core.template.request_timeout / 2;
+    let mut batch = vec![first];
+    while batch.iter().filter(|r| r.by_shutdown).count() < expected {
+        tokio::select! {
+            request = requests.recv() => match request {
+                Some(r) => batch.push(r),
+                None => break,
+            },
+            () = sleep_until(closes) => break,
         }
     }
+    let lease = *core.lease.lock().unwrap_or_else(|e| e.into_inner());
+    let (Some(lease_id), true) = (lease, batch.iter().filter(|r| r.by_shutdown).count() >= expected) else {
+        tracing::debug!(node = %core.template.node_id, came = batch.len(), expected,
+                        "not every elector of the shutdown asked to resign in time: the seats resign in batches");
+        return batch;
+    };
+    let node = core.template.node_id.clone();
+    let answer = core
+        .call(|db, server| db.call(server, &batch[0].config, move |conn, _| {
+            Box::pin(async move { procedures::release_lease(conn, lease_id, &node).await })
+        }))
+        .await;
+    core.count(|s| s.resign_batches += 1);
+    let released: HashMap<String, u64> = match answer {
+        Ok(r) if r.released => {
+            *core.lease.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            r.seats.into_iter().collect()
+        }
+        Ok(_) => HashMap::new(),
+        Err(e) => {
+            tracing::debug!(node = %core.template.node_id, error = %e, "release_lease failed: the seats resign in batches");
+            HashMap::new()
+        }
+    };
+    batch
+        .into_iter()
+        .filter_map(|r| match released.get(&r.config.service_id) {
+            Some(&term) => {
+                let _ = r.reply.send(Ok(Resign { resigned: true, term }));
+                None
+            }
+            None => Some(r),
+        })
+        .collect()
 }
 
 /// Steps 3 and 4 for `batch` (two or more resigns).
