@@ -283,8 +283,9 @@ impl Session {
     /// when `resign_on_drop`, as [`Elector::shutdown`]), and waits for their resigns: at most the
     /// request timeout plus [`RESIGN_ALLOWANCE`] per elector, and never beyond one lease
     /// (by then the seats have lapsed anyway) unless the request timeout is longer, whatever the
-    /// server does. The resigns go in one `resign_seats` per 500 seats
-    /// (src/session/resigns.rs), and every one is sent, even after its elector stopped waiting
+    /// server does. With a node lease, once every elector has asked to resign, one
+    /// `release_lease` gives up every seat on it; the other resigns go in one `resign_seats` per
+    /// 500 seats (src/session/resigns.rs), and every one is sent, even after its elector stopped waiting
     /// (each elector stepped down before it resigned): a seat not resigned by the deadline is
     /// resigned as soon as its batch's turn comes, for as long as the runtime runs, and lapses
     /// with its lease only if the process ends first. (Before, the wait was the request timeout
