@@ -375,6 +375,28 @@ async fn an_interrupted_call_takes_a_whole_term_or_none() {
     }
     assert!(cut > rounds / 20, "only {cut} of {rounds} calls were cut short: the sweep misses the calls' writes");
     assert_history_whole(&mut admin, &services, &format!("after {rounds} calls, {cut} cut short")).await;
+
+    // 3. A session's close (release_lease): the seat vacated and its term ended in one statement,
+    //    so a cut commits both or neither. Each round: the seat vacated (by a resign of either
+    //    node), taken onto a fresh node lease, then the release cut.
+    let services = vec!["cut_rel".to_string()];
+    let (mut released_cut, rounds) = (0, 600usize);
+    for i in 0..rounds {
+        let node = format!("n{}", i % 2);
+        exec(&mut attacker, "CALL resign('cut_rel', 'n0'); CALL resign('cut_rel', 'n1')").await;
+        let lease: u64 = attacker.query_first(format!("CALL grant_lease('{node}', 60000)")).await.unwrap()
+            .map(|(id, _ms): (u64, i64)| id).unwrap();
+        exec(&mut attacker, &format!("CALL take_seats({lease}, '{node}', 60000, '[\"cut_rel\"]')")).await;
+        let call = format!("CALL release_lease({lease}, '{node}')");
+        match cut_call(mariadb, &mut attacker, &mut killer, &call, 0.0001 + (i % 90) as f64 * 0.00001).await {
+            Ok(true) => released_cut += 1,
+            Ok(false) => {}
+            Err(e) => panic!("{call}: {e}"),
+        }
+        exec(&mut attacker, "COMMIT").await;
+        assert_history_whole(&mut admin, &services, &format!("release round {i}")).await;
+    }
+    assert!(released_cut > rounds / 20, "only {released_cut} of {rounds} releases were cut short");
 }
 
 // ---- Tenant isolation by construction (issue "Tenant isolation by construction") ----

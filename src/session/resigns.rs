@@ -118,18 +118,23 @@ async fn send_batch(core: &Core, mut batch: Vec<ResignRequest>) {
 async fn release(core: &Core, first: ResignRequest, requests: &mut mpsc::UnboundedReceiver<ResignRequest>) -> Vec<ResignRequest> {
     let expected = core.stopping.load(Ordering::SeqCst);
     let closes = Instant::now() + core.template.request_timeout / 2;
+    // How many of the batch a shutdown asked for (counted as they come: a shutdown of 10,000).
+    let mut came = usize::from(first.by_shutdown);
     let mut batch = vec![first];
-    while batch.iter().filter(|r| r.by_shutdown).count() < expected {
+    while came < expected {
         tokio::select! {
             request = requests.recv() => match request {
-                Some(r) => batch.push(r),
+                Some(r) => {
+                    came += usize::from(r.by_shutdown);
+                    batch.push(r);
+                }
                 None => break,
             },
             () = sleep_until(closes) => break,
         }
     }
     let lease = *core.lease.lock().unwrap_or_else(|e| e.into_inner());
-    let (Some(lease_id), true) = (lease, batch.iter().filter(|r| r.by_shutdown).count() >= expected) else {
+    let (Some(lease_id), true) = (lease, came >= expected) else {
         tracing::debug!(node = %core.template.node_id, came = batch.len(), expected,
                         "not every elector of the shutdown asked to resign in time: the seats resign in batches");
         return batch;
