@@ -1,12 +1,13 @@
 -- release_lease: a node session gives its lease up whole, at its close (issue 42, "Fleets": the
--- close of a 10,000-seat session hands every seat over within about a second). Every seat that
+-- close of a 10,000-seat session should hand every seat over within 2 s). Every seat that
 -- hangs on it is vacant from this instant, its term ended 'resigned' now by this session's USER()
 -- as resign ends it, in one transaction of three statements: the lease's row ends now; its seats
 -- are locked; and one statement vacates every seat and closes its term's history row (no
 -- change_how: the trigger writes no history of its own for it,
 -- sql/triggers/leader_election_record_term.sql, and lets go of the lease). resign_seats, which a
 -- session's close sent before, writes each seat by a statement of its own (its trigger writes
--- the history row): about 0.1 ms a seat on the test machine (docs/benchmarks.md).
+-- the history row): 0.13-0.25 ms a seat on the 2-core test machine, against 0.03-0.06 ms here
+-- (scripts/bench-close.sh, docs/benchmarks.md).
 -- A seat an operator's handover took from the node is no longer on the lease: its resign
 -- (resign_seats) acknowledges the handover as before.
 -- The lease p_lease_id is released if and only if it is valid, is for p_node_id and was granted

@@ -19,8 +19,8 @@
 //!    gets its own `resign`, as before it existed; the others answer not resigned.
 //!
 //! A shutdown of a session that holds a node lease goes first through one more step (issue
-//! "Fleets": resign_seats wrote two rows a seat, and 10,000 seats took 2.5 s on MariaDB and 4 s
-//! on MySQL before the last was vacant):
+//! "Fleets": resign_seats writes a seat a statement, and a close of 10,000 seats handed over in
+//! about 2.5 s on MariaDB and 4 s on MySQL; with the release, 1.5-2.4 s, docs/benchmarks.md):
 //!
 //! 0. **Release.** The first resign a shutdown asks for opens a collection that waits for the
 //!    resign of every elector the shutdown stops (each has stepped down before it asks: none
