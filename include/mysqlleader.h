@@ -1049,6 +1049,17 @@ void mysqlleader_rows_free(mysqlleader_rows *rows);
  * The elector keeps the client's pool (and the fallback clients' pools) alive: the clients may
  * be freed before it.
  *
+ * The electors of one client whose configurations differ only in `service_id` (and name the
+ * same fallback clients) share the client's connections: their calls are batched into one
+ * `renew_seats` / `campaign_seats` over one connection, with one wake-up lock, so any number
+ * of them hold their seats with two of the server's connections (10,000 electors on one client
+ * all lead: bindings/c/test_mysqlleader.c). Each seat keeps a lease of its own, each elector its
+ * own callback thread, log lines and API; a call waits for its batch at most a quarter of the
+ * renew interval (500 ms at most), and the elector's deadline counts from before that wait. A
+ * second elector of one node id for one service on a client runs alone, on connections of its
+ * own. For one renew of one row for all of a node's seats, and one callback thread, use a
+ * `mysqlleader_session`.
+ *
  * Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `config->service_id`,
  * `config->fallback_clients`, `elector_out`), `MYSQLLEADER_INVALID_UTF8`,
  * `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field, e.g. `config->renew_ms`).

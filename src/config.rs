@@ -29,7 +29,7 @@ pub const MIN_ELECTOR_LEASE: Duration = Duration::from_millis(100);
 /// | `drift_margin` | lease / 100 | subtracted from every local deadline, for clock-rate drift between this host and the database; less than `lease` |
 /// | `resign_on_drop` | true | whether dropping or shutting down the elector resigns, so a rolling deploy hands over at once |
 /// | `wakeup_lock` | true | the wake-up accelerator: the leader holds a named lock that followers wait on, so a resign wakes them at once (switches itself off on Galera) |
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ElectorConfig {
     pub service_id: String,
     pub node_id: String,

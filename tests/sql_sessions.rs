@@ -64,6 +64,32 @@ async fn renew_seats_renews_exactly_the_nodes_valid_seats() {
     db.drop_db().await;
 }
 
+/// A term an operator gave the node (force_leader) is left to the campaign that claims it: a
+/// renew_seats that renewed it (a session's follower asking who leads) made it unclaimable, and
+/// the seat stayed held at a term no process led (a Go test: a plain elector forced back to its
+/// node never led again). Once claimed (renewed), renew_seats renews it as any other.
+#[tokio::test]
+async fn renew_seats_leaves_an_unclaimed_forced_term_to_the_campaign_that_claims_it() {
+    let db = TestDb::migrated("sessions_forced").await;
+    let mut c = connect(&db.url).await;
+    assert_eq!(campaign(&mut c, "s1", "b", 60_000).await.flag("is_leader"), 1);
+    force_leader(&mut c, "s1", "a", 60_000).await;
+    let forced = seat(&mut c, "s1").await.unwrap();
+    assert_eq!((forced.leader_id.as_deref(), forced.term), (Some("a"), 2));
+    // Neither renewed nor reported: left to a campaign.
+    let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1"]).await.expect("renew_seats");
+    assert!(answer.is_empty(), "an unclaimed forced term is left out: {answer:?}");
+    let after = seat(&mut c, "s1").await.unwrap();
+    assert_eq!(after.renewed_us, forced.renewed_us, "not renewed");
+    // The process's campaign (holding no term) claims it.
+    let claimed = procedures::campaign_holding(&db.pool, "s1", "a", Duration::from_secs(30), 0).await.expect("campaign");
+    assert!(claimed.is_leader && claimed.term == 2, "the campaign claims the forced term: {claimed:?}");
+    // Claimed: renew_seats renews it from now on.
+    let answer = procedures::renew_seats(&db.pool, "a", Duration::from_secs(30), &["s1"]).await.expect("renew_seats");
+    assert!(answer.len() == 1 && answer[0].answer.is_leader && answer[0].answer.term == 2, "{answer:?}");
+    db.drop_db().await;
+}
+
 /// A seat another transaction has locked (a campaign or force in flight) is left out of the
 /// answer, for a campaign of its own, and the other seats are renewed without waiting for it (a
 /// wait would end in a lock-wait timeout for the whole call). A seat whose term the application's

@@ -1400,6 +1400,108 @@ static void test_elector_outlives_client(void) {
     mysqlleader_txn_free(txn); /* the transaction handle kept the pool, too */
 }
 
+/* ---- many plain electors on one client ---- */
+
+/* The server connections of this test's account, from a client of its own. */
+static long long account_connections(mysqlleader_client *checker) {
+    mysqlleader_rows *rows = select_rows(checker, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                                                  "WHERE USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)");
+    long long n = rows != NULL ? atoll(cell(rows, 0, 0)) : -1;
+    mysqlleader_rows_free(rows);
+    return n;
+}
+
+typedef struct {
+    mysqlleader_elector **electors;
+    int from, to;
+} free_range;
+
+static void *free_electors(void *arg) {
+    free_range *r = arg;
+    for (int i = r->from; i < r->to; i++) mysqlleader_elector_free(r->electors[i]);
+    return NULL;
+}
+
+/* Issue 42: 10,000 plain electors (mysqlleader_elector_new, no session) on one client all lead
+ * and keep their seats, over the client's shared session: a few of the server's connections,
+ * however many electors. Before, each renewed with a call of its own on a connection of the
+ * client's pool (100 at most), and such a client lost every seat. */
+static void test_many_plain_electors_on_one_client(void) {
+    enum { N = 10000, FREERS = 8 };
+    mysqlleader_client *many = NULL, *checker = NULL;
+    CHECK_OK(mysqlleader_client_new(db_url, &many));
+    CHECK_OK(mysqlleader_client_new(db_url, &checker));
+    mysqlleader_elector **e = calloc(N, sizeof *e);
+    uint64_t *terms = calloc(N, sizeof *terms);
+    if (many == NULL || checker == NULL || e == NULL || terms == NULL) {
+        CHECK(!"set-up");
+        return;
+    }
+    long long before = account_connections(checker);
+    mysqlleader_elector_config config = {0};
+    config.node_id = "many-a";
+    config.lease_ms = 4000;
+    long long t0 = now_ms();
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "many-%05d", i);
+        config.service_id = name;
+        CHECK_OK(mysqlleader_elector_new(many, &config, NULL, NULL, &e[i]));
+    }
+    int leading = 0;
+    long long until = now_ms() + 60000;
+    while (now_ms() < until) {
+        leading = 0;
+        for (int i = 0; i < N; i++) {
+            bool flag = false;
+            if (e[i] != NULL && mysqlleader_elector_is_leader(e[i], &flag) == MYSQLLEADER_OK && flag) leading++;
+        }
+        if (leading == N) break;
+        sleep_ms(200);
+    }
+    long long led_after = now_ms() - t0;
+    long long during = account_connections(checker);
+    printf("many: %d of %d plain electors on one client led %lld ms after the first was made; "
+           "the account's connections %lld before, %lld while they lead\n", leading, N, led_after, before, during);
+    CHECK(leading == N);
+    /* The client's shared session: its call connection and its wake-up lock's, plus, rarely, a
+       short-lived one that ends a call left running. */
+    CHECK(during - before <= 3);
+    for (int i = 0; i < N; i++) CHECK_OK(mysqlleader_elector_term(e[i], &terms[i]));
+
+    /* Two leases later every seat is still held, at the same term: the renews reach them all. */
+    sleep_ms(2 * 4000 + 500);
+    int kept = 0;
+    for (int i = 0; i < N; i++) {
+        bool flag = false;
+        uint64_t term = 0;
+        if (mysqlleader_elector_is_leader(e[i], &flag) == MYSQLLEADER_OK && mysqlleader_elector_term(e[i], &term) == MYSQLLEADER_OK &&
+            flag && term == terms[i])
+            kept++;
+    }
+    printf("many: %d of %d still lead at the same term after two leases\n", kept, N);
+    CHECK(kept == N);
+
+    /* Freed from several threads at once (each resigns): the seats end up vacant. */
+    t0 = now_ms();
+    pthread_t threads[FREERS];
+    free_range ranges[FREERS];
+    for (int t = 0; t < FREERS; t++) {
+        ranges[t] = (free_range){e, t * N / FREERS, (t + 1) * N / FREERS};
+        CHECK(pthread_create(&threads[t], NULL, free_electors, &ranges[t]) == 0);
+    }
+    for (int t = 0; t < FREERS; t++) pthread_join(threads[t], NULL);
+    printf("many: %d electors freed in %lld ms by %d threads\n", N, now_ms() - t0, FREERS);
+    mysqlleader_rows *rows = select_rows(checker, "SELECT COUNT(*) FROM leader_election WHERE service_id LIKE 'many-%' "
+                                                  "AND leader_id IS NOT NULL");
+    CHECK(rows != NULL && strcmp(cell(rows, 0, 0), "0") == 0);
+    mysqlleader_rows_free(rows);
+    free(e);
+    free(terms);
+    mysqlleader_client_free(many);
+    mysqlleader_client_free(checker);
+}
+
 /* ---- two processes ---- */
 
 typedef struct {
@@ -1921,6 +2023,7 @@ int main(int argc, char **argv) {
         test_sessions(client);
         test_free_inside_callback(client);
         test_elector_outlives_client();
+        test_many_plain_electors_on_one_client();
         test_failover_between_processes(client);
         test_example_resigns_on_sigint(client);
     }

@@ -76,10 +76,18 @@ BEGIN
     --     would lock, until the commit, the seats other nodes lead too (InnoDB keeps the locks of
     --     rows a condition then rejects), and their own renews, skipping locked seats, would
     --     miss them.
+    --     A term an operator gave this node id (force_leader) that no process has claimed yet
+    --     (never renewed: renewed_at = term_started_at) is left out too, for the campaign that
+    --     claims it (leader_election_campaign's v_claim, which only an unrenewed forced term
+    --     matches): renewed here, no process of the node could claim it any more, and the seat
+    --     would stay held at a term nobody leads for as long as the renews went on.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
-     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+     WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now
+       AND NOT (e.renewed_at = e.term_started_at
+                AND EXISTS (SELECT 1 FROM leader_election_history h
+                             WHERE h.service_id = e.service_id AND h.term = e.term AND h.began_how = 'forced'));
     -- 1b. Lock the candidates still matching (the latest versions), skipping each that another
     --     transaction holds. MySQL locks every table a locking clause covers and refuses one over
     --     JSON_TABLE (3569), so there the clause names the seats' table; MariaDB 10.11 has no OF.

@@ -35,6 +35,8 @@ pub(crate) struct ClientInner {
     request_timeout_ms: AtomicU64,
     /// Set once the pool was closed by [`ClientInner::release_within`].
     disconnected: AtomicBool,
+    /// The sessions the client's plain electors share (src/ffi/shared.rs).
+    pub(super) shared: super::shared::SharedSessions,
 }
 
 impl ClientInner {
@@ -97,6 +99,7 @@ pub unsafe extern "C" fn mysqlleader_client_new(url: *const c_char, client_out: 
             pool,
             request_timeout_ms: AtomicU64::new(MYSQLLEADER_DEFAULT_REQUEST_TIMEOUT_MS),
             disconnected: AtomicBool::new(false),
+            shared: Default::default(),
         });
         let client = Box::new(mysqlleader_client { inner });
         // SAFETY: checked non-NULL above.

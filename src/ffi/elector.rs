@@ -23,6 +23,7 @@ use tokio::time::Instant;
 
 use super::client::{mysqlleader_client, ClientInner};
 use super::events::{Callback, Deliveries, Subscription};
+use super::shared::SharedSession;
 use super::result::{boundary, boundary_void, mysqlleader_result, FfiResult, Failure};
 use super::runtime::{block_on, block_on_timeout, block_on_within, runtime};
 use super::strings::{arg_id, arg_out, arg_ref, arg_str, copy_out, id_field, ms, write_out};
@@ -183,6 +184,9 @@ pub struct mysqlleader_elector {
     /// while the elector lives.
     client: Arc<ClientInner>,
     _fallbacks: Vec<Arc<ClientInner>>,
+    /// The client's shared session the elector runs on (a plain elector: src/ffi/shared.rs);
+    /// `None` for one that runs alone or on a `mysqlleader_session`.
+    shared: Option<Arc<SharedSession>>,
     /// Where its callback runs: a delivery thread of its own, or its session's.
     callback: Option<Subscription>,
 }
@@ -227,6 +231,8 @@ impl mysqlleader_elector {
         if let Some(callback) = self.callback.take() {
             callback.close(until.checked_sub(margin).unwrap_or(until).saturating_duration_since(Instant::now()));
         }
+        // The shared session's last elector: the session ends (in the background).
+        drop(self.shared.take());
         let left = until.saturating_duration_since(Instant::now());
         let mysqlleader_elector { client, _fallbacks: fallbacks, .. } = *self;
         ClientInner::release_within(client, left);
@@ -262,6 +268,17 @@ pub(super) fn config_failure(error: Error) -> Failure {
 /// The elector keeps the client's pool (and the fallback clients' pools) alive: the clients may
 /// be freed before it.
 ///
+/// The electors of one client whose configurations differ only in `service_id` (and name the
+/// same fallback clients) share the client's connections: their calls are batched into one
+/// `renew_seats` / `campaign_seats` over one connection, with one wake-up lock, so any number
+/// of them hold their seats with two of the server's connections (10,000 electors on one client
+/// all lead: bindings/c/test_mysqlleader.c). Each seat keeps a lease of its own, each elector its
+/// own callback thread, log lines and API; a call waits for its batch at most a quarter of the
+/// renew interval (500 ms at most), and the elector's deadline counts from before that wait. A
+/// second elector of one node id for one service on a client runs alone, on connections of its
+/// own. For one renew of one row for all of a node's seats, and one callback thread, use a
+/// `mysqlleader_session`.
+///
 /// Errors: `MYSQLLEADER_NULL_ARGUMENT` (`client`, `config`, `config->service_id`,
 /// `config->fallback_clients`, `elector_out`), `MYSQLLEADER_INVALID_UTF8`,
 /// `MYSQLLEADER_INVALID_ARGUMENT` (the message names the field, e.g. `config->renew_ms`).
@@ -283,14 +300,20 @@ pub unsafe extern "C" fn mysqlleader_elector_new(
         let (builder, fallbacks) = unsafe { elector_builder(client, c, service_id) }?;
         let config = builder.config().map_err(config_failure)?;
 
-        // 2. The renew loop on the library's runtime, subscribed to its events from the start.
-        let pools = std::iter::once(client.inner.pool.clone()).chain(fallbacks.iter().map(|f| f.pool.clone())).collect();
-        let (elector, events) = {
-            let _guard = runtime().enter();
-            Elector::start_subscribed(pools, config.clone()).map_err(config_failure)?
+        // 2. The renew loop on the library's runtime, subscribed to its events from the start:
+        //    on the client's shared session for these settings (src/ffi/shared.rs), or alone
+        //    when that session runs an elector for the service already.
+        let (elector, events, shared) = match client.inner.shared.elector(builder, &config, &fallbacks).map_err(config_failure)? {
+            Some((elector, events, shared)) => (elector, events, Some(shared)),
+            None => {
+                let pools = std::iter::once(client.inner.pool.clone()).chain(fallbacks.iter().map(|f| f.pool.clone())).collect();
+                let _guard = runtime().enter();
+                let (elector, events) = Elector::start_subscribed(pools, config.clone()).map_err(config_failure)?;
+                (elector, events, None)
+            }
         };
         // 3. The callback thread and the handle.
-        let handle = elector_handle(elector, events, config, client.inner.clone(), fallbacks, callback, userdata, None)?;
+        let handle = elector_handle(elector, events, config, client.inner.clone(), fallbacks, shared, callback, userdata, None)?;
         unsafe { write_out(elector_out, handle) };
         Ok(())
     })
@@ -364,6 +387,7 @@ pub(super) fn elector_handle(
     config: ElectorConfig,
     client: Arc<ClientInner>,
     fallbacks: Vec<Arc<ClientInner>>,
+    shared: Option<Arc<SharedSession>>,
     callback: mysqlleader_event_callback,
     userdata: *mut c_void,
     deliveries: Option<&Arc<Deliveries>>,
@@ -396,6 +420,7 @@ pub(super) fn elector_handle(
         config,
         client,
         _fallbacks: fallbacks,
+        shared,
         callback,
     });
     Ok(Box::into_raw(handle))

@@ -46,6 +46,9 @@ pub mod rows;
 
 pub mod elector;
 
+// The sessions a client's plain electors share.
+mod shared;
+
 // Where the C callbacks run: one delivery thread per plain elector, one per session.
 mod events;
 

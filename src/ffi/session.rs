@@ -110,7 +110,7 @@ pub unsafe extern "C" fn mysqlleader_session_elector(
                 shared.clone()
             }
         };
-        let out = elector_handle(elector, events, config, handle.client.clone(), handle.fallbacks.clone(), callback, userdata,
+        let out = elector_handle(elector, events, config, handle.client.clone(), handle.fallbacks.clone(), None, callback, userdata,
                                  deliveries.as_ref())?;
         unsafe { write_out(elector_out, out) };
         Ok(())

@@ -116,6 +116,8 @@ const MAX_BATCH_WINDOW: Duration = Duration::from_millis(500);
 #[derive(Clone)]
 pub struct SessionBuilder {
     electors: ElectorBuilder,
+    /// A C client's shared session of plain electors ([`SessionBuilder::plain_electors`]).
+    plain: bool,
 }
 
 impl SessionBuilder {
@@ -144,7 +146,19 @@ impl SessionBuilder {
     /// A session with the settings of `electors` (its service id aside): the C ABI reads its
     /// configuration into an elector builder.
     pub(crate) fn from_electors(electors: ElectorBuilder) -> Self {
-        SessionBuilder { electors }
+        SessionBuilder { electors, plain: false }
+    }
+
+    /// A session for electors that were made as plain ones (a C client's, src/ffi/shared.rs),
+    /// which keep what a plain elector has apart from its connections:
+    /// * each seat keeps a lease of its own: the session renews with `renew_seats` and takes with
+    ///   `campaign_seats`, never with the node lease procedures, so the seat rows and the
+    ///   history read as if every elector ran alone;
+    /// * each elector logs its own lines (started, stopped, a failing call once per change of
+    ///   condition, with its service and term), rather than the session's one line per incident.
+    pub(crate) fn plain_electors(mut self) -> Self {
+        self.plain = true;
+        self
     }
 
     /// The configuration every elector of the session gets (with its own `service_id`).
@@ -179,6 +193,7 @@ impl SessionBuilder {
             lease: Mutex::new(None),
             on_lease: Mutex::default(),
             leases_unavailable: Mutex::new(None),
+            plain: self.plain,
             said_leases_unavailable: AtomicBool::new(false),
             releases: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),
@@ -233,7 +248,7 @@ impl Session {
     /// uses one connection of `pool` at a time.
     pub fn builder(pool: Pool) -> SessionBuilder {
         // The service id is each elector's; the builder's own is never used.
-        SessionBuilder { electors: Elector::builder(pool, "session") }
+        SessionBuilder { electors: Elector::builder(pool, "session"), plain: false }
     }
 
     /// This session's node id (every elector's).
@@ -251,6 +266,11 @@ impl Session {
         let mut electors = self.core.electors.lock().unwrap_or_else(|e| e.into_inner());
         electors.retain(|_, stopper| stopper.running());
         electors.keys().cloned().collect()
+    }
+
+    /// Whether this session has a running elector for `service_id`.
+    pub(crate) fn runs(&self, service_id: &str) -> bool {
+        self.core.electors.lock().unwrap_or_else(|e| e.into_inner()).get(service_id).is_some_and(Stopper::running)
     }
 
     /// Starts an elector for `service_id` in this session: it campaigns at once, with the
@@ -458,6 +478,9 @@ struct Core {
     leases_unavailable: Mutex<Option<Instant>>,
     /// Whether that was said (once per session, at WARN).
     said_leases_unavailable: AtomicBool,
+    /// A session of plain electors ([`SessionBuilder::plain_electors`]): it never asks for a
+    /// node lease, its resigns go without waiting for more, and its electors log on their own.
+    pub(super) plain: bool,
     /// Set by [`Session::shutdown`]: every resign asked for from then on is sent, also one whose
     /// elector stopped waiting for it (src/session/resigns.rs).
     closing: AtomicBool,
@@ -515,7 +538,7 @@ impl Core {
 
     /// Whether the session renews and takes on a node lease now (see `leases_unavailable`).
     fn leases_usable(&self) -> bool {
-        self.leases_unavailable.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|at| at.elapsed() >= LEASE_RETRY)
+        !self.plain && self.leases_unavailable.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|at| at.elapsed() >= LEASE_RETRY)
     }
 
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
@@ -575,9 +598,18 @@ impl SessionBackend {
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
     /// this seat follows). Wakes received meanwhile stay: one may be newer than the answer (a
     /// stale one costs one more look at the seat, in a batch).
+    /// A seat this node could not take although nobody leads it is barred by a handover (reserved
+    /// for a node, until the node that led it has acknowledged): it still follows the node it
+    /// followed, whose release of the lock after its acknowledgement is the moment to look again.
+    /// (Forgetting it, the elector polled: an operator's handover to this node, looked at before
+    /// the acknowledgement, waited the retry interval.)
     fn note_answer(&self, answer: &Campaign) {
         let Some(hub) = &self.core.hub else { return };
-        let leader = if answer.is_leader { None } else { answer.leader_id.as_deref() };
+        let leader = match (answer.is_leader, answer.leader_id.as_deref()) {
+            (true, _) => None,
+            (false, Some(leader)) => Some(leader),
+            (false, None) => return,
+        };
         hub.set_followed(&self.service_id, leader);
     }
 }
@@ -605,7 +637,7 @@ impl Backend for SessionBackend {
     }
 
     fn incidents(&self) -> Option<&incidents::Incidents> {
-        Some(&self.core.incidents)
+        (!self.core.plain).then_some(&*self.core.incidents)
     }
 
     async fn campaign(&self, _server: usize, config: &Arc<ElectorConfig>, held: u64) -> Result<Campaigned> {
@@ -637,8 +669,16 @@ impl Backend for SessionBackend {
         self.batched_resign(config, true).await
     }
 
+    /// A handover this node made: from now on the seat follows the named node, whose lock the
+    /// wake-up task learns while that node leads the seat. (It learnt it only at the seat's next
+    /// look, a second later: an operator's handover back to this node in that second left the
+    /// name unknown, the seat led by nobody, and this node waited its retry interval.)
     async fn resign_to(&self, _server: usize, config: &Arc<ElectorConfig>, to: &str) -> Result<Resign> {
-        self.core.call(|db, server| db.resign_to(server, config, to)).await
+        let answer = self.core.call(|db, server| db.resign_to(server, config, to)).await;
+        if let (Ok(Resign { resigned: true, .. }), Some(hub)) = (&answer, &self.core.hub) {
+            hub.set_followed(&self.service_id, Some(to));
+        }
+        answer
     }
 
     fn set_role(&self, role: Role) {
