@@ -121,7 +121,9 @@ run() {
   fi
 }
 
-run test_shared "$out/test_shared" "$here/$out/example_shared"
+# The 10,000 plain electors of one client (test_many_plain_electors_on_one_client): once, with
+# the shared library.
+run test_shared env MYSQLLEADER_C_MANY=1 "$out/test_shared" "$here/$out/example_shared"
 run test_static "$out/test_static" "$here/$out/example_static"
 
 # examples/c/elect.c against the test server: must exit 0, with no sanitizer report; one test.

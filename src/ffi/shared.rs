@@ -18,9 +18,9 @@
 //!
 //! What changes: the electors' calls are batched on one connection (a call waits for the batch
 //! at most a quarter of the renew interval and 500 ms; its deadline counts from before the
-//! wait), and one wake-up lock per session instead of one per service. A second elector for a service the shared session
-//! runs already (one node id twice for a service on one client) runs alone, as every plain
-//! elector did. The session ends with its last elector.
+//! wait), and there is one wake-up lock per session instead of one per service. A second
+//! elector for a service the shared session runs already (one node id twice for a service on
+//! one client) runs alone, as every plain elector did. The session ends with its last elector.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

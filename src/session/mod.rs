@@ -598,6 +598,7 @@ impl SessionBackend {
     /// Notes who leads the seat after an answer, for the wake-up lock (the hub learns which node
     /// this seat follows). Wakes received meanwhile stay: one may be newer than the answer (a
     /// stale one costs one more look at the seat, in a batch).
+    ///
     /// A seat this node could not take although nobody leads it is barred by a handover (reserved
     /// for a node, until the node that led it has acknowledged): it still follows the node it
     /// followed, whose release of the lock after its acknowledgement is the moment to look again.
