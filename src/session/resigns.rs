@@ -6,7 +6,8 @@
 //! only seats nobody acts on.
 //!
 //! 1. **Collect.** Wait for a resign; take with it every one that comes within [`QUIET`] of the
-//!    one before, for at most a batch window, and at most [`BATCH_LIMIT`].
+//!    one before, for at most a batch window, and at most [`BATCH_LIMIT`]. (A session of a C
+//!    client's plain electors takes only those queued already: they are freed one at a time.)
 //! 2. **One.** A resign alone is sent as `resign`, as a plain elector sends it.
 //! 3. **Many.** Several go in one `resign_seats`: a seat it resigned answers resigned, at the
 //!    term that ended. A seat it skipped while the node still holds it (another transaction held
@@ -80,9 +81,9 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
             continue;
         }
         // 1. Collect. A client's plain electors (src/ffi/shared.rs) are freed one call at a
-        //    time, each waiting for its resign: the quiet wait would add 5 ms to every free (a
-        //    free of 10,000 one after another, 70 s). Theirs go with the ones queued meanwhile
-        //    (frees from several threads), without waiting for more.
+        //    time, each waiting for its resign: the quiet wait would add QUIET to every free.
+        //    Theirs go with the ones queued meanwhile (frees from several threads), without
+        //    waiting for more.
         let closes = Instant::now() + core.window;
         let mut batch = vec![first];
         while core.plain && batch.len() < BATCH_LIMIT {
