@@ -98,7 +98,8 @@ impl SharedSessions {
                 shared
             }
         };
-        let session = shared.session.as_ref().expect("a shared session is taken only by its drop");
+        // Taken only by its drop, which cannot run while `shared` is held here.
+        let session = shared.session.as_ref().ok_or_else(|| crate::Error::stopped("the client's shared session has ended"))?;
         if session.runs(&config.service_id) {
             return Ok(None);
         }
