@@ -81,6 +81,10 @@ BEGIN
     --     claims it (leader_election_campaign's v_claim, which only an unrenewed forced term
     --     matches): renewed here, no process of the node could claim it any more, and the seat
     --     would stay held at a term nobody leads for as long as the renews went on.
+    --     The history is read only for a seat not renewed since its term began (both servers
+    --     test renewed_at first: a renew of 1,000 seats renewed before read 1,000 index keys
+    --     fewer than one of 1,000 fresh seats, Handler_read_key, MySQL 9.7 and MariaDB 10.11,
+    --     2026-12-01), so the steady renew pays nothing for it.
     SELECT JSON_ARRAYAGG(j.sid) INTO v_mine
       FROM JSON_TABLE(v_list, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
       STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
