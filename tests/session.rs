@@ -808,6 +808,53 @@ async fn a_session_logs_an_incident_once_for_all_its_seats() {
     db.drop_db().await;
 }
 
+/// A session whose renews take longer than its renew interval says so once for all its seats,
+/// and once when they keep up again (issue "Fleets": a client that cannot serve its electors
+/// says so), not once per renew or per seat. A slow link: the tests' proxy holds every chunk
+/// 400 ms each way, so a renew's round trip takes at least 800 ms against an interval of
+/// 500 ms (an undelayed renew of 20 seats takes 5-50 ms); the lease (5 s) outlasts such renews,
+/// and every seat stays led through them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_says_once_that_its_renews_fall_behind_and_once_that_they_keep_up() {
+    let log = common::captured_log();
+    let db = TestDb::migrated("session_pace").await;
+    let proxy = common::proxy::Proxy::start(common::proxy::server_addr(&db.url)).await;
+    let pool = Pool::new(Opts::from_url(&proxy.url_for(&db.url)).unwrap());
+    let node = format!("node-pace-{}", std::process::id());
+    let session = Session::builder(pool)
+        .node_id(node.as_str())
+        .lease(Duration::from_secs(5))
+        .renew_interval(Duration::from_millis(500))
+        .start()
+        .unwrap();
+    let electors: Vec<Elector> = services(20).iter().map(|s| session.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(10), "the node leads every service", || electors.iter().all(Elector::is_leader)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    proxy.delay(400);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(electors.iter().all(Elector::is_leader), "renews of 800 ms and more keep a lease of 5 s");
+    proxy.restore();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    session.shutdown().await.unwrap();
+
+    let node_field = format!("{node:?}");
+    let lines: Vec<(tracing::Level, String)> = log.lock().unwrap().iter()
+        .filter(|(_, n, _)| *n == node_field || n.trim_matches('"') == node)
+        .map(|(level, _, message)| (*level, message.clone()))
+        .collect();
+    let behind: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].1.contains("longer than its renew interval")).collect();
+    let caught_up: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].1.contains("less than its renew interval again")).collect();
+    assert_eq!(behind.len(), 1, "one warning while the renews are late: {lines:#?}");
+    assert_eq!(lines[behind[0]].0, tracing::Level::WARN, "{lines:#?}");
+    assert!(lines[behind[0]].1.contains(" seats took "), "it counts the seats: {lines:#?}");
+    assert_eq!(caught_up.len(), 1, "one line when they keep up again: {lines:#?}");
+    assert!(caught_up[0] > behind[0], "{lines:#?}");
+    assert!(!lines.iter().any(|(_, m)| m.starts_with("stopped leading") && !m.ends_with(": shutdown")),
+            "no seat stepped down before the shutdown: {lines:#?}");
+    drop(electors);
+    db.drop_db().await;
+}
+
 /// A session with fallback servers (issue 40) whose first server is down: its first call fails
 /// at once (the connection is refused, a transient failure), every later call goes to the
 /// fallback, and its electors lead there. A plain elector's calls move the same way.

@@ -100,10 +100,6 @@ impl SharedSessions {
         };
         // Taken only by its drop, which cannot run while `shared` is held here.
         let session = shared.session.as_ref().ok_or_else(|| crate::Error::stopped("the client's shared session has ended"))?;
-        if session.runs(&config.service_id) {
-            return Ok(None);
-        }
-        let (elector, events) = session.elector_subscribed(config.service_id.clone())?;
-        Ok(Some((elector, events, shared)))
+        Ok(session.start_elector(&config.service_id)?.map(|(elector, events)| (elector, events, shared)))
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
@@ -222,6 +223,9 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec
                 s.recent_batch_durations.remove(0);
             }
             let elapsed = sent_at.elapsed();
+            if result.is_ok() {
+                note_renew_pace(core, elapsed, batch.len());
+            }
             s.recent_batch_durations.push(elapsed);
             // Under the stats' lock: the session's metrics read both at once.
             core.renew_durations.observe(elapsed);
@@ -299,6 +303,31 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec
             }
             (Vec::new(), Vec::new())
         }
+    }
+}
+
+/// Says, once when it begins and once when it ends, that the session's renews take longer than
+/// its renew interval: a renew that succeeded after `elapsed` (from before it waited for a
+/// connection) for `seats` seats. Its electors' deadlines count from before the send, so a late
+/// renew is safe, but the next renew waits for it: leases run short, and seats lapse once a
+/// renew takes longer than a lease less the drift margin (each elector's step-down says so,
+/// per seat or per incident). Said here once for the session, so that an overloaded session
+/// (too many seats for its lease on its server) is told before it loses seats.
+fn note_renew_pace(core: &Core, elapsed: Duration, seats: usize) {
+    let interval = core.template.renew_interval;
+    let late = elapsed > interval;
+    if late == core.renews_late.swap(late, Ordering::Relaxed) {
+        return;
+    }
+    let (elapsed_ms, interval_ms) = (elapsed.as_millis() as u64, interval.as_millis() as u64);
+    if late {
+        tracing::warn!(node = %core.template.node_id, seats, elapsed_ms, renew_interval_ms = interval_ms,
+            "a session's renew of {seats} seats took {elapsed_ms} ms, longer than its renew interval ({interval_ms} ms): \
+             its leases run short, and seats step down once a renew takes longer than a lease; give it a longer lease, \
+             fewer seats, or a server less loaded");
+    } else {
+        tracing::info!(node = %core.template.node_id, seats, elapsed_ms, renew_interval_ms = interval_ms,
+            "a session's renews take less than its renew interval again ({elapsed_ms} ms for {seats} seats)");
     }
 }
 

@@ -187,6 +187,7 @@ impl SessionBuilder {
             electors: Mutex::new(HashMap::new()),
             said_renew_fallback: AtomicBool::new(false),
             takes_one_by_one: AtomicBool::new(false),
+            renews_late: AtomicBool::new(false),
             stats: Mutex::default(),
             renew_durations: crate::metrics::Histogram::default(),
             renew_server_durations: crate::metrics::Histogram::default(),
@@ -268,11 +269,6 @@ impl Session {
         electors.keys().cloned().collect()
     }
 
-    /// Whether this session has a running elector for `service_id`.
-    pub(crate) fn runs(&self, service_id: &str) -> bool {
-        self.core.electors.lock().unwrap_or_else(|e| e.into_inner()).get(service_id).is_some_and(Stopper::running)
-    }
-
     /// Starts an elector for `service_id` in this session: it campaigns at once, with the
     /// session's node id and lease. One running elector per service and session: a second one
     /// for the same service fails with [`crate::ErrorKind::InvalidArgument`] naming
@@ -285,18 +281,26 @@ impl Session {
     /// (so it misses no event: see [`Elector::start_subscribed`]).
     pub fn elector_subscribed(&self, service_id: impl Into<String>) -> Result<(Elector, broadcast::Receiver<Event>)> {
         let service_id = service_id.into();
-        crate::config::check_id("service_id", &service_id)?;
+        self.start_elector(&service_id)?.ok_or_else(|| Error::invalid("service_id", format!(
+            "mysqlleader: this session has a running elector for service_id {service_id} already")))
+    }
+
+    /// [`Session::elector_subscribed`], with `None` (no error) when this session has a running
+    /// elector for `service_id` already: checked and started under one lock of the session's
+    /// electors, so that no other thread can start one between the two.
+    pub(crate) fn start_elector(&self, service_id: &str) -> Result<Option<(Elector, broadcast::Receiver<Event>)>> {
+        crate::config::check_id("service_id", service_id)?;
+        let service_id = service_id.to_owned();
         let config = ElectorConfig { service_id: service_id.clone(), ..(*self.core.template).clone() };
         let mut electors = self.core.electors.lock().unwrap_or_else(|e| e.into_inner());
         if electors.get(&service_id).is_some_and(Stopper::running) {
-            return Err(Error::invalid("service_id", format!(
-                "mysqlleader: this session has a running elector for service_id {service_id} already")));
+            return Ok(None);
         }
         let backend = SessionBackend::new(self.core.clone(), self.queue.clone(), self.resigns.clone(), service_id.clone());
         let _guard = self.runtime.enter();
         let (elector, events) = Elector::start_on(backend, config);
         electors.insert(service_id, elector.stopper());
-        Ok((elector, events))
+        Ok(Some((elector, events)))
     }
 
     /// Shuts down every running elector of the session (each steps down at once and resigns
@@ -458,6 +462,9 @@ struct Core {
     said_renew_fallback: AtomicBool,
     /// Whether `campaign_seats` failed for good (step 5): takeovers go one by one.
     takes_one_by_one: AtomicBool,
+    /// Whether the last renew that succeeded took longer than the renew interval (said once
+    /// when it begins, once when it ends: src/session/batcher.rs, `note_renew_pace`).
+    renews_late: AtomicBool,
     stats: Mutex<SessionStats>,
     /// The round trip of every renew call (`renew_lease` or `renew_seats`), observed under
     /// `stats`' lock.

@@ -86,19 +86,18 @@ pub(super) async fn resigner(core: Arc<Core>, mut requests: mpsc::UnboundedRecei
         //    waiting for more.
         let closes = Instant::now() + core.window;
         let mut batch = vec![first];
-        while core.plain && batch.len() < BATCH_LIMIT {
-            match requests.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-        }
-        while !core.plain && batch.len() < BATCH_LIMIT {
-            tokio::select! {
-                request = requests.recv() => match request {
-                    Some(r) => batch.push(r),
-                    None => break,
-                },
-                () = sleep_until(closes.min(Instant::now() + QUIET)) => break,
+        while batch.len() < BATCH_LIMIT {
+            let request = if core.plain {
+                requests.try_recv().ok()
+            } else {
+                tokio::select! {
+                    request = requests.recv() => request,
+                    () = sleep_until(closes.min(Instant::now() + QUIET)) => None,
+                }
+            };
+            match request {
+                Some(r) => batch.push(r),
+                None => break,
             }
         }
         // A resign whose elector stopped waiting is dropped (that elector may campaign again,

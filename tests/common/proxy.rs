@@ -30,6 +30,12 @@ impl Proxy {
         self.inner.set_mode(Mode::Stall);
     }
 
+    /// Holds every chunk `one_way_ms` milliseconds in each direction (a slow link), until
+    /// `restore()`.
+    pub fn delay(&self, one_way_ms: u64) {
+        self.inner.set_mode(Mode::Delay { one_way_ms });
+    }
+
     pub fn restore(&self) {
         self.inner.heal();
     }
