@@ -353,7 +353,7 @@ async fn an_interrupted_call_takes_a_whole_term_or_none() {
                  "CALL campaign_seats('{n}', 1, '[\"cut_take\"]')"];
     // 2. Ends of terms: a force gives the seat a valid lease, the next call ends it.
     let ends = ["CALL resign('cut_end', '{n}')", "CALL reelect('cut_end')", "CALL handover('cut_end', 'next')",
-                "CALL resign_to('cut_end', '{n}', 'next')"];
+                "CALL resign_to('cut_end', '{n}', 'next')", "CALL resign_seats('{n}', '[\"cut_end\"]')"];
     let mut cut = 0;
     let rounds = 3000usize;
     for i in 0..rounds {
