@@ -14,15 +14,9 @@ rounds=${1:-3}
 cd "$here/.."
 cargo build --release --quiet --bin mysqlleader
 . "$here/lib.sh"
-if [ "${MYSQLLEADER_TEST_KIND:-mariadb}" = mysql ]; then
-  client=${MYSQLLEADER_TEST_SQL_CLIENT:?MYSQLLEADER_TEST_SQL_CLIENT: the MySQL client of scripts/testdb.sh}; server=mysql
-else
-  client=$(find_prog mariadb mysql) || { echo "bench-close: no mariadb/mysql client" >&2; exit 2; }; server=mariadb
-fi
-# mysql://user:pass@host:port/db
-rest=${MYSQLLEADER_TEST_URL#mysql://}; creds=${rest%%@*}; hostport=${rest#*@}; hostport=${hostport%%/*}
+server=${MYSQLLEADER_TEST_KIND:-mariadb}
 db=ml_bench_close_$$
-sql() { "$client" --protocol=TCP -h "${hostport%%:*}" -P "${hostport##*:}" -u "${creds%%:*}" -p"${creds#*:}" -N "$@" 2> >(grep -v 'Using a password' >&2); }
+sql() { url_sql bench-close -N "$@"; }
 tmp=$(mktemp -d)
 sql -e "CREATE DATABASE $db"
 trap 'sql -e "DROP DATABASE IF EXISTS $db" || true; rm -rf "$tmp"' EXIT

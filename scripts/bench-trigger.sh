@@ -13,11 +13,8 @@ rounds=${1:-8}
 cd "$here/.."
 cargo build --release --quiet --bin mysqlleader
 . "$here/lib.sh"
-client=$(find_prog mariadb mysql) || { echo "bench-trigger: no mariadb/mysql client" >&2; exit 2; }
-# mysql://user:pass@host:port/db
-rest=${MYSQLLEADER_TEST_URL#mysql://}; creds=${rest%%@*}; hostport=${rest#*@}; hostport=${hostport%%/*}
 db=ml_bench_trigger_$$
-sql() { "$client" --protocol=TCP -h "${hostport%%:*}" -P "${hostport##*:}" -u "${creds%%:*}" -p"${creds#*:}" "$@"; }
+sql() { url_sql bench-trigger "$@"; }
 tmp=$(mktemp -d)
 sql -e "CREATE DATABASE $db"
 trap 'sql -e "DROP DATABASE IF EXISTS $db" || true; rm -rf "$tmp"' EXIT

@@ -153,3 +153,20 @@ sweep_mysql_leftovers() {
 mysql_client() {
   chroot "$MYSQL_ROOT" mysql --no-defaults "$@"
 }
+
+# url_sql WHO ARGS...: the command-line client of the test server run against the account, host
+# and port of MYSQLLEADER_TEST_URL (mysql://user:pass@host:port/db) over TCP, with ARGS (a
+# database name, -e, -N ...): MySQL's own client when MYSQLLEADER_TEST_KIND=mysql
+# (MYSQLLEADER_TEST_SQL_CLIENT, set by scripts/testdb.sh), else mariadb or mysql from PATH. The
+# client's warning about a password on the command line is left out of its stderr.
+url_sql() {
+  local who=$1 client rest creds hostport; shift
+  if [ "${MYSQLLEADER_TEST_KIND:-mariadb}" = mysql ]; then
+    client=${MYSQLLEADER_TEST_SQL_CLIENT:?MYSQLLEADER_TEST_SQL_CLIENT: the MySQL client of scripts/testdb.sh}
+  else
+    client=$(find_prog mariadb mysql) || { echo "$who: no mariadb/mysql client" >&2; return 2; }
+  fi
+  rest=${MYSQLLEADER_TEST_URL#mysql://}; creds=${rest%%@*}; hostport=${rest#*@}; hostport=${hostport%%/*}
+  "$client" --protocol=TCP -h "${hostport%%:*}" -P "${hostport##*:}" -u "${creds%%:*}" -p"${creds#*:}" "$@" \
+    2> >(grep -v 'Using a password' >&2)
+}
