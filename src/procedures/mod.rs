@@ -446,30 +446,36 @@ where
 {
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
-    let mut answer = LeaseAnswer { renewed: false, lease_remaining: Duration::ZERO, server_time: Duration::ZERO, seats: Vec::new(), lost: None };
-    let mut lease_rows = 0;
-    for row in &rows {
+    let (lease, seats) = lease_and_seat_rows(&rows, "a node lease call")?;
+    let lost = if lease.columns_ref().iter().any(|c| c.name_ref() == b"lost") { col::<Option<u64>>(lease, "lost")? } else { None };
+    Ok(LeaseAnswer {
+        renewed: flag(lease, "is_leader")?,
+        lease_remaining: millis(lease, "lease_remaining_ms")?,
+        server_time: Duration::from_micros(col::<i64>(lease, "server_us")?.max(0) as u64),
+        seats: seats.into_iter().map(|(service_id, row)| Ok(SeatAnswer { service_id, answer: campaign_from(row)? })).collect::<Result<_>>()?,
+        lost,
+    })
+}
+
+/// The rows of a node lease call (`renew_lease`, `take_seats`, `release_lease`), split: its one
+/// lease row (service_id NULL) and its seat rows, each with its service id. More or fewer lease
+/// rows than one is an error naming `what`.
+fn lease_and_seat_rows<'r>(rows: &'r [Row], what: &str) -> Result<(&'r Row, Vec<(String, &'r Row)>)> {
+    let (mut lease, mut seats) = (Vec::new(), Vec::new());
+    for row in rows {
         match col::<Option<String>>(row, "service_id")? {
-            None => {
-                lease_rows += 1;
-                answer.renewed = flag(row, "is_leader")?;
-                answer.lease_remaining = millis(row, "lease_remaining_ms")?;
-                answer.server_time = Duration::from_micros(col::<i64>(row, "server_us")?.max(0) as u64);
-                if row.columns_ref().iter().any(|c| c.name_ref() == b"lost") {
-                    answer.lost = col::<Option<u64>>(row, "lost")?;
-                }
-            }
-            Some(service_id) => answer.seats.push(SeatAnswer { service_id, answer: campaign_from(row)? }),
+            None => lease.push(row),
+            Some(service_id) => seats.push((service_id, row)),
         }
     }
-    if lease_rows != 1 {
-        return Err(Error::Server {
+    match lease[..] {
+        [one] => Ok((one, seats)),
+        _ => Err(Error::Server {
             code: 0,
             state: "HY000".into(),
-            message: format!("the answer of a node lease call had {lease_rows} lease rows (one expected)"),
-        });
+            message: format!("the answer of {what} had {} lease rows (one expected)", lease.len()),
+        }),
     }
-    Ok(answer)
 }
 
 /// The answer of [`release_lease`].
@@ -486,7 +492,7 @@ pub struct LeaseRelease {
 /// `CALL release_lease(lease_id, node_id)`: a session's close in one call. Ends the node lease
 /// now, and with it every seat that hangs on it: each is vacant at once, its term ended
 /// `resigned` now by this account, as [`resign`] ends it, in one transaction of a few set-wide
-/// statements (not a statement per seat, as [`resign_seats`]). Only the account the lease was
+/// statements (as [`resign_seats`] when no fence holds one of its terms). Only the account the lease was
 /// granted to, for its node, while it is valid. Stop acting as leader of every seat on the lease
 /// before calling it.
 pub async fn release_lease<'a, 't: 'a, C>(conn: C, lease_id: u64, node_id: &str) -> Result<LeaseRelease>
@@ -496,25 +502,11 @@ where
     let sql = inline_params("CALL release_lease(?, ?)", &(lease_id, node_id).into())?;
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
-    let mut answer = LeaseRelease { released: false, seats: Vec::new() };
-    let mut lease_rows = 0;
-    for row in &rows {
-        match col::<Option<String>>(row, "service_id")? {
-            None => {
-                lease_rows += 1;
-                answer.released = flag(row, "is_leader")?;
-            }
-            Some(service_id) => answer.seats.push((service_id, col(row, "term")?)),
-        }
-    }
-    if lease_rows != 1 {
-        return Err(Error::Server {
-            code: 0,
-            state: "HY000".into(),
-            message: format!("the answer of release_lease had {lease_rows} lease rows (one expected)"),
-        });
-    }
-    Ok(answer)
+    let (lease, seats) = lease_and_seat_rows(&rows, "release_lease")?;
+    Ok(LeaseRelease {
+        released: flag(lease, "is_leader")?,
+        seats: seats.into_iter().map(|(service_id, row)| Ok((service_id, col(row, "term")?))).collect::<Result<_>>()?,
+    })
 }
 
 /// One seat [`resign_seats`] found the node holding: given up, or skipped because locked.

@@ -214,6 +214,10 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec
             tracing::debug!(node = %core.template.node_id, lease_id, "the session's node lease had ended: a new one is asked for");
         }
     }
+    let elapsed = sent_at.elapsed();
+    if which == Seats::Renew && result.is_ok() {
+        note_renew_pace(core, elapsed, batch.len());
+    }
     core.count(|s| match which {
         Seats::Renew => {
             s.batch_calls += 1;
@@ -221,10 +225,6 @@ async fn seats_or_answer(core: &Core, batch: Vec<Request>, which: Seats) -> (Vec
             s.batch_failures += u64::from(result.is_err());
             if s.recent_batch_durations.len() == RECENT_BATCHES {
                 s.recent_batch_durations.remove(0);
-            }
-            let elapsed = sent_at.elapsed();
-            if result.is_ok() {
-                note_renew_pace(core, elapsed, batch.len());
             }
             s.recent_batch_durations.push(elapsed);
             // Under the stats' lock: the session's metrics read both at once.
