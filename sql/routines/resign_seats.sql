@@ -45,6 +45,7 @@ BEGIN
     DECLARE v_free     INT;
     DECLARE v_locked   INT;
     DECLARE v_open     INT;
+    DECLARE v_valid    INT;
     DECLARE v_acks     LONGTEXT CHARACTER SET utf8mb4;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
         IF v_own THEN
@@ -123,17 +124,24 @@ BEGIN
           STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
                 ON h.service_id = e.service_id AND h.term = e.term AND h.ended_at IS NULL;
         -- 2b. When step 2a locked the open term of every seat (the usual case: no fence, and
-        --     every term has its history row), vacate them all and end each term 'resigned'
+        --     every term has its history row) and every lease is still valid at the clock read
+        --     again above (a lease that ran out since step 1 ends 'expired' at its end, which
+        --     the trigger decides in 2c), vacate them all and end each term 'resigned'
         --     now, by this session, in ONE statement that writes both rows of every seat, as
         --     release_lease does: a cut (KILL QUERY, max_statement_time) rolls it back whole, so
         --     a call cut short and then committed by its caller commits every seat whole or
         --     none. Without change_how the trigger writes no row of its own (it lets go of the
         --     seat's node lease: lease_id NULL), so a statement cut on Galera leaves no
         --     trigger-written row in the write set (see campaign_seats, step 2), and this holds
-        --     on Galera too. Measured side by side (10,000 seats in 20 calls of 500, one `mysql`
-        --     client, 2026-12-01): see docs/benchmarks.md.
+        --     on Galera too. 10,000 seats in 20 calls of 500 (scripts/bench-close.sh, before and
+        --     after, 2026-12-01): 0.88-0.99 s from 1.72-1.86 s on MySQL 9.7, 0.49-0.51 s from
+        --     1.09-1.12 s on MariaDB 10.11.
         SET v_n = JSON_LENGTH(v_mine);
-        IF v_locked = v_open AND v_open = v_n THEN
+        SELECT COUNT(*) INTO v_valid
+          FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+          STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
+         WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
+        IF v_locked = v_open AND v_open = v_n AND v_valid = v_n THEN
             UPDATE JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
               STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
               STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)
