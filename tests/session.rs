@@ -762,6 +762,66 @@ async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
     db.drop_db().await;
 }
 
+/// Followers read their leader's node lease, not their seats (src/session/watched.rs): a
+/// follower session that polls (no wake-up lock, a 300 ms retry interval) answers almost every
+/// look of its 100 electors from one row of the leader's lease (`watch_leases`), listing almost
+/// no seat. Every seat that leaves the lease moves its count (sql/V16__lease_moves.sql), so the
+/// follower still sees, within a few looks, a seat its leader resigned while leading on (the
+/// lease valid all along: without the count it would follow the resigned seat's node for as long
+/// as that node lived), and one an operator forced to another node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it() {
+    let db = TestDb::migrated("session_watch").await;
+    let ids = services(100);
+    let (ua, pa) = app_account(&db, "swatch_a").await;
+    let (ub, pb) = app_account(&db, "swatch_b").await;
+    let lease = Duration::from_secs(3);
+    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(Duration::from_millis(300))
+        .wakeup_lock(false).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node b knows node a leads", || {
+        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let before = b.stats();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = b.stats();
+    let (watched, listed) = (after.watched_seats - before.watched_seats, after.listed_seats - before.listed_seats);
+    println!("follower session, 3 s of 300 ms looks at 100 seats: {watched} answered from the lease in {} calls, {listed} listed",
+             after.watch_calls - before.watch_calls);
+    assert!(watched >= 500, "the followers' looks were answered from the leader's lease: {watched} ({after:?})");
+    assert!(listed * 20 <= watched, "almost no followed seat was listed: {listed} listed, {watched} watched");
+    assert!(electors_b.iter().all(|e| !e.is_leader() && e.state().leader_id.as_deref() == Some("node-a")));
+
+    // a resigns one seat and leads on: the lease stays valid, its count moves.
+    assert!(electors_a[5].resign().await.unwrap());
+    until(Duration::from_secs(5), "node b leads the seat node a resigned", || electors_b[5].is_leader()).await;
+    // An operator forces another to a third node.
+    let mut admin = db.conn().await;
+    let r: Vec<mysql_async::Row> = admin.exec("CALL force_leader(?, 'node-x', 60000)", (ids[7].as_str(),)).await.unwrap();
+    assert_eq!(r.len(), 1);
+    until(Duration::from_secs(5), "node b's follower of the forced seat follows node-x", || {
+        electors_b[7].state().leader_id.as_deref() == Some("node-x")
+    })
+    .await;
+    assert!(electors_a.iter().enumerate().all(|(i, e)| e.is_leader() == (i != 5 && i != 7)), "a leads the others");
+    assert!(electors_b.iter().enumerate().all(|(i, e)| e.is_leader() == (i == 5)), "b leads the seat a resigned alone");
+    a.shutdown().await.unwrap();
+    until(Duration::from_secs(10), "node b leads every seat of a's", || {
+        electors_b.iter().enumerate().all(|(i, e)| e.is_leader() == (i != 7))
+    })
+    .await;
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b, admin));
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
 /// A session logs an incident once for all its seats, not once per seat (issue "Fleets", logs
 /// per incident): 30 seats, then every call refused (EXECUTE revoked) until each seat's term
 /// ends for lack of a renew, then the grant back and every seat led again. Before, that was 30

@@ -198,6 +198,21 @@ async fn a_lease_is_its_accounts_alone() {
     let a = procedures::grant_lease(&mut admin, "a", lease).await.unwrap();
     procedures::take_seats(&mut admin, a.lease_id, "a", lease, &["t"]).await.unwrap();
     let (ends, _) = lease_row(&mut admin, a.lease_id).await;
+    // A follower's watch: a lease is answered to its own account, and to an account not
+    // limited to some services (which may read every seat anyway), never to a limited one.
+    assert_eq!(procedures::watch_leases(&mut admin, &[a.lease_id]).await.unwrap().len(), 1, "a's lease, to its own account");
+    assert_eq!(procedures::watch_leases(&mut other, &[a.lease_id]).await.unwrap().len(), 1, "a's lease, to an unlimited account");
+    let limited = format!("{user}_l");
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{limited}'@'%'")).await;
+    exec(&mut admin, &format!("CREATE USER '{limited}'@'%' IDENTIFIED BY 'pw'")).await;
+    procedures::grant(&db.pool, &Account::parse(&format!("'{limited}'@'%'")).unwrap(), Role::App, &["t%".to_string()]).await.expect("grant");
+    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(limited.as_str())).pass(Some("pw"));
+    let mut third = Conn::new(opts).await.unwrap();
+    assert!(procedures::watch_leases(&mut third, &[a.lease_id]).await.unwrap().is_empty(), "a's lease, to a limited account");
+    let own = procedures::grant_lease(&mut third, "c", lease).await.unwrap();
+    assert_eq!(procedures::watch_leases(&mut third, &[a.lease_id, own.lease_id]).await.unwrap().len(), 1, "its own lease only");
+    third.disconnect().await.unwrap();
+    exec(&mut admin, &format!("DROP USER IF EXISTS '{limited}'@'%'")).await;
     let r = procedures::renew_lease(&mut other, a.lease_id, "a", Duration::from_secs(60), &[("t", 1)]).await.unwrap();
     assert!(!r.renewed && mine(&r).is_empty(), "{r:?}");
     let t = procedures::take_seats(&mut other, a.lease_id, "a", Duration::from_secs(60), &["u"]).await.unwrap();
@@ -219,6 +234,11 @@ async fn a_lease_is_its_accounts_alone() {
     call(&mut admin, "CALL take_seats(NULL, 'a', 1000, '[]')", ()).await.expect_err("lease NULL").assert_invalid("lease_id", "lease_id NULL");
     call(&mut admin, "CALL grant_lease('', 1000)", ()).await.expect_err("node ''").assert_invalid("node_id", "empty node");
     call(&mut admin, "CALL grant_lease('a', 0)", ()).await.expect_err("lease 0").assert_invalid("lease_ms", "lease 0");
+    // A follower's watch: bad lists name their parameter.
+    for bad in ["not json", "{}", "[0]", "[-1]", "[\"1\"]", "[1.5]", "[null]"] {
+        call(&mut admin, "CALL watch_leases(?)", (bad,)).await.expect_err(bad).assert_invalid("lease_ids", bad);
+    }
+    call(&mut admin, "CALL watch_leases(NULL)", ()).await.expect_err("NULL").assert_invalid("lease_ids", "NULL");
     assert!(!in_transaction(&mut admin).await);
     other.disconnect().await.unwrap();
     exec(&mut admin, &format!("DROP USER IF EXISTS '{user}'@'%'")).await;
@@ -271,6 +291,71 @@ async fn the_renew_answers_how_many_seats_others_took_from_the_lease() {
     assert_eq!(mine(&renew(&[("t", 1)]).await), [("t".to_string(), 1)]);
     // take_seats answers no count (its seats are listed by the renews after it).
     assert_eq!(procedures::take_seats(&mut c, a.lease_id, "a", lease, &["u"]).await.unwrap().lost, None);
+    db.drop_db().await;
+}
+
+/// `watch_leases` of `lease_id` and of an id no lease has.
+async fn watch(c: &mut Conn, lease_id: u64) -> Vec<procedures::WatchedLease> {
+    procedures::watch_leases(c, &[lease_id, lease_id + 1000]).await.expect("watch_leases")
+}
+
+/// `moved` (sql/V16__lease_moves.sql, src/session/watched.rs): a follower that saw a seat on
+/// another node's lease reads the lease's row (`watch_leases`) instead of the seat's while the
+/// lease is valid and its `moved` is unchanged; so every way a seat leaves a lease must move
+/// it, in the same transaction: the node's own resigns (one, and many at once), its renew's
+/// let-go, its move onto a newer lease of its own, an operator's force, reelect and handover.
+/// A seat that stays is still on the lease, as the watch says, and a released lease is no
+/// longer answered.
+#[tokio::test]
+async fn every_seat_that_leaves_a_lease_moves_it_for_the_followers_that_watch_it() {
+    let db = TestDb::migrated("leases_moved").await;
+    let mut c = connect(&db.url).await;
+    let lease = Duration::from_secs(30);
+    let a = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    let ids = ["p", "q", "r", "s", "t", "u", "v", "w", "x"];
+    assert_eq!(mine(&procedures::take_seats(&mut c, a.lease_id, "a", lease, &ids).await.unwrap()).len(), ids.len());
+    // The follower b's renew answers each of a's seats with a's lease and its moved.
+    let b = procedures::grant_lease(&mut c, "b", lease).await.unwrap();
+    let seen = procedures::renew_lease(&mut c, b.lease_id, "b", lease, &[("p", 0), ("x", 0)]).await.unwrap();
+    let mut followed = seen.followed.clone();
+    followed.sort_by(|l, r| l.service_id.cmp(&r.service_id));
+    assert_eq!(followed, ["p", "x"].map(|id| procedures::FollowedSeat { service_id: id.into(), lease_id: a.lease_id, moved: 0 }),
+               "{seen:?}");
+    let first = watch(&mut c, a.lease_id).await;
+    assert_eq!(first.len(), 1, "only the valid lease that exists: {first:?}");
+    assert_eq!((first[0].lease_id, first[0].node_id.as_str(), first[0].moved), (a.lease_id, "a", 0));
+    assert!(first[0].lease_remaining > Duration::from_secs(25) && first[0].lease_remaining <= lease, "{first:?}");
+
+    let mut moved = 0;
+    let mut left = |how: &str, now: u64| {
+        assert!(now > moved, "{how}: moved stayed at {now}");
+        moved = now;
+    };
+    assert_eq!(resign(&mut c, "p", "a").await.flag("resigned"), 1);
+    left("resign", watch(&mut c, a.lease_id).await[0].moved);
+    let resigned = procedures::resign_seats(&mut c, "a", &["q", "r"]).await.unwrap();
+    assert!(resigned.iter().all(|s| s.resigned) && resigned.len() == 2, "{resigned:?}");
+    left("resign_seats", watch(&mut c, a.lease_id).await[0].moved);
+    let let_go = procedures::renew_lease(&mut c, a.lease_id, "a", lease, &[("s", 7)]).await.unwrap();
+    assert!(mine(&let_go).is_empty(), "s is let go of: {let_go:?}");
+    left("renew_lease's let-go", watch(&mut c, a.lease_id).await[0].moved);
+    force_leader(&mut c, "t", "b", 30_000).await;
+    left("force_leader", watch(&mut c, a.lease_id).await[0].moved);
+    reelect(&mut c, "u").await;
+    left("reelect", watch(&mut c, a.lease_id).await[0].moved);
+    let handed: Vec<mysql_async::Row> = c.exec("CALL handover_seats(?, ?)", (r#"["v"]"#, "b")).await.unwrap();
+    assert_eq!(handed.len(), 1, "v handed over to b");
+    left("handover_seats", watch(&mut c, a.lease_id).await[0].moved);
+    // w moves onto a newer lease of a's (a session that lost track of its lease).
+    let a2 = procedures::grant_lease(&mut c, "a", lease).await.unwrap();
+    assert_eq!(mine(&procedures::renew_lease(&mut c, a2.lease_id, "a", lease, &[("w", 1)]).await.unwrap()), [("w".to_string(), 1)]);
+    left("a move onto a newer lease", watch(&mut c, a.lease_id).await[0].moved);
+    // x never moved: still on the lease, led by a at its term, as the watch says.
+    let x = procedures::renew_lease(&mut c, b.lease_id, "b", lease, &[("x", 0)]).await.unwrap();
+    assert_eq!(x.followed, [procedures::FollowedSeat { service_id: "x".into(), lease_id: a.lease_id, moved }], "{x:?}");
+    assert_eq!(procedures::release_lease(&mut c, a.lease_id, "a").await.unwrap().seats, [("x".to_string(), 1)]);
+    assert!(watch(&mut c, a.lease_id).await.is_empty(), "a released lease is not answered");
+    assert!(!in_transaction(&mut c).await);
     db.drop_db().await;
 }
 

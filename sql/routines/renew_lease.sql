@@ -25,7 +25,11 @@
 -- lease_remaining_ms, is_leader, server_us (the call's time on the server, microseconds,
 -- measured on its clock from its start to its answer; on the lease's row, 0 on the others),
 -- lost (on the lease's row: how many seats others have taken from the lease, its column lost,
--- read by the same statement as the seats' rows, so at the same moment; NULL on the others).
+-- read by the same statement as the seats' rows, so at the same moment; NULL on the others),
+-- seat_lease_id and seat_lease_moved (on the row of a seat another node leads: the node lease
+-- it hangs on and that lease's moved, read by the same statement as the seat's row; NULL
+-- otherwise: a follower may then watch the lease instead of listing the seat, see
+-- watch_leases).
 -- A seat of this node's that is missing from the answer is for its own campaign to decide.
 -- A session need not list a seat it saw on the lease at its term: while lost stays what it
 -- was when it saw it, no takeover has taken a seat off the lease since, and the lease's row
@@ -142,6 +146,10 @@ BEGIN
              WHERE e.lease_id = v_lease
                FOR UPDATE SKIP LOCKED;        -- [mariadb]
                FOR UPDATE OF e SKIP LOCKED;   -- [mysql]
+            -- Each seat let go of leaves the lease: moved + 1 on its row (locked by step 1).
+            IF v_drop IS NOT NULL THEN
+                UPDATE leader_election_lease SET moved = moved + 1 WHERE lease_id = v_lease;
+            END IF;
             UPDATE JSON_TABLE(COALESCE(v_drop, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
               STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
                SET e.lease_expires_at = GREATEST(e.lease_expires_at, COALESCE(v_before, e.lease_expires_at)),
@@ -170,6 +178,15 @@ BEGIN
               STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
              WHERE j.held = e.term AND e.leader_id = v_nid AND e.lease_expires_at > v_now
                AND NOT (e.lease_id <=> v_lease);
+            -- A seat that hung on an older lease of this node's leaves it: moved + 1 on that
+            -- lease's row (sql/V16__lease_moves.sql), before the move.
+            UPDATE leader_election_lease o
+              STRAIGHT_JOIN (SELECT DISTINCT e.lease_id
+                               FROM JSON_TABLE(COALESCE(v_hang, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+                               STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+                              WHERE e.leader_id = v_nid AND e.lease_id IS NOT NULL AND e.lease_id <> v_lease) AS m
+                    ON o.lease_id = m.lease_id
+               SET o.moved = o.moved + 1;
             -- The seat keeps its own end (and that of an older lease it hung on), so that no
             -- deadline counted on either is cut short.
             UPDATE JSON_TABLE(COALESCE(v_hang, '[]'), '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
@@ -191,7 +208,9 @@ BEGIN
            IF(v_alive = 1, v_lease_ms, 0) AS lease_remaining_ms,
            v_alive AS is_leader,
            TIMESTAMPDIFF(MICROSECOND, v_began, UTC_TIMESTAMP(6)) AS server_us,
-           (SELECT l.lost FROM leader_election_lease l WHERE l.lease_id = v_lease) AS lost
+           (SELECT l.lost FROM leader_election_lease l WHERE l.lease_id = v_lease) AS lost,
+           NULL AS seat_lease_id,
+           NULL AS seat_lease_moved
     UNION ALL
     SELECT CAST(e.service_id AS CHAR CHARACTER SET utf8mb4),
            CAST(e.leader_id AS CHAR CHARACTER SET utf8mb4),
@@ -199,9 +218,12 @@ BEGIN
            TIMESTAMPDIFF(MICROSECOND, v_now, e.lease_expires_at) DIV 1000,
            (e.leader_id = v_nid),
            0,
-           NULL
+           NULL,
+           IF(e.leader_id = v_nid, NULL, m.lease_id),
+           IF(e.leader_id = v_nid, NULL, m.moved)
       FROM JSON_TABLE(v_seats, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$[0]', held DECIMAL(65,0) PATH '$[1]')) AS j
       STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
+      LEFT JOIN leader_election_lease m ON m.lease_id = e.lease_id AND m.node_id = e.leader_id
      WHERE e.leader_id IS NOT NULL AND e.lease_expires_at > v_now
        AND (e.leader_id <> v_nid OR (v_alive = 1 AND e.lease_id = v_lease));
     COMMIT;

@@ -142,6 +142,16 @@ BEGIN
           STRAIGHT_JOIN leader_election_seats e ON e.service_id = CAST(j.sid AS BINARY)
          WHERE e.leader_id = v_nid AND e.lease_expires_at > v_now;
         IF v_locked = v_open AND v_open = v_n AND v_valid = v_n THEN
+            -- Without change_how the trigger counts no seat off its node lease: each lease a
+            -- seat hangs on counts moved + 1 here, before the seats are vacated (a follower
+            -- that saw a seat on the lease then reads it again: sql/V16__lease_moves.sql). A
+            -- lease's row is this node's, written by its renews: waited for at most 1 s.
+            UPDATE leader_election_lease l
+              STRAIGHT_JOIN (SELECT DISTINCT e.lease_id
+                               FROM JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
+                               STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
+                              WHERE e.leader_id = v_nid AND e.lease_id IS NOT NULL) AS m ON l.lease_id = m.lease_id
+               SET l.moved = l.moved + 1;
             UPDATE JSON_TABLE(v_mine, '$[*]' COLUMNS (sid VARCHAR(128) CHARACTER SET utf8mb4 PATH '$')) AS j
               STRAIGHT_JOIN leader_election e FORCE INDEX (PRIMARY) ON e.service_id = CAST(j.sid AS BINARY)
               STRAIGHT_JOIN leader_election_history h FORCE INDEX (PRIMARY)

@@ -20,11 +20,16 @@
 -- The node lease a seat hangs on (sql/V15__node_leases.sql): the term's lease ends at the later
 -- of the seat's own end and the lease's (sql/views/leader_election_seats.sql). A seat whose term
 -- ends, or that is vacated, lets go of its lease (lease_id NULL), unless the writer hangs it on
--- another one (a takeover onto the taker's lease); when a term that was not resigned ends while
--- it hung on a lease, the lease's row is written too (lost + 1), so that on Galera and Group
--- Replication the change conflicts with a renew of that lease through another member. A writer
--- that decides to end such a term has locked the lease's row already (it read the seat through
--- the view FOR UPDATE): the write waits for nothing.
+-- another one (a takeover onto the taker's lease); when a term ends while it hung on a lease,
+-- the lease's row is written too: moved + 1 always (sql/V16__lease_moves.sql: a follower that
+-- saw the seat on the lease reads the lease's row instead of the seat's while moved stays the
+-- same), and lost + 1 unless the term was resigned, so that on Galera and Group Replication a
+-- takeover conflicts with a renew of that lease through another member. A writer that decides
+-- to take such a seat has locked the lease's row already (it read the seat through the view FOR
+-- UPDATE): the write waits for nothing; a resign waits at most for a renew of the lease in
+-- flight (which skips locked seats, so it never waits for the resign). The writers that vacate
+-- seats or move them off a lease without change_how count moved themselves (resign_seats'
+-- one statement, renew_lease's let-go and move; release_lease ends the lease itself).
 CREATE TRIGGER leader_election_record_term BEFORE UPDATE ON leader_election FOR EACH ROW
 BEGIN
     DECLARE v_ends DATETIME(6);
@@ -34,8 +39,9 @@ BEGIN
     IF NEW.change_how IS NOT NULL THEN
         SET v_ends = OLD.lease_expires_at;
         IF OLD.lease_id IS NOT NULL AND OLD.leader_id IS NOT NULL THEN
-            IF NEW.change_how <> 'resigned' AND NOT (NEW.lease_id <=> OLD.lease_id) THEN
-                UPDATE leader_election_lease SET lost = lost + 1
+            IF NOT (NEW.lease_id <=> OLD.lease_id) THEN
+                UPDATE leader_election_lease
+                   SET lost = lost + (NEW.change_how <> 'resigned'), moved = moved + 1
                  WHERE lease_id = OLD.lease_id AND node_id = OLD.leader_id;
             END IF;
             SELECT GREATEST(OLD.lease_expires_at, COALESCE(MAX(expires_at), OLD.lease_expires_at)) INTO v_ends

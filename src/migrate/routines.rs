@@ -182,6 +182,7 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "resign_to",
     Procedure "routines" "set_expiry_event",
     Procedure "routines" "take_seats",
+    Procedure "routines" "watch_leases",
     View "views" "leader_election_terms",
 ];
 

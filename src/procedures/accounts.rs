@@ -102,9 +102,9 @@ impl Role {
     pub fn procedures(self) -> &'static [&'static str] {
         match self {
             Role::App => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                           "campaign_seats", "resign_seats", "grant_lease", "renew_lease", "take_seats", "release_lease", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign"],
+                           "campaign_seats", "resign_seats", "grant_lease", "renew_lease", "take_seats", "release_lease", "watch_leases", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign"],
             Role::Operator => &["campaign", "am_i_leader", "current_leader", "resign", "assert_leader", "resign_to", "renew_seats",
-                                "campaign_seats", "resign_seats", "grant_lease", "renew_lease", "take_seats", "release_lease", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign", "force_leader", "reelect", "handover", "handover_seats", "set_expiry_event", "leader_election_prune_history",
+                                "campaign_seats", "resign_seats", "grant_lease", "renew_lease", "take_seats", "release_lease", "watch_leases", "leader_election_wakeup_name", "leader_election_node_wakeup_name", "leader_election_campaign", "force_leader", "reelect", "handover", "handover_seats", "set_expiry_event", "leader_election_prune_history",
                                 "leader_election_status", "leader_election_recent_terms", "leader_election_event_status"],
             Role::Observer => &["current_leader", "leader_election_status", "leader_election_recent_terms",
                                 "leader_election_event_status"],

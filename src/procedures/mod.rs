@@ -408,6 +408,57 @@ pub struct LeaseAnswer {
     /// read at the same moment as `seats`. None from `take_seats`, and from a `renew_lease`
     /// installed before it answered it.
     pub lost: Option<u64>,
+    /// `renew_lease` only: the listed seats another node leads on a node lease, each with that
+    /// lease and its `moved`, read at the same moment as the seat (what [`watch_leases`]
+    /// compares later). Empty from `take_seats` and from a `renew_lease` installed before it
+    /// answered them.
+    pub followed: Vec<FollowedSeat>,
+}
+
+/// A seat another node leads, seen on that node's lease by a [`renew_lease`]: while the lease is
+/// valid and its `moved` is still this one ([`watch_leases`]), the seat is on it, at the term
+/// the renew answered, valid at least as long as the lease (sql/V16__lease_moves.sql).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowedSeat {
+    pub service_id: String,
+    /// The node lease the seat hangs on.
+    pub lease_id: u64,
+    /// How many seats had left that lease when the seat was seen on it.
+    pub moved: u64,
+}
+
+/// A valid node lease of this account, as [`watch_leases`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchedLease {
+    pub lease_id: u64,
+    /// The node the lease was granted for: the leader of every seat on it.
+    pub node_id: String,
+    /// Time left on the lease, by the database's clock (more than zero).
+    pub lease_remaining: Duration,
+    /// How many seats have left the lease so far, any way.
+    pub moved: u64,
+}
+
+/// `CALL watch_leases(lease_ids)`: a follower's look at the node leases its followed seats hang
+/// on, one row read per lease instead of one per seat. Answers each listed lease that is valid
+/// now and was granted to this connection's account (any other is left out: a follower then
+/// lists its seats with [`renew_lease`]).
+pub async fn watch_leases<'a, 't: 'a, C>(conn: C, lease_ids: &[u64]) -> Result<Vec<WatchedLease>>
+where
+    C: ToConnection<'a, 't> + 'a,
+{
+    let ids = serde_json::to_string(lease_ids).map_err(|e| Error::invalid("lease_ids", e.to_string()))?;
+    let sql = inline_params("CALL watch_leases(?)", &(ids,).into())?;
+    let result = sql.run(conn).await.map_err(Error::from_mysql)?;
+    let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
+    rows.iter()
+        .map(|row| Ok(WatchedLease {
+            lease_id: col(row, "lease_id")?,
+            node_id: col(row, "node_id")?,
+            lease_remaining: millis(row, "lease_remaining_ms")?,
+            moved: col(row, "moved")?,
+        }))
+        .collect()
 }
 
 /// `CALL renew_lease(lease_id, node_id, lease_ms, seats)`: a session's renew, one row written
@@ -447,13 +498,23 @@ where
     let result = sql.run(conn).await.map_err(Error::from_mysql)?;
     let rows: Vec<Row> = result.collect_and_drop().await.map_err(Error::from_mysql)?;
     let (lease, seats) = lease_and_seat_rows(&rows, "a node lease call")?;
-    let lost = if lease.columns_ref().iter().any(|c| c.name_ref() == b"lost") { col::<Option<u64>>(lease, "lost")? } else { None };
+    let has = |name: &str| lease.columns_ref().iter().any(|c| c.name_ref() == name.as_bytes());
+    let lost = if has("lost") { col::<Option<u64>>(lease, "lost")? } else { None };
+    let mut followed = Vec::new();
+    if has("seat_lease_id") {
+        for (service_id, row) in &seats {
+            if let (Some(lease_id), Some(moved)) = (col::<Option<u64>>(row, "seat_lease_id")?, col::<Option<u64>>(row, "seat_lease_moved")?) {
+                followed.push(FollowedSeat { service_id: service_id.clone(), lease_id, moved });
+            }
+        }
+    }
     Ok(LeaseAnswer {
         renewed: flag(lease, "is_leader")?,
         lease_remaining: millis(lease, "lease_remaining_ms")?,
         server_time: Duration::from_micros(col::<i64>(lease, "server_us")?.max(0) as u64),
         seats: seats.into_iter().map(|(service_id, row)| Ok(SeatAnswer { service_id, answer: campaign_from(row)? })).collect::<Result<_>>()?,
         lost,
+        followed,
     })
 }
 

@@ -401,6 +401,9 @@ async fn renew_on_lease(core: &Core, lease_id: u64, batch: &[Request], released:
         (out.iter().map(|r| r.config.service_id.clone()).collect(),
          listed.iter().map(|r| (r.config.service_id.clone(), r.held)).collect())
     };
+    // The followers of seats seen on other nodes' leases: answered from those leases' rows,
+    // the others listed with the rest (src/session/watched.rs, steps 2-4).
+    let followers = watch_followed(core, &mut listed).await;
     {
         let mut releases = core.releases.lock().unwrap_or_else(|e| e.into_inner());
         releases.retain(|id| !held.contains_key(id.as_str()));
@@ -409,6 +412,7 @@ async fn renew_on_lease(core: &Core, lease_id: u64, batch: &[Request], released:
     }
     listed.extend(released.iter().map(|id| (id.clone(), 0)));
     let mut answer = renew_lease_listing(core, lease_id, &listed).await?;
+    answer.seats.extend(followers);
     let decided = core.on_lease.lock().unwrap_or_else(|e| e.into_inner()).settle(lease_id, answer.renewed, answer.lost, left_out);
     // 3. Still on the lease at their term: held, for as long as the lease.
     for service_id in decided.held {
@@ -451,7 +455,63 @@ async fn renew_lease_listing(core: &Core, lease_id: u64, seats: &[(String, u64)]
         let listed = seats.iter().map(|(id, held)| (id.as_str(), on.get(id.as_str()).filter(|t| **t == *held && *held != 0).copied()));
         core.on_lease.lock().unwrap_or_else(|e| e.into_inner()).record(lease_id, lost, listed);
     }
+    core.watched.lock().unwrap_or_else(|e| e.into_inner())
+        .record(seats.iter().map(|(id, _)| id.as_str()), &answer.seats, &answer.followed);
     Ok(answer)
+}
+
+/// Steps 2-4 of src/session/watched.rs for the seats a renew is about to list (`listed`: service
+/// id, held term): the followers of seats seen on other nodes' leases are taken out of it, and
+/// one `watch_leases` asks about those leases; the seats still on them are returned, answered
+/// as followed, and the others go back into `listed`. When the call fails, every one of them
+/// goes back (a failure retrying cannot fix, an account or schema before the procedure, is
+/// said once, and the session lists its followed seats for [`super::LEASE_RETRY`]).
+async fn watch_followed(core: &Core, listed: &mut Vec<(String, u64)>) -> Vec<SeatAnswer> {
+    if !core.watch_usable() {
+        return Vec::new();
+    }
+    let (mut watched, mut lease_ids) = (Vec::new(), Vec::new());
+    {
+        let record = core.watched.lock().unwrap_or_else(|e| e.into_inner());
+        listed.retain(|(id, held)| match record.lease_of(id, *held) {
+            Some(lease_id) => {
+                watched.push(id.clone());
+                lease_ids.push(lease_id);
+                false
+            }
+            None => true,
+        });
+    }
+    if watched.is_empty() {
+        return Vec::new();
+    }
+    lease_ids.sort_unstable();
+    lease_ids.dedup();
+    let answer = core
+        .call(|db, server| db.call(server, &core.template, move |conn, _| {
+            Box::pin(async move { procedures::watch_leases(conn, &lease_ids).await })
+        }))
+        .await;
+    let leases = match answer {
+        Ok(leases) => leases,
+        Err(e) => {
+            if e.is_permanent() {
+                *core.watch_unavailable.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                if !core.said_watch_unavailable.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(node = %core.template.node_id, error = %e,
+                        "this session cannot call watch_leases (the schema or the account's grant is older than it): it lists                          every seat it follows in its renews, and tries again every minute (run `mysqlleader migrate`, then                          re-run `mysqlleader grant` for the account)");
+                }
+            }
+            Vec::new()
+        }
+    };
+    let settled = core.watched.lock().unwrap_or_else(|e| e.into_inner()).settle(&leases, watched);
+    core.count(|s| {
+        s.watch_calls += 1;
+        s.watched_seats += settled.answered.len() as u64;
+    });
+    listed.extend(settled.relist.into_iter().map(|id| (id, 0)));
+    settled.answered
 }
 
 /// Step 5 for node leases: said once; for [`super::LEASE_RETRY`] from now the session renews

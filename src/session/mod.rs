@@ -69,6 +69,7 @@ mod batcher;
 pub(crate) mod incidents;
 mod on_lease;
 mod resigns;
+mod watched;
 pub(crate) mod wakeup;
 
 use std::collections::HashMap;
@@ -193,6 +194,9 @@ impl SessionBuilder {
             renew_server_durations: crate::metrics::Histogram::default(),
             lease: Mutex::new(None),
             on_lease: Mutex::default(),
+            watched: Mutex::default(),
+            watch_unavailable: Mutex::new(None),
+            said_watch_unavailable: AtomicBool::new(false),
             leases_unavailable: Mutex::new(None),
             plain: self.plain,
             said_leases_unavailable: AtomicBool::new(false),
@@ -428,6 +432,10 @@ pub struct SessionStats {
     /// out the seats seen on the session's node lease while no takeover touched it
     /// (src/session/on_lease.rs), and a seat listed again after one counts twice.
     pub listed_seats: u64,
+    /// `watch_leases` calls sent, and the followed seats they answered from their leaders'
+    /// node leases without listing them (src/session/watched.rs).
+    pub watch_calls: u64,
+    pub watched_seats: u64,
     /// `renew_seats` calls that failed.
     pub batch_failures: u64,
     /// `campaign_seats` calls sent (step 3), the seats they took in all, and those that failed.
@@ -478,6 +486,14 @@ struct Core {
     lease: Mutex<Option<u64>>,
     /// The seats seen on that lease, which a renew may leave out (src/session/on_lease.rs).
     on_lease: Mutex<on_lease::OnLease>,
+    /// The followed seats seen on their leaders' node leases, answered from those leases'
+    /// rows rather than listed (src/session/watched.rs).
+    watched: Mutex<watched::Watched>,
+    /// When `watch_leases` last failed for a reason retrying cannot fix (a schema or grant
+    /// before it): for [`LEASE_RETRY`] from then followed seats are listed, as before.
+    watch_unavailable: Mutex<Option<Instant>>,
+    /// Whether that was said (once per session, at WARN).
+    said_watch_unavailable: AtomicBool,
     /// When the node lease procedures last failed for a reason retrying cannot fix (a schema
     /// before V15, an account granted before them): for [`LEASE_RETRY`] from then the session
     /// renews with `renew_seats` and takes with `campaign_seats`, each seat on its own lease, as
@@ -546,6 +562,12 @@ impl Core {
     /// Whether the session renews and takes on a node lease now (see `leases_unavailable`).
     fn leases_usable(&self) -> bool {
         !self.plain && self.leases_unavailable.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|at| at.elapsed() >= LEASE_RETRY)
+    }
+
+    /// Whether a renew may answer followed seats from their leaders' leases now (see
+    /// `watch_unavailable`).
+    fn watch_usable(&self) -> bool {
+        self.watch_unavailable.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|at| at.elapsed() >= LEASE_RETRY)
     }
 
     fn count(&self, update: impl FnOnce(&mut SessionStats)) {
@@ -630,6 +652,7 @@ impl Drop for SessionBackend {
         if self.core.leases_usable() {
             self.core.releases.lock().unwrap_or_else(|e| e.into_inner()).push(self.service_id.clone());
         }
+        self.core.watched.lock().unwrap_or_else(|e| e.into_inner()).forget(&self.service_id);
         if let Some(hub) = &self.core.hub {
             hub.set_followed(&self.service_id, None);
             hub.set_leading(&self.service_id, false);
