@@ -809,6 +809,7 @@ async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it
         electors_b[7].state().leader_id.as_deref() == Some("node-x")
     })
     .await;
+    until(lease + Duration::from_secs(1), "node a's elector of the forced seat steps down", || !electors_a[7].is_leader()).await;
     assert!(electors_a.iter().enumerate().all(|(i, e)| e.is_leader() == (i != 5 && i != 7)), "a leads the others");
     assert!(electors_b.iter().enumerate().all(|(i, e)| e.is_leader() == (i == 5)), "b leads the seat a resigned alone");
     a.shutdown().await.unwrap();

@@ -202,17 +202,27 @@ async fn a_lease_is_its_accounts_alone() {
     // limited to some services (which may read every seat anyway), never to a limited one.
     assert_eq!(procedures::watch_leases(&mut admin, &[a.lease_id]).await.unwrap().len(), 1, "a's lease, to its own account");
     assert_eq!(procedures::watch_leases(&mut other, &[a.lease_id]).await.unwrap().len(), 1, "a's lease, to an unlimited account");
-    let limited = format!("{user}_l");
-    exec(&mut admin, &format!("DROP USER IF EXISTS '{limited}'@'%'")).await;
-    exec(&mut admin, &format!("CREATE USER '{limited}'@'%' IDENTIFIED BY 'pw'")).await;
-    procedures::grant(&db.pool, &Account::parse(&format!("'{limited}'@'%'")).unwrap(), Role::App, &["t%".to_string()]).await.expect("grant");
-    let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(limited.as_str())).pass(Some("pw"));
-    let mut third = Conn::new(opts).await.unwrap();
-    assert!(procedures::watch_leases(&mut third, &[a.lease_id]).await.unwrap().is_empty(), "a's lease, to a limited account");
-    let own = procedures::grant_lease(&mut third, "c", lease).await.unwrap();
-    assert_eq!(procedures::watch_leases(&mut third, &[a.lease_id, own.lease_id]).await.unwrap().len(), 1, "its own lease only");
-    third.disconnect().await.unwrap();
-    exec(&mut admin, &format!("DROP USER IF EXISTS '{limited}'@'%'")).await;
+    // Limited accounts: "t%" twice, and "u%".
+    let mut limited = Vec::new();
+    for (suffix, pattern) in [("l1", "t%"), ("l2", "t%"), ("l3", "u%")] {
+        let name = format!("{user}_{suffix}");
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+        exec(&mut admin, &format!("CREATE USER '{name}'@'%' IDENTIFIED BY 'pw'")).await;
+        procedures::grant(&db.pool, &Account::parse(&format!("'{name}'@'%'")).unwrap(), Role::App, &[pattern.to_string()]).await.expect("grant");
+        let opts = OptsBuilder::from_opts(Opts::from_url(&db.url).unwrap()).user(Some(name.as_str())).pass(Some("pw"));
+        limited.push((name, Conn::new(opts).await.unwrap()));
+    }
+    let own = procedures::grant_lease(&mut limited[0].1, "c", lease).await.unwrap();
+    for (i, (account, expected)) in [("t%", vec![own.lease_id]), ("the same patterns", vec![own.lease_id]), ("other patterns", vec![])].into_iter().enumerate() {
+        let seen: Vec<u64> = procedures::watch_leases(&mut limited[i].1, &[a.lease_id, own.lease_id]).await.unwrap()
+            .iter().map(|l| l.lease_id).collect();
+        assert_eq!(seen, expected, "a's lease (an unlimited account's) and a \"t%\" account's, to an account limited to {account}");
+    }
+    assert_eq!(procedures::watch_leases(&mut admin, &[own.lease_id]).await.unwrap().len(), 1, "a limited account's lease, to an unlimited one");
+    for (name, conn) in limited {
+        conn.disconnect().await.unwrap();
+        exec(&mut admin, &format!("DROP USER IF EXISTS '{name}'@'%'")).await;
+    }
     let r = procedures::renew_lease(&mut other, a.lease_id, "a", Duration::from_secs(60), &[("t", 1)]).await.unwrap();
     assert!(!r.renewed && mine(&r).is_empty(), "{r:?}");
     let t = procedures::take_seats(&mut other, a.lease_id, "a", Duration::from_secs(60), &["u"]).await.unwrap();

@@ -2,12 +2,14 @@
 -- followers stay quiet while a lease is valid; sql/V16__lease_moves.sql). p_lease_ids is a JSON
 -- array of node lease ids (whole numbers >= 1), as renew_lease answered them on the rows of the
 -- seats another node leads (seat_lease_id). One row per listed lease that is valid now and was
--- granted to this session's account (USER() before @), or to any account when this one is not
--- limited to some services (it may read every seat anyway, current_leader): lease_id, node_id
--- (the node it is for), lease_remaining_ms (the time left on it, by the database's clock), moved
--- (how many seats have left it so far, any way). A lease that has ended, never was, or is
--- another account's (for a limited account) is not in the answer: a limited account reads no
--- lease but its own (a follower then lists its seats, as before).
+-- granted to an account that may act on no service this one may not: this session's account
+-- (USER() before @), an account limited to exactly the same service patterns, or any account
+-- when this one is not limited to some services (it may read every seat anyway, with
+-- current_leader). Columns: lease_id, node_id (the node it is for), lease_remaining_ms (the
+-- time left on it, by the database's clock), moved (how many seats have left it so far, any
+-- way). A lease that has ended, never was, or is another tenant's is not in the answer (a
+-- follower then lists its seats, as before): no account learns of a node it could not learn of
+-- through the seats it may read.
 -- While a lease is valid and its moved is the one read with a seat on it, the seat is still on
 -- it, at the same term, led by its node, valid at least as long as the lease
 -- (src/session/watched.rs). Reads one row per listed lease, by its key; writes nothing.
@@ -57,8 +59,9 @@ BEGIN
       FROM (SELECT DISTINCT h.id
               FROM JSON_TABLE(p_lease_ids, '$[*]' COLUMNS (id DECIMAL(65,0) PATH '$')) AS h) AS j
       STRAIGHT_JOIN leader_election_lease l FORCE INDEX (PRIMARY) ON l.lease_id = j.id
+      LEFT JOIN leader_election_account a ON a.account = l.account
      WHERE l.expires_at > v_now
-       AND (v_patterns IS NULL OR l.account = CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1)
+       AND (v_patterns IS NULL OR a.patterns = v_patterns OR l.account = CAST(CONVERT(LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1)
                                     USING utf8mb4) AS BINARY));
     COMMIT;
 END;
