@@ -823,6 +823,39 @@ async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it
     db.drop_db().await;
 }
 
+/// An account granted before `watch_leases` (or a schema before it): its follower session lists
+/// every seat it follows, as before, and still sees its leader resign one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_session_without_watch_leases_lists_its_seats() {
+    let db = TestDb::migrated("session_no_watch").await;
+    let ids = services(20);
+    let (ua, pa) = app_account(&db, "snowatch_a").await;
+    let (ub, pb) = app_account(&db, "snowatch_b").await;
+    let mut admin = db.conn().await;
+    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.watch_leases FROM '{ub}'@'%'", db.name)).await.unwrap();
+    let lease = Duration::from_secs(3);
+    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(Duration::from_millis(300))
+        .wakeup_lock(false).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node b knows node a leads", || {
+        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stats = b.stats();
+    assert!(stats.watched_seats == 0 && stats.listed_seats >= 100, "b lists the seats it follows: {stats:?}");
+    assert!(electors_a[3].resign().await.unwrap());
+    until(Duration::from_secs(5), "node b leads the seat node a resigned", || electors_b[3].is_leader()).await;
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+    drop((electors_a, electors_b, admin));
+    drop_accounts(&db, &[&ua, &ub]).await;
+    db.drop_db().await;
+}
+
 /// A session logs an incident once for all its seats, not once per seat (issue "Fleets", logs
 /// per incident): 30 seats, then every call refused (EXECUTE revoked) until each seat's term
 /// ends for lack of a renew, then the grant back and every seat led again. Before, that was 30

@@ -264,8 +264,11 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
 
     // The window: CPU, statements, connections; the renew_seats durations from here on.
     let before = (session0.stats().batch_calls, others.iter().map(|(s, _)| s.stats().batch_calls).collect::<Vec<_>>());
-    // Seats renewed and seats listed for the server to read (src/session/on_lease.rs), per node.
-    let listing = |stats: &[mysqlleader::SessionStats]| stats.iter().map(|s| (s.batched_seats, s.listed_seats)).collect::<Vec<_>>();
+    // Seats renewed, seats listed for the server to read (src/session/on_lease.rs), and followed
+    // seats answered from their leader's lease row (src/session/watched.rs), per node.
+    let listing = |stats: &[mysqlleader::SessionStats]| {
+        stats.iter().map(|s| (s.batched_seats, s.listed_seats, s.watched_seats)).collect::<Vec<_>>()
+    };
     let all_stats = |s0: &mysqlleader::Session, rest: &[(mysqlleader::Session, mysql_async::Pool)]| {
         std::iter::once(s0.stats()).chain(rest.iter().map(|(s, _)| s.stats())).collect::<Vec<_>>()
     };
@@ -283,9 +286,9 @@ async fn one(dbs: &Dbs, services: usize, window: Duration) -> Res<SessionsResult
     let secs = start.elapsed().as_secs_f64();
     let (cpu2, q2, w2) = (cpu_of(&mut admin).await?, questions(&mut admin).await?, rows_written(&mut admin).await?);
     let rows_per_node_renew = (w2 - w1) as f64 / 3.0 / (secs / RENEW.as_secs_f64());
-    for (node, ((b0, l0), (b1, l1))) in listed_before.iter().zip(listing(&all_stats(&session0, &others))).enumerate() {
-        eprintln!("  sessions {services}: n{node} renewed {} seats in the window, listed {} of them for the server to read",
-                  b1 - b0, l1 - l0);
+    for (node, ((b0, l0, w0), (b1, l1, w1))) in listed_before.iter().zip(listing(&all_stats(&session0, &others))).enumerate() {
+        eprintln!("  sessions {services}: n{node} renewed {} seats in the window, listed {} of them for the server to read, \
+                   answered {} followed seats from their leader's lease", b1 - b0, l1 - l0, w1 - w0);
     }
     let leaders = electors0.iter().filter(|e| e.is_leader()).count();
     let recent = |stats: mysqlleader::SessionStats, before: u64| {

@@ -22,6 +22,9 @@
 //!    with a valid lease, and tells who leads the other seats another node holds with a valid
 //!    lease. Each answered seat gets the answer `campaign` would have given it. The leaders'
 //!    renews go first (in the first call), and every renew of the batch before any takeover.
+//!    With a node lease (the usual case) the renew is `renew_lease`, which leaves out the seats
+//!    seen on the session's own lease (src/session/on_lease.rs) and, for the followers of seats seen on
+//!    other nodes' leases, one `watch_leases` reads those leases' rows instead (src/session/watched.rs).
 //! 3. **One takeover for the rest.** When two or more seats are left, `CALL
 //!    campaign_seats(node, lease, [services])` takes, in one transaction, every one of them that
 //!    is vacant or expired and not reserved for another node by a handover (each at its own
