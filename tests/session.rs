@@ -762,6 +762,31 @@ async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
     db.drop_db().await;
 }
 
+/// A leading session `a` and a polling follower session `b` (no wake-up lock, a 300 ms retry
+/// interval) of `n` services with `lease`, each on an account of its own (b's without the
+/// procedures in `revoked`); returns them once `a` leads all and each of b's electors knows it.
+async fn leader_and_polling_follower(db: &TestDb, tag: &str, n: usize, lease: Duration, revoked: &[&str])
+    -> (Vec<String>, Session, Vec<Elector>, Session, Vec<Elector>) {
+    let ids = services(n);
+    let (ua, pa) = app_account(db, &format!("{tag}_a")).await;
+    let (ub, pb) = app_account(db, &format!("{tag}_b")).await;
+    let mut admin = db.conn().await;
+    for procedure in revoked {
+        admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.{procedure} FROM '{ub}'@'%'", db.name)).await.unwrap();
+    }
+    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
+    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
+    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(Duration::from_millis(300))
+        .wakeup_lock(false).start().unwrap();
+    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
+    until(Duration::from_secs(20), "node b knows node a leads", || {
+        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
+    })
+    .await;
+    (vec![ua, ub], a, electors_a, b, electors_b)
+}
+
 /// Followers read their leader's node lease, not their seats (src/session/watched.rs): a
 /// follower session that polls (no wake-up lock, a 300 ms retry interval) answers almost every
 /// look of its 100 electors from one row of the leader's lease (`watch_leases`), listing almost
@@ -773,19 +798,8 @@ async fn a_resign_of_one_seat_in_a_session_wakes_its_followers() {
 async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it() {
     let db = TestDb::migrated("session_watch").await;
     let ids = services(100);
-    let (ua, pa) = app_account(&db, "swatch_a").await;
-    let (ub, pb) = app_account(&db, "swatch_b").await;
     let lease = Duration::from_secs(3);
-    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
-    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
-    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
-    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(Duration::from_millis(300))
-        .wakeup_lock(false).start().unwrap();
-    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
-    until(Duration::from_secs(20), "node b knows node a leads", || {
-        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
-    })
-    .await;
+    let (users, a, electors_a, b, electors_b) = leader_and_polling_follower(&db, "swatch", ids.len(), lease, &[]).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let before = b.stats();
@@ -819,7 +833,7 @@ async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it
     .await;
     b.shutdown().await.unwrap();
     drop((electors_a, electors_b, admin));
-    drop_accounts(&db, &[&ua, &ub]).await;
+    drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
     db.drop_db().await;
 }
 
@@ -828,22 +842,8 @@ async fn followers_read_the_leaders_lease_and_still_see_each_seat_that_leaves_it
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_session_without_watch_leases_lists_its_seats() {
     let db = TestDb::migrated("session_no_watch").await;
-    let ids = services(20);
-    let (ua, pa) = app_account(&db, "snowatch_a").await;
-    let (ub, pb) = app_account(&db, "snowatch_b").await;
-    let mut admin = db.conn().await;
-    admin.query_drop(format!("REVOKE EXECUTE ON PROCEDURE `{}`.watch_leases FROM '{ub}'@'%'", db.name)).await.unwrap();
-    let lease = Duration::from_secs(3);
-    let a = Session::builder(pa).node_id("node-a").lease(lease).start().unwrap();
-    let electors_a: Vec<Elector> = ids.iter().map(|s| a.elector(s.as_str()).unwrap()).collect();
-    until(Duration::from_secs(20), "node a leads every service", || electors_a.iter().all(Elector::is_leader)).await;
-    let b = Session::builder(pb).node_id("node-b").lease(lease).retry_interval(Duration::from_millis(300))
-        .wakeup_lock(false).start().unwrap();
-    let electors_b: Vec<Elector> = ids.iter().map(|s| b.elector(s.as_str()).unwrap()).collect();
-    until(Duration::from_secs(20), "node b knows node a leads", || {
-        electors_b.iter().all(|e| e.state().leader_id.as_deref() == Some("node-a"))
-    })
-    .await;
+    let (users, a, electors_a, b, electors_b) =
+        leader_and_polling_follower(&db, "snowatch", 20, Duration::from_secs(3), &["watch_leases"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let stats = b.stats();
     assert!(stats.watched_seats == 0 && stats.listed_seats >= 100, "b lists the seats it follows: {stats:?}");
@@ -851,8 +851,8 @@ async fn a_follower_session_without_watch_leases_lists_its_seats() {
     until(Duration::from_secs(5), "node b leads the seat node a resigned", || electors_b[3].is_leader()).await;
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
-    drop((electors_a, electors_b, admin));
-    drop_accounts(&db, &[&ua, &ub]).await;
+    drop((electors_a, electors_b));
+    drop_accounts(&db, &users.iter().map(String::as_str).collect::<Vec<_>>()).await;
     db.drop_db().await;
 }
 
