@@ -182,6 +182,9 @@ pub const ROUTINES: &[Routine] = repeatables![
     Procedure "routines" "resign_to",
     Procedure "routines" "set_expiry_event",
     Procedure "routines" "take_seats",
+    // After every routine that counts a seat off a lease in moved (the trigger, renew_lease,
+    // resign_seats: sql/V16__lease_moves.sql): the upgrade that adds it lets no follower read a
+    // lease's count while a routine that does not keep it may still run.
     Procedure "routines" "watch_leases",
     View "views" "leader_election_terms",
 ];
