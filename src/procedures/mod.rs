@@ -427,7 +427,7 @@ pub struct FollowedSeat {
     pub moved: u64,
 }
 
-/// A valid node lease of this account, as [`watch_leases`] reads it.
+/// A valid node lease this account may read, as [`watch_leases`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchedLease {
     pub lease_id: u64,
@@ -441,8 +441,9 @@ pub struct WatchedLease {
 
 /// `CALL watch_leases(lease_ids)`: a follower's look at the node leases its followed seats hang
 /// on, one row read per lease instead of one per seat. Answers each listed lease that is valid
-/// now and was granted to this connection's account (any other is left out: a follower then
-/// lists its seats with [`renew_lease`]).
+/// now and was granted to this connection's account, to an account limited to exactly the same
+/// service patterns, or to any account when this one is not limited (any other is left out: a
+/// follower then lists its seats with [`renew_lease`]).
 pub async fn watch_leases<'a, 't: 'a, C>(conn: C, lease_ids: &[u64]) -> Result<Vec<WatchedLease>>
 where
     C: ToConnection<'a, 't> + 'a,
